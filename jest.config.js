@@ -1,0 +1,12 @@
+// Black-box tests against the real server (see scripts/test.mjs, which picks the database).
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/server/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
+  cacheDirectory: '<rootDir>/.cache/jest',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  globalSetup: '<rootDir>/server/test/support/global-setup.ts',
+};

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm test`: builds, picks the database, runs jest.
+//   - PostgreSQL when one answers (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/postgres):
+//     every test server gets a fresh database of this run; all are dropped at the end.
+//   - Otherwise the embedded PostgreSQL (PGlite); tests that need several server processes, a
+//     browser or a PostgreSQL server are skipped, with the reason printed.
+//   - REQUIRE_POSTGRES=1 (set by .ci/run) fails instead of falling back.
+// Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
+import { spawnSync, execFileSync } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+
+const root = path.resolve(import.meta.dirname, '..');
+const adminUrl = process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
+const runId = `r${Date.now().toString(36)}`;
+
+async function reachable(url) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch (err) {
+    return err.message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const ok = await reachable(adminUrl);
+const safeUrl = adminUrl.replace(/:\/\/([^:@]+):[^@]*@/, '://$1:***@');
+let mode;
+if (ok === true) {
+  mode = 'postgres';
+  console.log(`Test database: PostgreSQL at ${safeUrl} (a fresh database per test server, prefix wsapi_${runId}_)`);
+} else if (process.env.REQUIRE_POSTGRES === '1') {
+  console.error(`Test database: PostgreSQL required (REQUIRE_POSTGRES=1) but ${safeUrl} does not answer: ${ok}`);
+  process.exit(1);
+} else {
+  mode = 'pglite';
+  console.log(`Test database: embedded PGlite (no PostgreSQL at ${safeUrl}: ${ok}). Multi-process, browser and PostgreSQL-only tests are skipped.`);
+}
+
+execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit', cwd: root });
+
+const result = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  cwd: root,
+  env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },
+});
+
+if (mode === 'postgres') {
+  // Drop whatever a crashed test left behind.
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`wsapi_${runId}_%`]);
+  for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  await client.end();
+}
+process.exit(result.status ?? 1);

@@ -1,0 +1,95 @@
+// Content types and their field definitions, with the rules of the field-definition model.
+import type { components } from '../../../sdk/src/generated/openapi';
+import { handlers } from '../http/handlers';
+import { notFound, validationFailed, type FieldErrors } from '../http/errors';
+import { uniqueOr422 } from '../lib/db-errors';
+import { presentContentType } from './presenters';
+import { requireBucket } from './lookup';
+
+type FieldInput = components['schemas']['FieldDefinition'];
+
+const CASCADING = new Set(['relation', 'attachment']);
+const NOT_UNIQUE = new Set(['json', 'relation', 'attachment']);
+
+/** Checks the rules the schema cannot express; returns the errors keyed by field path. */
+export function checkFieldDefinitions(
+  typeName: string,
+  fields: FieldInput[],
+  nameField: string | undefined,
+  existingTypes: Set<string>,
+): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (key: string, message: string) => (errors[key] ??= []).push(message);
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    const at = `fields.${i}`;
+    if (seen.has(f.name)) add(`${at}.name`, `The field name ${f.name} is used more than once.`);
+    seen.add(f.name);
+    if (f.format !== undefined && f.type !== 'date') add(`${at}.format`, 'The format field is only allowed on date fields.');
+    if (f.type === 'relation') {
+      if (!f.targets) add(`${at}.targets`, 'The targets field is required for relation fields.');
+      f.targets?.forEach((t, j) => {
+        if (t !== typeName && !existingTypes.has(t)) add(`${at}.targets.${j}`, `The content type ${t} does not exist in this bucket.`);
+      });
+    } else if (f.targets !== undefined) add(`${at}.targets`, 'The targets field is only allowed on relation fields.');
+    if (f.cascade_on_delete && !CASCADING.has(f.type)) add(`${at}.cascade_on_delete`, 'The cascade_on_delete field is only allowed on relation and attachment fields.');
+    if (f.unique && (NOT_UNIQUE.has(f.type) || f.multiple)) add(`${at}.unique`, `The unique field is not allowed on ${f.multiple ? 'multiple' : f.type} fields.`);
+  });
+  if (nameField !== undefined && !fields.some((f) => f.name === nameField && f.type === 'text' && !f.multiple)) {
+    add('name_field', 'The name_field must name a single-value text field of this content type.');
+  }
+  return errors;
+}
+
+export const contentTypeHandlers = handlers({
+  async createContentType({ params, body }, app) {
+    const { bucket } = await requireBucket(app, params.workspace, params.bucket);
+    const existing = await app.db.prisma.contentType.findMany({ where: { bucketId: bucket.id }, select: { name: true } });
+    const errors = checkFieldDefinitions(body.name, body.fields, body.name_field, new Set(existing.map((t) => t.name)));
+    if (Object.keys(errors).length) throw validationFailed(errors);
+    const nameField = body.name_field ?? body.fields.find((f) => f.type === 'text' && !f.multiple)?.name ?? null;
+    const now = app.clock.now();
+    const type = await uniqueOr422('name', () =>
+      app.db.prisma.contentType.create({
+        data: {
+          bucketId: bucket.id,
+          name: body.name,
+          nameField,
+          createdAt: now,
+          updatedAt: now,
+          fields: {
+            create: body.fields.map((f, position) => ({
+              position,
+              name: f.name,
+              type: f.type,
+              format: f.type === 'date' ? (f.format ?? 'date') : null,
+              multiple: f.multiple ?? false,
+              required: f.required ?? false,
+              unique: f.unique ?? false,
+              targets: f.targets ?? [],
+              cascadeOnDelete: f.cascade_on_delete ?? false,
+            })),
+          },
+        },
+        include: { fields: true },
+      }),
+    );
+    return { status: 201, body: presentContentType(type, bucket.name) };
+  },
+
+  async listContentTypes({ params }, app) {
+    const { bucket } = await requireBucket(app, params.workspace, params.bucket);
+    const rows = await app.db.prisma.contentType.findMany({ where: { bucketId: bucket.id }, include: { fields: true }, orderBy: { id: 'asc' } });
+    return { status: 200, body: { data: rows.map((t) => presentContentType(t, bucket.name)) } };
+  },
+
+  async getContentType({ params }, app) {
+    const { bucket } = await requireBucket(app, params.workspace, params.bucket);
+    const type = await app.db.prisma.contentType.findUnique({
+      where: { bucketId_name: { bucketId: bucket.id, name: params.type } },
+      include: { fields: true },
+    });
+    if (!type) throw notFound();
+    return { status: 200, body: presentContentType(type, bucket.name) };
+  },
+});

@@ -1,0 +1,94 @@
+// JSON Schema contracts for Objects. The schema must be a valid draft 2020-12 schema that Ajv can
+// compile; the Objects feature evaluates it.
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { components } from '../../../sdk/src/generated/openapi';
+import type { AppContext } from '../context';
+import { handlers } from '../http/handlers';
+import { notFound, validationFailed, type FieldErrors } from '../http/errors';
+import { uniqueOr422 } from '../lib/db-errors';
+import { presentContract } from './presenters';
+import { requireWorkspace } from './lookup';
+
+type ContractInput = components['schemas']['ContractInput'];
+
+/** An Ajv for contract schemas: full JSON Schema 2020-12 with formats, unknown keywords tolerated. */
+export function contractAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** The schema's problems as messages, or none. */
+export function schemaProblems(schema: object): string[] {
+  const ajv = contractAjv();
+  if (!ajv.validateSchema(schema)) return (ajv.errors ?? []).map((e) => `The schema is not a valid JSON Schema: ${e.instancePath || '/'} ${e.message}.`);
+  try {
+    ajv.compile(schema);
+    return [];
+  } catch (err) {
+    return [`The schema cannot be compiled: ${(err as Error).message}.`];
+  }
+}
+
+/** A folder path without leading or trailing slashes; empty means none. */
+export function normalizePrefix(prefix: string | null | undefined): string | null {
+  const trimmed = (prefix ?? '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? null : trimmed;
+}
+
+async function contractData(app: AppContext, workspaceId: number, body: ContractInput) {
+  const errors: FieldErrors = {};
+  const problems = schemaProblems(body.schema);
+  if (problems.length) errors.schema = problems;
+  const prefix = normalizePrefix(body.prefix);
+  if (prefix !== null && prefix.split('/').some((s) => s === '')) errors.prefix = ['The prefix field must not contain empty folder names.'];
+  let bucketId: number | null = null;
+  if (body.bucket !== undefined && body.bucket !== null) {
+    const bucket = await app.db.prisma.bucket.findUnique({ where: { workspaceId_name: { workspaceId, name: body.bucket } } });
+    if (!bucket) errors.bucket = ['The selected bucket is invalid.'];
+    else bucketId = bucket.id;
+  }
+  if (Object.keys(errors).length) throw validationFailed(errors);
+  return { name: body.name, schema: body.schema as object, mode: body.mode ?? 'enforce', bucketId, prefix };
+}
+
+export const contractHandlers = handlers({
+  async createContract({ params, body }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const data = await contractData(app, workspace.id, body);
+    const now = app.clock.now();
+    const contract = await uniqueOr422('name', () =>
+      app.db.prisma.contract.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now }, include: { bucket: true } }),
+    );
+    return { status: 201, body: presentContract(contract) };
+  },
+
+  async listContracts({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const rows = await app.db.prisma.contract.findMany({ where: { workspaceId: workspace.id }, include: { bucket: true }, orderBy: { name: 'asc' } });
+    return { status: 200, body: { data: rows.map(presentContract) } };
+  },
+
+  async getContract({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const contract = await app.db.prisma.contract.findUnique({
+      where: { workspaceId_name: { workspaceId: workspace.id, name: params.name } },
+      include: { bucket: true },
+    });
+    if (!contract) throw notFound();
+    return { status: 200, body: presentContract(contract) };
+  },
+
+  async replaceContract({ params, body }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const current = await app.db.prisma.contract.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name: params.name } } });
+    if (!current) throw notFound();
+    const data = await contractData(app, workspace.id, body);
+    const contract = await uniqueOr422('name', () =>
+      app.db.prisma.contract.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() }, include: { bucket: true } }),
+    );
+    return { status: 200, body: presentContract(contract) };
+  },
+});
+

@@ -1,0 +1,16 @@
+// Lookups shared by the management routes: a missing workspace or bucket is a 404.
+import type { AppContext } from '../context';
+import { notFound } from '../http/errors';
+
+export async function requireWorkspace(app: AppContext, name: string) {
+  const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });
+  if (!workspace) throw notFound();
+  return workspace;
+}
+
+export async function requireBucket(app: AppContext, workspaceName: string, bucketName: string) {
+  const workspace = await requireWorkspace(app, workspaceName);
+  const bucket = await app.db.prisma.bucket.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name: bucketName } } });
+  if (!bucket) throw notFound();
+  return { workspace, bucket };
+}

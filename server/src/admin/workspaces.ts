@@ -1,0 +1,56 @@
+// Workspaces: create (with the General bucket), read, list, change settings.
+import { handlers } from '../http/handlers';
+import { uniqueOr422 } from '../lib/db-errors';
+import { presentWorkspace } from './presenters';
+import { requireWorkspace } from './lookup';
+
+export const DEFAULT_LOCALE = 'en-US';
+export const GENERAL_BUCKET = 'general';
+
+/** `en-US` first and always present, then the others in the given order, without duplicates. */
+export const normalizeLocales = (locales: string[] = []) => [...new Set([DEFAULT_LOCALE, ...locales])];
+
+export const workspaceHandlers = handlers({
+  async createWorkspace({ body }, app) {
+    const now = app.clock.now();
+    const workspace = await uniqueOr422('name', () =>
+      app.db.prisma.workspace.create({
+        data: {
+          name: body.name,
+          locales: normalizeLocales(body.locales),
+          objectsEnabled: body.objects_enabled ?? true,
+          createdAt: now,
+          updatedAt: now,
+          buckets: { create: { name: GENERAL_BUCKET, createdAt: now } },
+        },
+      }),
+    );
+    return { status: 201, body: presentWorkspace(workspace) };
+  },
+
+  async listWorkspaces(_req, app) {
+    const rows = await app.db.prisma.workspace.findMany({ orderBy: { name: 'asc' } });
+    return { status: 200, body: { data: rows.map(presentWorkspace) } };
+  },
+
+  async getWorkspace({ params }, app) {
+    return { status: 200, body: presentWorkspace(await requireWorkspace(app, params.workspace)) };
+  },
+
+  async updateWorkspace({ params, body }, app) {
+    const current = await requireWorkspace(app, params.workspace);
+    const updated = await app.db.prisma.workspace.update({
+      where: { id: current.id },
+      data: {
+        locales: body.locales === undefined ? undefined : normalizeLocales(body.locales),
+        objectsEnabled: body.objects_enabled,
+        suspended: body.suspended,
+        authEnabled: body.auth_enabled,
+        authRedirectUris: body.auth_redirect_uris,
+        mailFrom: body.mail_from,
+        updatedAt: app.clock.now(),
+      },
+    });
+    return { status: 200, body: presentWorkspace(updated) };
+  },
+});

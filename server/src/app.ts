@@ -1,0 +1,115 @@
+// The application: its context (config, database, clock, limits, tasks) and the Koa middleware
+// list, in the order a request meets it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import type { Config } from './config';
+import type { AppContext } from './context';
+import { Clock } from './clock';
+import { openDatabase, type Database } from './db/database';
+import { migrate } from './db/migrate';
+import { errorResponder, notFound } from './http/errors';
+import { requestId } from './http/request-id';
+import { RateLimits, pruneRateLimits } from './http/rate-limit';
+import { buildRouter } from './http/router';
+import { loadDocument, readOperations } from './http/spec';
+import { SpecValidator } from './http/validation';
+import type { HandlerSet } from './http/handlers';
+import { createLogger, type Logger } from './lib/logger';
+import { TaskRegistry } from './tasks';
+import { workspaceHandlers } from './admin/workspaces';
+import { userHandlers } from './admin/users';
+import { apiKeyHandlers } from './admin/api-keys';
+import { bucketHandlers } from './admin/buckets';
+import { contentTypeHandlers } from './admin/content-types';
+import { contractHandlers } from './admin/contracts';
+import { operationHandlers } from './admin/operations';
+import { metaHandlers } from './public/meta';
+import { apiKeyInfoHandlers } from './public/api-key';
+
+/** Every operation of the spec, each with its handler (checked by the compiler). */
+const allHandlers: HandlerSet = {
+  ...metaHandlers,
+  ...apiKeyInfoHandlers,
+  ...workspaceHandlers,
+  ...userHandlers,
+  ...apiKeyHandlers,
+  ...bucketHandlers,
+  ...contentTypeHandlers,
+  ...contractHandlers,
+  ...operationHandlers,
+};
+
+function registerTasks(tasks: TaskRegistry): TaskRegistry {
+  return tasks.register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) });
+}
+
+export interface RunningServer {
+  app: AppContext;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function createKoa(app: AppContext): Promise<Koa> {
+  const doc = loadDocument();
+  const operations = readOperations(doc);
+  const validator = new SpecValidator(doc);
+  validator.warmUp(operations);
+  const router = buildRouter(app, operations, validator, allHandlers);
+
+  const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  koa.use(requestId);
+  koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
+  koa.use(async (_ctx, next) => {
+    await app.clock.refresh();
+    return next();
+  });
+  koa.use(router.routes());
+  koa.use(() => {
+    throw notFound();
+  });
+  return koa;
+}
+
+export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {
+  const db: Database = await openDatabase(config);
+  await migrate(db);
+  return {
+    config,
+    db,
+    clock: new Clock(db, config.testClock),
+    rateLimits: new RateLimits(config, db),
+    tasks: registerTasks(new TaskRegistry()),
+    log,
+  };
+}
+
+/** Starts the server; `close()` stops accepting, lets in-flight requests finish, then closes the database. */
+export async function startServer(config: Config, log?: Logger): Promise<RunningServer> {
+  const app = await createAppContext(config, log);
+  const koa = await createKoa(app);
+  const server = http.createServer(koa.callback());
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    close() {
+      closing ??= (async () => {
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        await done;
+        clearTimeout(timer);
+        await app.rateLimits.close();
+        await app.db.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// The server clock: every timestamp, expiry and schedule reads `clock.now()`. With TEST_CLOCK=1
+// the management API moves it; the offset lives in the database (clock_state), so every server
+// process on one database moves together. Without TEST_CLOCK the offset is always zero and the
+// database is never read.
+import type { Database } from './db/database';
+
+export class Clock {
+  private offsetMs = 0;
+
+  constructor(
+    private readonly db: Database,
+    readonly adjustable: boolean,
+  ) {}
+
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+
+  /** Re-reads the shared offset; called at the start of each request and job. */
+  async refresh(): Promise<void> {
+    if (!this.adjustable) return;
+    const res = await this.db.query<{ offset_ms: number }>('SELECT offset_ms FROM clock_state WHERE id = 1');
+    this.offsetMs = Number(res.rows[0]?.offset_ms ?? 0);
+  }
+
+  async setNow(target: Date): Promise<Date> {
+    return this.store(target.getTime() - Date.now());
+  }
+
+  async advance(seconds: number): Promise<Date> {
+    // Computed in SQL so that two concurrent advances both count.
+    const res = await this.db.query<{ offset_ms: number }>(
+      `INSERT INTO clock_state (id, offset_ms) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET offset_ms = clock_state.offset_ms + EXCLUDED.offset_ms
+       RETURNING offset_ms`,
+      [seconds * 1000],
+    );
+    this.offsetMs = Number(res.rows[0].offset_ms);
+    return this.now();
+  }
+
+  async reset(): Promise<Date> {
+    return this.store(0);
+  }
+
+  private async store(offsetMs: number): Promise<Date> {
+    await this.db.query(
+      `INSERT INTO clock_state (id, offset_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET offset_ms = EXCLUDED.offset_ms`,
+      [offsetMs],
+    );
+    this.offsetMs = offsetMs;
+    return this.now();
+  }
+}

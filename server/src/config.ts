@@ -1,0 +1,115 @@
+// Configuration from the environment (management-api.md, "Process and configuration").
+// Generated secrets (ADMIN_TOKEN, APP_KEY) are kept in DATA_DIR so that restarts keep them.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+export type AppEnv = 'production' | 'local' | 'test';
+export type StorageDriver = 'local' | 's3';
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  entriesPerMinute: number;
+  fileUploadsPerMinute: number;
+  fileDeletesPerMinute: number;
+  filesPerMinute: number;
+  tokenDownloadsPerMinute: number;
+  keyInfoPerMinute: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminToken: string;
+  /** True when ADMIN_TOKEN was generated (printed once at start-up). */
+  adminTokenGenerated: boolean;
+  appKey: string;
+  appEnv: AppEnv;
+  imageProxyUrl: string;
+  storageDriver: StorageDriver;
+  objectsEnabled: boolean;
+  testClock: boolean;
+  redisUrl: string | undefined;
+  rateLimits: RateLimitConfig;
+  /** Milliseconds a graceful shutdown waits for in-flight requests. */
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+/** Reads a secret from the environment, or from DATA_DIR, or generates and stores it there. */
+function secret(env: Env, name: string, dataDir: string): { value: string; generated: boolean } {
+  const given = env[name];
+  if (given) return { value: given, generated: false };
+  const file = path.join(dataDir, `${name.toLowerCase()}.secret`);
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), generated: true };
+  const value = randomBytes(32).toString('base64url');
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, value + '\n', { mode: 0o600 });
+  return { value, generated: true };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000);
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const appEnv = oneOf(env, 'APP_ENV', ['production', 'local', 'test'] as const, 'local');
+  const admin = secret(env, 'ADMIN_TOKEN', dataDir);
+  const appKey = secret(env, 'APP_KEY', dataDir);
+  const testClock = env.TEST_CLOCK === '1';
+  if (testClock && appEnv === 'production') throw new ConfigError('TEST_CLOCK=1 is refused when APP_ENV=production');
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    baseUrl,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    adminToken: admin.value,
+    adminTokenGenerated: admin.generated,
+    appKey: appKey.value,
+    appEnv,
+    // An empty IMAGE_PROXY_URL is meaningful (local mode), so only an unset one takes the default.
+    imageProxyUrl: (env.IMAGE_PROXY_URL ?? `${baseUrl}/_image`).replace(/\/+$/, ''),
+    storageDriver: oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local'),
+    objectsEnabled: boolean(env, 'OBJECTS_ENABLED', true),
+    testClock,
+    redisUrl: env.REDIS_URL || undefined,
+    rateLimits: {
+      enabled: boolean(env, 'RATE_LIMIT_ENABLED', appEnv === 'production'),
+      entriesPerMinute: integer(env, 'RATE_LIMIT_ENTRIES_PER_MINUTE', 500, 1),
+      fileUploadsPerMinute: integer(env, 'RATE_LIMIT_FILE_UPLOADS_PER_MINUTE', 60, 1),
+      fileDeletesPerMinute: integer(env, 'RATE_LIMIT_FILE_DELETES_PER_MINUTE', 60, 1),
+      filesPerMinute: integer(env, 'RATE_LIMIT_FILES_PER_MINUTE', 1200, 1),
+      tokenDownloadsPerMinute: integer(env, 'RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE', 1200, 1),
+      keyInfoPerMinute: integer(env, 'RATE_LIMIT_KEY_INFO_PER_MINUTE', 60, 1),
+    },
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+  };
+}

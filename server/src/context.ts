@@ -1,0 +1,16 @@
+// The explicit context every handler and service receives: no module-level singletons.
+import type { Config } from './config';
+import type { Database } from './db/database';
+import type { Clock } from './clock';
+import type { RateLimits } from './http/rate-limit';
+import type { TaskRegistry } from './tasks';
+import type { Logger } from './lib/logger';
+
+export interface AppContext {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  rateLimits: RateLimits;
+  tasks: TaskRegistry;
+  log: Logger;
+}

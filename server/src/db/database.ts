@@ -1,0 +1,108 @@
+// One interface over the two supported engines: a PostgreSQL server (DATABASE_URL) and the
+// embedded PostgreSQL (PGlite in DATA_DIR). Everything above this module is engine-agnostic.
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { Pool, types as pgTypes } from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../generated/prisma/client';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** A place to run SQL: the database itself or one transaction on it. */
+export interface SqlRunner {
+  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements (no parameters). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends SqlRunner {
+  kind: 'postgres' | 'pglite';
+  prisma: PrismaClient;
+  /** Runs `fn` in one transaction on one connection (commit on success, rollback on throw). */
+  transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+// int8 arrives as a string from pg; our bigint columns (counters, offsets) fit in a double.
+pgTypes.setTypeParser(20, (v) => Number(v));
+
+function normalizeRows<T>(rows: T[]): T[] {
+  // PGlite returns int8 as BigInt; make both engines hand back numbers.
+  for (const row of rows as Record<string, unknown>[]) {
+    for (const key of Object.keys(row)) if (typeof row[key] === 'bigint') row[key] = Number(row[key]);
+  }
+  return rows;
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const pool = new Pool({ connectionString: url, max: 10 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const runner = (client: { query: Pool['query'] }): SqlRunner => ({
+    async query(text, values) {
+      const res = await client.query(text, values as unknown[]);
+      return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
+    },
+    async exec(sql) {
+      await client.query(sql);
+    },
+  });
+  return {
+    kind: 'postgres',
+    prisma,
+    ...runner(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(runner(client as unknown as Pool));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const dir = path.join(dataDir, 'pgdata');
+  mkdirSync(dir, { recursive: true });
+  const pg = await PGlite.create(dir);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
+  type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
+  const runner = (client: PgliteLike): SqlRunner => ({
+    async query<T>(text: string, values?: unknown[]) {
+      const res = await client.query<T>(text, values as unknown[]);
+      return { rows: normalizeRows(res.rows), rowCount: res.affectedRows ?? res.rows.length };
+    },
+    async exec(sql: string) {
+      await client.exec(sql);
+    },
+  });
+  return {
+    kind: 'pglite',
+    prisma,
+    ...runner(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
+    async close() {
+      await prisma.$disconnect();
+      await pg.close();
+    },
+  };
+}
+
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
+}

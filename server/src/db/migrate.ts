@@ -1,0 +1,66 @@
+// Applies prisma/migrations/*/migration.sql in order, once each, under an advisory lock so that
+// several processes starting together migrate once. Rows go to Prisma's own `_prisma_migrations`
+// table (checksum = sha256 of the file), so `prisma migrate status` agrees with what ran.
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Database } from './database';
+import { migrationsDir } from '../paths';
+
+const LOCK_KEY = 72_817_001; // arbitrary, constant: "workspace-api migrations"
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+  "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+  "checksum" VARCHAR(64) NOT NULL,
+  "finished_at" TIMESTAMPTZ,
+  "migration_name" VARCHAR(255) NOT NULL,
+  "logs" TEXT,
+  "rolled_back_at" TIMESTAMPTZ,
+  "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+  "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+)`;
+
+export interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export function readMigrations(dir = migrationsDir): Migration[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(dir, d.name, 'migration.sql')))
+    .map((d) => d.name)
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(path.join(dir, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+/** Returns the names of the migrations applied by this call. */
+export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await tx.exec(CREATE_TABLE);
+    const done = await tx.query<{ migration_name: string; checksum: string }>(
+      'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE rolled_back_at IS NULL AND finished_at IS NOT NULL',
+    );
+    const applied = new Map(done.rows.map((r) => [r.migration_name, r.checksum]));
+    const ran: string[] = [];
+    for (const m of migrations) {
+      const previous = applied.get(m.name);
+      if (previous !== undefined) {
+        if (previous !== m.checksum) throw new Error(`migration ${m.name} was changed after it was applied`);
+        continue;
+      }
+      await tx.exec(m.sql);
+      await tx.query(
+        `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count)
+         VALUES ($1, $2, $3, now(), 1)`,
+        [randomUUID(), m.checksum, m.name],
+      );
+      ran.push(m.name);
+    }
+    return ran;
+  });
+}

@@ -1,0 +1,75 @@
+// Rate limits per group and caller, shared by every server process: counters live in PostgreSQL
+// (the `rate_limits` table, rate-limiter-flexible's atomic upsert) or, when REDIS_URL is set, in
+// Redis. A limited request gets `429` with `Retry-After`.
+import { RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import Redis from 'ioredis';
+import type { Config } from '../config';
+import type { Database } from '../db/database';
+import { HttpError, MESSAGES } from './errors';
+
+/** Groups and their per-minute limits. Feature routes name a group in `x-rate-limit`. */
+export function rateLimitGroups(config: Config): Record<string, number> {
+  const r = config.rateLimits;
+  return {
+    entries: r.entriesPerMinute,
+    'file-uploads': r.fileUploadsPerMinute,
+    'file-deletes': r.fileDeletesPerMinute,
+    files: r.filesPerMinute,
+    'token-downloads': r.tokenDownloadsPerMinute,
+    'key-info': r.keyInfoPerMinute,
+  };
+}
+
+export class RateLimits {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly redis?: Redis;
+
+  constructor(
+    private readonly config: Config,
+    db: Database,
+  ) {
+    if (!config.rateLimits.enabled) return;
+    if (config.redisUrl) this.redis = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+    // rate-limiter-flexible talks to PostgreSQL through a `query({text, values})` client.
+    const storeClient = { query: (q: { text: string; values?: unknown[] }) => db.query(q.text, q.values) };
+    for (const [group, points] of Object.entries(rateLimitGroups(config))) {
+      const opts = { keyPrefix: group, points, duration: 60 };
+      this.limiters.set(
+        group,
+        this.redis
+          ? new RateLimiterRedis({ ...opts, storeClient: this.redis })
+          : new RateLimiterPostgres({ ...opts, storeClient, storeType: 'client', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false }),
+      );
+    }
+  }
+
+  get enabled(): boolean {
+    return this.config.rateLimits.enabled;
+  }
+
+  /** Counts `points` for `key` in `group`; throws `429` with `Retry-After` past the limit. */
+  async consume(group: string, key: string, points = 1): Promise<void> {
+    const limiter = this.limiters.get(group);
+    if (!limiter) {
+      if (this.enabled) throw new Error(`unknown rate-limit group ${group}`);
+      return;
+    }
+    try {
+      await limiter.consume(key, points);
+    } catch (res) {
+      if (!(res instanceof RateLimiterRes)) throw res;
+      const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      throw new HttpError(429, { message: MESSAGES.tooManyRequests }, { 'Retry-After': String(retryAfter) });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.redis?.quit().catch(() => undefined);
+  }
+}
+
+/** Removes expired PostgreSQL counters (the `rate-limits:prune` task). */
+export async function pruneRateLimits(db: Database): Promise<number> {
+  const res = await db.query('DELETE FROM rate_limits WHERE expire IS NOT NULL AND expire < $1', [Date.now()]);
+  return res.rowCount;
+}

@@ -1,0 +1,119 @@
+// The bundled OpenAPI document (server/src/generated/openapi.json) read as a table of operations.
+// A route exists when it is in the spec: the router, request validation, authentication, body
+// limits and the contract test all read this one table.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { generatedDir } from '../paths';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+const METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
+
+export type Security = 'apiKey' | 'adminToken' | 'none';
+
+export interface ParameterSpec {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  /** JSON pointer (within the document) to the parameter's schema. */
+  schemaPointer: string;
+}
+
+export interface OperationSpec {
+  operationId: string;
+  method: HttpMethod;
+  /** OpenAPI template, e.g. `/admin/v1/workspaces/{workspace}`. */
+  path: string;
+  security: Security;
+  parameters: ParameterSpec[];
+  /** Pointer to the JSON request body schema, when the operation takes one. */
+  jsonBodyPointer?: string;
+  bodyRequired: boolean;
+  /** Largest accepted body in bytes (`x-body-limit`), 64 KiB by default. */
+  bodyLimit: number;
+  /** Abilities the API key needs (`x-abilities`), all of them. */
+  abilities: string[];
+  /** Creator permissions the key's creator needs (`x-permissions`), all of them. */
+  permissions: string[];
+  /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
+  rateLimitGroup?: string;
+  /** Pointer to `responses` of the operation, for the contract test. */
+  responsesPointer: string;
+}
+
+export type OpenApiDocument = {
+  paths: Record<string, Record<string, unknown>>;
+  components?: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+};
+
+export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export function loadDocument(file = path.join(generatedDir, 'openapi.json')): OpenApiDocument {
+  return JSON.parse(readFileSync(file, 'utf8')) as OpenApiDocument;
+}
+
+/** Follows a local `$ref` (`#/components/...`) to the object and pointer it names. */
+function deref(doc: OpenApiDocument, value: unknown, pointer: string): { value: Record<string, unknown>; pointer: string } {
+  let v = value as Record<string, unknown>;
+  let p = pointer;
+  while (v && typeof v.$ref === 'string') {
+    p = (v.$ref as string).slice(1);
+    v = p
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Record<string, unknown>;
+  }
+  return { value: v, pointer: p };
+}
+
+function securityOf(op: Record<string, unknown>): Security {
+  const sec = op.security as Record<string, unknown>[] | undefined;
+  if (!sec || sec.length === 0) return 'none';
+  const names = Object.keys(sec[0]);
+  if (names.includes('adminToken')) return 'adminToken';
+  if (names.includes('apiKey')) return 'apiKey';
+  throw new Error(`unknown security scheme ${names.join(',')}`);
+}
+
+export function readOperations(doc: OpenApiDocument): OperationSpec[] {
+  const ops: OperationSpec[] = [];
+  for (const [route, item] of Object.entries(doc.paths)) {
+    const itemPointer = `/paths/${escapePointer(route)}`;
+    const shared = (item.parameters as unknown[] | undefined) ?? [];
+    for (const method of METHODS) {
+      const op = item[method] as Record<string, unknown> | undefined;
+      if (!op) continue;
+      const opPointer = `${itemPointer}/${method}`;
+      const params = new Map<string, ParameterSpec>();
+      const collect = (list: unknown[], base: string) =>
+        list.forEach((raw, i) => {
+          const { value, pointer } = deref(doc, raw, `${base}/parameters/${i}`);
+          params.set(`${value.in}:${value.name}`, {
+            name: value.name as string,
+            in: value.in as ParameterSpec['in'],
+            required: value.required === true,
+            schemaPointer: `${pointer}/schema`,
+          });
+        });
+      collect(shared, itemPointer);
+      collect((op.parameters as unknown[] | undefined) ?? [], opPointer);
+      const body = op.requestBody ? deref(doc, op.requestBody, `${opPointer}/requestBody`) : undefined;
+      const content = body?.value.content as Record<string, unknown> | undefined;
+      ops.push({
+        operationId: op.operationId as string,
+        method,
+        path: route,
+        security: securityOf(op),
+        parameters: [...params.values()],
+        jsonBodyPointer: content?.['application/json'] ? `${body!.pointer}/content/application~1json/schema` : undefined,
+        bodyRequired: body?.value.required === true,
+        bodyLimit: (op['x-body-limit'] as number | undefined) ?? 65_536,
+        abilities: (op['x-abilities'] as string[] | undefined) ?? [],
+        permissions: (op['x-permissions'] as string[] | undefined) ?? [],
+        rateLimitGroup: op['x-rate-limit'] as string | undefined,
+        responsesPointer: `${opPointer}/responses`,
+      });
+    }
+  }
+  return ops;
+}

@@ -1,0 +1,194 @@
+// Request validation driven by the bundled spec: each operation's parameter and body schemas are
+// compiled once with Ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1) straight from the
+// document, never written a second time. Ajv errors become the documented 422 `errors` map.
+// Responses are validated the same way by the contract test (`validateResponse`).
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { validationFailed, notFound, type FieldErrors } from './errors';
+import { escapePointer, type OpenApiDocument, type OperationSpec } from './spec';
+
+const DOC_ID = 'openapi.json';
+
+function newAjv(coerce: boolean): Ajv2020 {
+  // strict: false because OpenAPI schemas carry keywords Ajv does not know (example, x-*).
+  const ajv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: coerce, useDefaults: true, validateSchema: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+function describe(err: ErrorObject, label: string): string {
+  const p = err.params as Record<string, unknown>;
+  switch (err.keyword) {
+    case 'required':
+      return `The ${label} field is required.`;
+    case 'additionalProperties':
+      return `The ${label} field is not allowed.`;
+    case 'type': {
+      const types = String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t);
+      return `The ${label} field must be ${types.join(' or ')}.`;
+    }
+    case 'enum':
+      return `The selected ${label} is invalid.`;
+    case 'const':
+      return `The ${label} field must be ${JSON.stringify(p.allowedValue)}.`;
+    case 'pattern':
+      return `The ${label} field format is invalid.`;
+    case 'format':
+      return p.format === 'email' ? `The ${label} field must be a valid email address.` : `The ${label} field must be a valid ${p.format}.`;
+    case 'minLength':
+      return p.limit === 1 ? `The ${label} field must not be empty.` : `The ${label} field must be at least ${p.limit} characters.`;
+    case 'maxLength':
+      return `The ${label} field must not be greater than ${p.limit} characters.`;
+    case 'minimum':
+      return `The ${label} field must be at least ${p.limit}.`;
+    case 'maximum':
+      return `The ${label} field must not be greater than ${p.limit}.`;
+    case 'minItems':
+      return `The ${label} field must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}.`;
+    case 'maxItems':
+      return `The ${label} field must not have more than ${p.limit} items.`;
+    case 'uniqueItems':
+      return `The ${label} field has a duplicate value.`;
+    case 'minProperties':
+      return p.limit === 1 ? `The ${label} must not be empty.` : `The ${label} must have at least ${p.limit} properties.`;
+    case 'maxProperties':
+      return `The ${label} must not have more than ${p.limit} propert${p.limit === 1 ? 'y' : 'ies'}.`;
+    default:
+      return `The ${label} field is invalid.`;
+  }
+}
+
+/**
+ * Ajv errors as the documented map: dot paths with numeric indexes, no `body.` prefix. Errors on
+ * the body as a whole are keyed `body`. `prefix` is used for parameters (keyed by their name).
+ */
+export function toFieldErrors(errors: ErrorObject[], root = 'body'): FieldErrors {
+  const out: FieldErrors = {};
+  for (const err of errors) {
+    // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
+    if (['anyOf', 'oneOf', 'if', 'not'].includes(err.keyword) && errors.length > 1) continue;
+    const segments = err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const p = err.params as Record<string, unknown>;
+    if (err.keyword === 'required') segments.push(String(p.missingProperty));
+    if (err.keyword === 'additionalProperties') segments.push(String(p.additionalProperty));
+    const key = segments.length ? segments.join('.') : root;
+    const message = describe(err, key);
+    (out[key] ??= []).includes(message) || out[key].push(message);
+  }
+  return out;
+}
+
+interface CompiledOperation {
+  params?: ValidateFunction;
+  pathParams: Set<string>;
+  body?: ValidateFunction;
+}
+
+export interface RequestParts {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+export class SpecValidator {
+  private readonly bodies = newAjv(false);
+  private readonly params = newAjv(true);
+  private readonly compiled = new Map<string, CompiledOperation>();
+  private readonly responses = new Map<string, ValidateFunction>();
+
+  constructor(private readonly doc: OpenApiDocument) {
+    this.bodies.addSchema(doc, DOC_ID);
+    this.params.addSchema(doc, DOC_ID);
+  }
+
+  private ref(pointer: string) {
+    return { $ref: `${DOC_ID}#${pointer}` };
+  }
+
+  private compile(op: OperationSpec): CompiledOperation {
+    let c = this.compiled.get(op.operationId);
+    if (c) return c;
+    const own = op.parameters.filter((p) => p.in !== 'header');
+    const paramsSchema = {
+      type: 'object',
+      properties: Object.fromEntries(own.map((p) => [p.name, this.ref(p.schemaPointer)])),
+      required: own.filter((p) => p.required).map((p) => p.name),
+    };
+    c = {
+      params: own.length ? this.params.compile(paramsSchema) : undefined,
+      pathParams: new Set(own.filter((p) => p.in === 'path').map((p) => p.name)),
+      body: op.jsonBodyPointer ? this.bodies.compile(this.ref(op.jsonBodyPointer)) : undefined,
+    };
+    this.compiled.set(op.operationId, c);
+    return c;
+  }
+
+  /** Compiles every operation now, so that a broken schema fails at start-up, not on a request. */
+  warmUp(ops: OperationSpec[]): void {
+    ops.forEach((op) => this.compile(op));
+  }
+
+  /**
+   * Validates and coerces the request's parameters and JSON body in place. A path parameter that
+   * does not fit its schema names no resource: `404`. Anything else invalid: `422`.
+   */
+  validateRequest(op: OperationSpec, req: RequestParts): void {
+    const c = this.compile(op);
+    const errors: FieldErrors = {};
+    if (c.params) {
+      const values: Record<string, unknown> = { ...req.query, ...req.params };
+      if (!c.params(values)) {
+        const failed = toFieldErrors(c.params.errors ?? [], 'query');
+        if (Object.keys(failed).some((k) => c.pathParams.has(k.split('.')[0]))) throw notFound();
+        Object.assign(errors, failed);
+      }
+      for (const p of op.parameters) {
+        if (p.in === 'path') req.params[p.name] = values[p.name] as string;
+        else if (p.in === 'query' && values[p.name] !== undefined) req.query[p.name] = values[p.name];
+      }
+    }
+    if (c.body && !c.body(req.body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
+    if (Object.keys(errors).length) throw validationFailed(errors);
+  }
+
+  /** For the contract test: is `status` documented for the operation, and does `body` match it? */
+  validateResponse(op: OperationSpec, status: number, contentType: string | undefined, body: unknown): string[] {
+    const responses = op.responsesPointer
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((n, k) => (n as Record<string, unknown>)[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc) as Record<string, unknown>;
+    const key = String(status) in responses ? String(status) : `${String(status)[0]}XX` in responses ? `${String(status)[0]}XX` : 'default';
+    if (!(key in responses)) return [`status ${status} is not documented for ${op.operationId}`];
+    let response = responses[key] as Record<string, unknown>;
+    let pointer = `${op.responsesPointer}/${escapePointer(key)}`;
+    if (typeof response.$ref === 'string') {
+      pointer = (response.$ref as string).slice(1);
+      response = pointer
+        .split('/')
+        .slice(1)
+        .reduce<unknown>((n, k) => (n as Record<string, unknown>)[k], this.doc) as Record<string, unknown>;
+    }
+    const content = response.content as Record<string, unknown> | undefined;
+    if (!content) return body === undefined || body === '' ? [] : [`${op.operationId} ${status} documents no body`];
+    const media = (contentType ?? '').split(';')[0].trim();
+    if (!(media in content)) return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
+    if (media !== 'application/json') return [];
+    const schemaPointer = `${pointer}/content/${escapePointer(media)}/schema`;
+    let validate = this.responses.get(schemaPointer);
+    if (!validate) {
+      validate = this.bodies.compile(this.ref(schemaPointer));
+      this.responses.set(schemaPointer, validate);
+    }
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${op.operationId} ${status}: ${e.instancePath || '/'} ${e.message}`);
+  }
+}

@@ -1,0 +1,47 @@
+// A fresh database for each test server: a new PostgreSQL database in postgres mode, a copy of
+// the migrated template data dir in embedded mode.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { adminDatabaseUrl, pgliteTemplate, runId, testMode } from './env';
+
+export interface TestDatabase {
+  /** DATABASE_URL for the server, undefined in embedded mode. */
+  url: string | undefined;
+  /** DATA_DIR for the server (files, secrets; the embedded database in embedded mode). */
+  dataDir: string;
+  drop(): Promise<void>;
+}
+
+let counter = 0;
+
+async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: adminDatabaseUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'wsapi-test-'));
+  if (testMode === 'pglite') {
+    cpSync(pgliteTemplate, dataDir, { recursive: true });
+    return { url: undefined, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `wsapi_${runId}_${process.pid}_${++counter}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(adminDatabaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    dataDir,
+    async drop() {
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

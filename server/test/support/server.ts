@@ -1,0 +1,94 @@
+// Test servers: the real server on a real port and a fresh database, in this process
+// (`startTestServer`) or as separate processes of the built server (`spawnServer`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { loadConfig } from '../../src/config';
+import { startServer, type RunningServer } from '../../src/app';
+import { createLogger } from '../../src/lib/logger';
+import { projectRoot } from '../../src/paths';
+import { createTestDatabase, type TestDatabase } from './database';
+import { client } from './http';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export interface TestServer {
+  url: string;
+  db: TestDatabase;
+  server: RunningServer;
+  admin: ReturnType<typeof client>;
+  close(): Promise<void>;
+}
+
+function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    APP_ENV: 'test',
+    DATA_DIR: db.dataDir,
+    ADMIN_TOKEN,
+    APP_KEY: 'test-app-key',
+    ...(db.url ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  };
+}
+
+export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
+  const database = db ?? (await createTestDatabase());
+  const config = loadConfig(serverEnv(database, env));
+  const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+  const url = server.url;
+  return {
+    url,
+    db: database,
+    server,
+    admin: client(url, ADMIN_TOKEN),
+    async close() {
+      await server.close();
+      if (!db) await database.drop();
+    },
+  };
+}
+
+export interface SpawnedServer {
+  url: string;
+  process: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `node dist/server/src/main.js` (the built server, as `npm start` runs it). */
+export async function spawnServer(db: TestDatabase, env: Record<string, string> = {}, port?: number): Promise<SpawnedServer> {
+  const listenPort = port ?? 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/server/src/main.js')], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...serverEnv(db, env), PORT: String(listenPort), BASE_URL: `http://127.0.0.1:${listenPort}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${listenPort}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    process: child,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
