@@ -83,7 +83,8 @@ export interface paths {
          * @description Returns the calling key, its abilities and origins, and its creator's current permissions,
          *     so that a client can check what it may do. Any valid key of the workspace may call it (no
          *     ability needed); the usual rules apply: `Authorization: Bearer` only, the key's own
-         *     workspace only, origin restrictions, and `403` `Workspace suspended`.
+         *     workspace only, origin restrictions, and `403` `Workspace suspended`. Rate limit: 60 per
+         *     minute per API key (`RATE_LIMIT_KEY_INFO_PER_MINUTE`), `429` with `Retry-After` beyond.
          */
         get: operations["getCurrentApiKey"];
         put?: never;
@@ -1072,6 +1073,22 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Rate limited. Wait the `Retry-After` seconds before retrying. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Too Many Attempts."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Missing or wrong management token. */
         AdminForbidden: {
             headers: {
@@ -1159,6 +1176,11 @@ export interface components {
     headers: {
         /** @description The request's ID: the caller's `X-Request-Id` when it is a safe token of at most 128 characters, otherwise a generated one. */
         RequestId: string;
+        /**
+         * @description Seconds to wait before the next attempt.
+         * @example 42
+         */
+        RetryAfter: number;
     };
     pathItems: never;
 }
@@ -1252,6 +1274,7 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listWorkspaces: {

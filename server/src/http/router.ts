@@ -5,7 +5,8 @@ import type { Context, Middleware } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
-import { HttpError, MESSAGES } from './errors';
+import { HttpError, MESSAGES, notFound } from './errors';
+import { hasNul } from './validation';
 import type { OperationSpec } from './spec';
 import type { SpecValidator } from './validation';
 import type { HandlerSet, OperationId } from './handlers';
@@ -48,6 +49,8 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
 
     const chain: Middleware[] = [
       async (ctx, next) => {
+        // A path that PostgreSQL could not even compare names no resource.
+        if (Object.values(ctx.params as Record<string, string>).some(hasNul)) throw notFound();
         if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
         if (op.security === 'apiKey') {
           const principal = await authenticateApiKey(ctx, app.db, ctx.params.workspace);

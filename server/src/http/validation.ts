@@ -88,6 +88,19 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body'): FieldErrors
   return out;
 }
 
+/** PostgreSQL text cannot hold U+0000: such strings are refused before they reach the database. */
+export const hasNul = (value: string) => value.includes('\u0000');
+
+function nulErrors(value: unknown, path: string[], out: FieldErrors, root: string): void {
+  if (typeof value === 'string') {
+    if (hasNul(value)) {
+      const key = path.length ? path.join('.') : root;
+      out[key] = [`The ${key} field must not contain NUL characters.`];
+    }
+  } else if (Array.isArray(value)) value.forEach((v, i) => nulErrors(v, [...path, String(i)], out, root));
+  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) nulErrors(v, [...path, k], out, root);
+}
+
 interface CompiledOperation {
   params?: ValidateFunction;
   pathParams: Set<string>;
@@ -158,6 +171,8 @@ export class SpecValidator {
       }
     }
     if (c.body && !c.body(req.body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
+    for (const [name, value] of Object.entries(req.query)) nulErrors(value, [name], errors, name);
+    nulErrors(req.body, [], errors, 'body');
     if (Object.keys(errors).length) throw validationFailed(errors);
   }
 
