@@ -5,6 +5,7 @@
 //   - Otherwise the embedded PostgreSQL (PGlite); tests that need several server processes, a
 //     browser or a PostgreSQL server are skipped, with the reason printed.
 //   - REQUIRE_POSTGRES=1 (set by .ci/run) fails instead of falling back.
+//   - TEST_EMBEDDED=1 runs the embedded mode even when PostgreSQL answers.
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
 import { spawnSync, execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -27,7 +28,7 @@ async function reachable(url) {
   }
 }
 
-const ok = await reachable(adminUrl);
+const ok = process.env.TEST_EMBEDDED === '1' ? 'TEST_EMBEDDED=1' : await reachable(adminUrl);
 const safeUrl = adminUrl.replace(/:\/\/([^:@]+):[^@]*@/, '://$1:***@');
 let mode;
 if (ok === true) {

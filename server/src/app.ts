@@ -88,7 +88,14 @@ export async function createAppContext(config: Config, log: Logger = createLogge
 export async function startServer(config: Config, log?: Logger): Promise<RunningServer> {
   const app = await createAppContext(config, log);
   const koa = await createKoa(app);
-  const server = http.createServer(koa.callback());
+  let draining = false;
+  const handle = koa.callback();
+  const server = http.createServer((req, res) => {
+    // While shutting down, answer in-flight and late requests with `Connection: close` so that
+    // keep-alive sockets end with their response instead of holding the shutdown open.
+    if (draining) res.setHeader('Connection', 'close');
+    return handle(req, res);
+  });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -101,10 +108,13 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     url: `http://127.0.0.1:${port}`,
     close() {
       closing ??= (async () => {
+        draining = true;
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        // Sockets of requests already in flight become idle when their response ends: close them then.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
         await done;
+        clearInterval(sweep);
         clearTimeout(timer);
         await app.rateLimits.close();
         await app.db.close();

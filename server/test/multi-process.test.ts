@@ -1,0 +1,161 @@
+// Several processes of the built server (`node dist/server/src/main.js`, as `npm start` runs it)
+// on one database: shared rate limits, a shared test clock, migrations under a lock, graceful
+// shutdown, and the embedded default from an empty DATA_DIR.
+import http from 'node:http';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { spawnServer, ADMIN_TOKEN, type SpawnedServer } from './support/server';
+import { client } from './support/http';
+import { setupWorkspace, uniqueName } from './support/fixtures';
+import { describeWithPostgres, testMode } from './support/env';
+
+if (testMode === 'pglite') console.log('multi-process tests skipped: they need a PostgreSQL server (embedded mode is one process)');
+
+const redisUp = () =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(6379, '127.0.0.1');
+    socket.once('connect', () => (socket.end(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+describeWithPostgres('several server processes on one database', () => {
+  let db: TestDatabase;
+  const servers: SpawnedServer[] = [];
+  const spawnTracked = async (env: Record<string, string> = {}, database = db) => {
+    const s = await spawnServer(database, env);
+    servers.push(s);
+    return s;
+  };
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  });
+  afterAll(() => db.drop());
+
+  async function expectSharedLimit(env: Record<string, string>) {
+    const limits = { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_KEY_INFO_PER_MINUTE: '4', ...env };
+    const [a, b] = await Promise.all([spawnTracked(limits), spawnTracked(limits)]);
+    const { workspace, key } = await setupWorkspace(client(a.url, ADMIN_TOKEN));
+    const other = await setupWorkspace(client(b.url, ADMIN_TOKEN));
+    const route = `/api/v1/${workspace.name}/api-key`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await client(i % 2 ? b.url : a.url, key.key).get(route);
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(res.body).toEqual({ message: 'Too Many Attempts.' });
+        const retry = Number(res.headers.get('retry-after'));
+        expect(retry).toBeGreaterThanOrEqual(1);
+        expect(retry).toBeLessThanOrEqual(60);
+      }
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    // Counted per API key: another key is not affected.
+    expect((await client(a.url, other.key.key).get(`/api/v1/${other.workspace.name}/api-key`)).status).toBe(200);
+  }
+
+  it('shares a rate limit across processes through PostgreSQL', async () => {
+    await expectSharedLimit({});
+    const pg = await import('pg');
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const { rows } = await c.query(`SELECT points FROM rate_limits WHERE key LIKE 'key-info:%' ORDER BY points DESC LIMIT 1`);
+    await c.end();
+    expect(rows[0].points).toBeGreaterThanOrEqual(6);
+  });
+
+  it('shares a rate limit across processes through Redis when REDIS_URL is set, keeping nothing in PostgreSQL', async () => {
+    if (!(await redisUp())) {
+      if (process.env.CI) throw new Error('Redis is expected at 127.0.0.1:6379 in CI');
+      console.log('Redis rate-limit test skipped: nothing answers at 127.0.0.1:6379');
+      return;
+    }
+    const pg = await import('pg');
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    await c.query('DELETE FROM rate_limits');
+    await expectSharedLimit({ REDIS_URL: 'redis://127.0.0.1:6379' });
+    const { rows } = await c.query('SELECT count(*)::int AS n FROM rate_limits');
+    await c.end();
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('moves the test clock of every process together', async () => {
+    const [a, b] = await Promise.all([spawnTracked({ TEST_CLOCK: '1' }), spawnTracked({ TEST_CLOCK: '1' })]);
+    const moved = await client(a.url, ADMIN_TOKEN).post('/admin/v1/clock', { advance_seconds: 7 * 86_400 });
+    const seen = await client(b.url, ADMIN_TOKEN).get('/admin/v1/clock');
+    expect(Math.abs(new Date(seen.body.now).getTime() - new Date(moved.body.now).getTime())).toBeLessThan(5_000);
+    await client(b.url, ADMIN_TOKEN).delete('/admin/v1/clock');
+    const back = await client(a.url, ADMIN_TOKEN).get('/admin/v1/clock');
+    expect(Math.abs(new Date(back.body.now).getTime() - Date.now())).toBeLessThan(5_000);
+  });
+
+  it('migrates a fresh database once when processes start together', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const started = await Promise.all([spawnTracked({}, fresh), spawnTracked({}, fresh), spawnTracked({}, fresh)]);
+      expect(started).toHaveLength(3);
+      const pg = await import('pg');
+      const c = new pg.Client({ connectionString: fresh.url });
+      await c.connect();
+      const { rows } = await c.query('SELECT migration_name FROM _prisma_migrations');
+      await c.end();
+      const names = rows.map((r) => r.migration_name);
+      expect(new Set(names).size).toBe(names.length);
+    } finally {
+      await Promise.all(servers.splice(0).map((s) => s.stop()));
+      await fresh.drop();
+    }
+  });
+
+  it('finishes an in-flight request on SIGTERM, refuses new connections, and exits 0', async () => {
+    const s = await spawnTracked();
+    const name = uniqueName('drain');
+    const body = JSON.stringify({ name });
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${s.url}/admin/v1/workspaces`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 5));
+      setTimeout(() => {
+        s.process.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(5)), 500);
+      }, 300);
+    });
+    const res = await response;
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.body).name).toBe(name);
+    expect(await s.exited).toBe(0);
+    await expect(fetch(`${s.url}/health`)).rejects.toThrow();
+    const check = await spawnTracked();
+    expect((await client(check.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${name}`)).status).toBe(200);
+  });
+
+  it('starts the embedded default from an empty DATA_DIR, prints its admin token, and keeps data across restarts', async () => {
+    const embedded = { DATABASE_URL: '', ADMIN_TOKEN: '', APP_KEY: '' };
+    const first = await spawnTracked(embedded);
+    const health = await client(first.url).get('/health');
+    expect(health.body).toEqual({ status: 'ok', database: 'pglite' });
+    const token = readFileSync(path.join(db.dataDir, 'admin_token.secret'), 'utf8').trim();
+    expect(first.output()).toContain(`management API token (ADMIN_TOKEN, kept in ${db.dataDir}): ${token}`);
+    const { workspace, key } = await setupWorkspace(client(first.url, token));
+    expect((await client(first.url, key.key).get(`/api/v1/${workspace.name}/api-key`)).status).toBe(200);
+    expect(await first.stop()).toBe(0);
+    servers.splice(servers.indexOf(first), 1);
+
+    const second = await spawnTracked(embedded);
+    expect((await client(second.url, key.key).get(`/api/v1/${workspace.name}/api-key`)).status).toBe(200);
+    expect((await client(second.url, token).get(`/admin/v1/workspaces/${workspace.name}`)).status).toBe(200);
+  });
+});
