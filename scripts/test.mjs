@@ -44,7 +44,10 @@ if (ok === true) {
 
 execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit', cwd: root });
 
-const result = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...process.argv.slice(2)], {
+// PGlite loads its WebAssembly through a dynamic import, which jest's module sandbox runs only
+// with --experimental-vm-modules.
+const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
+const result = spawnSync(process.execPath, [...jestArgs, ...process.argv.slice(2)], {
   stdio: 'inherit',
   cwd: root,
   env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },

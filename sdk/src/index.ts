@@ -4,6 +4,7 @@ import createFetchClient, { type Client, type ClientOptions, type Middleware } f
 import type { paths, components, operations } from './generated/openapi.js';
 
 export type { paths, components, operations };
+export type { Middleware };
 export type Schemas = components['schemas'];
 
 /** Every path of the public API (`/api/...`) and its operations. */
@@ -11,9 +12,40 @@ export type PublicPaths = { [P in keyof paths as P extends `/api/${string}` ? P 
 /** Every path of the management API (`/admin/...`). */
 export type AdminPaths = { [P in keyof paths as P extends `/admin/${string}` ? P : never]: paths[P] };
 
+/** What `createClient` returns. */
+export type PublicClient = Client<PublicPaths>;
+/** What `createAdminClient` returns. */
+export type AdminClient = Client<AdminPaths>;
+
 export interface BaseOptions extends Omit<ClientOptions, 'baseUrl'> {
   /** Server address without the `/api/v1` part, for example `http://localhost:3000`. */
   baseUrl: string;
+  /** A `fetch` to send the requests with (default: the global `fetch`); it receives a `Request`. */
+  fetch?: ClientOptions['fetch'];
+}
+export type PublicClientOptions = BaseOptions & { apiKey: string };
+export type AdminClientOptions = BaseOptions & { adminToken: string };
+
+/**
+ * The body of every error response: `message`, and on a `422` also `errors`, which maps a field
+ * path (`name`, `fields.0.type`) to its messages.
+ */
+export type ApiError = Pick<Schemas['Error'], 'message'> & Partial<Pick<Schemas['ValidationError'], 'errors'>>;
+/** The body of a `422`. */
+export type ValidationError = Schemas['ValidationError'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isErrorMap = (v: unknown): v is ValidationError['errors'] =>
+  isObject(v) && Object.values(v).every((m) => Array.isArray(m) && m.every((s) => typeof s === 'string'));
+
+/** Whether `value` is an error body of the API (`{ message }`, with `errors` on a `422`). */
+export function isApiError(value: unknown): value is ApiError {
+  return isObject(value) && typeof value.message === 'string' && (value.errors === undefined || isErrorMap(value.errors));
+}
+
+/** Whether `value` is the body of a `422` (`{ message, errors }`). */
+export function isValidationError(value: unknown): value is ValidationError {
+  return isApiError(value) && value.errors !== undefined;
 }
 
 /** Sends `Authorization: Bearer <token>` on every request. */
@@ -26,21 +58,23 @@ export function bearerAuth(token: string): Middleware {
   };
 }
 
-function client<P extends {}>(options: BaseOptions, token: string): Client<P> {
+function client<P extends {}>(options: BaseOptions, token: string, name: string): Client<P> {
+  if (typeof token !== 'string' || token === '') throw new TypeError(`${name} is required`);
   const { baseUrl, ...rest } = options;
+  if (typeof baseUrl !== 'string' || baseUrl === '') throw new TypeError('baseUrl is required');
   const c = createFetchClient<P>({ baseUrl: baseUrl.replace(/\/+$/, ''), ...rest });
   c.use(bearerAuth(token));
   return c;
 }
 
-/** A client of the public API, authenticated with a workspace API key. */
-export function createClient(options: BaseOptions & { apiKey: string }): Client<PublicPaths> {
+/** A client of the public API (`/api/v1/...`), authenticated with a workspace API key. */
+export function createClient(options: PublicClientOptions): PublicClient {
   const { apiKey, ...rest } = options;
-  return client<PublicPaths>(rest, apiKey);
+  return client<PublicPaths>(rest, apiKey, 'apiKey');
 }
 
-/** A client of the management API, authenticated with the server's ADMIN_TOKEN. */
-export function createAdminClient(options: BaseOptions & { adminToken: string }): Client<AdminPaths> {
+/** A client of the management API (`/admin/v1/...`), authenticated with the server's ADMIN_TOKEN. */
+export function createAdminClient(options: AdminClientOptions): AdminClient {
   const { adminToken, ...rest } = options;
-  return client<AdminPaths>(rest, adminToken);
+  return client<AdminPaths>(rest, adminToken, 'adminToken');
 }

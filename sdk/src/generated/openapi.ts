@@ -672,7 +672,7 @@ export interface components {
             /** @description Locale codes; `en-US` is added when missing. Duplicates are removed. */
             locales?: components["schemas"]["Locale"][];
             /** @default true */
-            objects_enabled: boolean;
+            objects_enabled?: boolean;
         };
         /**
          * @description Body of a `422`. `errors` maps a field path to its messages. Paths are dot paths into the
@@ -723,7 +723,7 @@ export interface components {
             /** Format: email */
             email: string;
             /** @default [] */
-            permissions: components["schemas"]["Permission"][];
+            permissions?: components["schemas"]["Permission"][];
         };
         /**
          * @example {
@@ -777,7 +777,7 @@ export interface components {
             /** @description A creator of this workspace. */
             user_id: number;
             /** @default [] */
-            abilities: components["schemas"]["Ability"][];
+            abilities?: components["schemas"]["Ability"][];
             /** @description Origins such as `https://app.example.com` (scheme, host and optional port; no path). Empty or omitted means no restriction. */
             origins?: string[];
         };
@@ -907,14 +907,14 @@ export interface components {
             /** @enum {string} */
             format?: "date" | "time" | "datetime";
             /** @default false */
-            multiple: boolean;
+            multiple?: boolean;
             /** @default false */
-            required: boolean;
+            required?: boolean;
             /** @default false */
-            unique: boolean;
+            unique?: boolean;
             targets?: components["schemas"]["ApiName"][];
             /** @default false */
-            cascade_on_delete: boolean;
+            cascade_on_delete?: boolean;
         };
         /**
          * @example {
@@ -1005,7 +1005,7 @@ export interface components {
              * @default enforce
              * @enum {string}
              */
-            mode: "enforce" | "report";
+            mode?: "enforce" | "report";
             /** @description A bucket name of the workspace; omitted or null for every bucket. */
             bucket?: string | null;
             /** @description Folder path; leading and trailing slashes are ignored; omitted, null or empty for every path. */

@@ -26,7 +26,7 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
     headers['Content-Type'] ??= 'application/json';
   }
   const url = baseUrl + path;
-  const res = await fetch(url, { method, headers, body });
+  const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
   const text = await res.text();
   const type = res.headers.get('content-type');
   const parsed = type?.includes('json') && text ? JSON.parse(text) : text;

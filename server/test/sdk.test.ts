@@ -1,0 +1,240 @@
+// The SDK (sdk/src, and the built and packed sdk/dist) against the real server. Every response
+// goes through the contract check (`fetch: contractFetch`).
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createAdminClient, createClient, isApiError, isValidationError, type AdminClient } from '../../sdk/src';
+import { contractFetch } from './support/contract';
+import { uniqueName } from './support/fixtures';
+import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+const sdkDir = path.join(root, 'sdk');
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+let s: TestServer;
+let admin: AdminClient;
+beforeAll(async () => {
+  s = await startTestServer();
+  admin = createAdminClient({ baseUrl: s.url, adminToken: ADMIN_TOKEN, fetch: contractFetch });
+});
+afterAll(() => s.close());
+
+/** A contract-checked fetch that also records what each request carried. */
+function recordingFetch() {
+  const seen: { method: string; path: string; authorization: string | null }[] = [];
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const request = new Request(input, init);
+    seen.push({ method: request.method, path: new URL(request.url).pathname, authorization: request.headers.get('authorization') });
+    return contractFetch(request);
+  };
+  return { seen, fetch };
+}
+
+/** A workspace with a creator and a key, made through the SDK. */
+async function setup() {
+  const name = uniqueName();
+  const ws = await admin.POST('/admin/v1/workspaces', { body: { name, objects_enabled: true } });
+  const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
+    params: { path: { workspace: name } },
+    body: { email: `${uniqueName('ed')}@example.com`, permissions: ['view-file'] },
+  });
+  const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', {
+    params: { path: { workspace: name } },
+    body: { name: 'Website', user_id: user.data!.id, abilities: ['files:read'] },
+  });
+  return { name, workspace: ws.data!, user: user.data!, key: key.data! };
+}
+
+describe('the first five minutes', () => {
+  it('creates a workspace, a creator and a key, then calls the public API with the key', async () => {
+    const adminFetch = recordingFetch();
+    const a = createAdminClient({ baseUrl: `${s.url}/`, adminToken: ADMIN_TOKEN, fetch: adminFetch.fetch });
+    const name = uniqueName();
+
+    const ws = await a.POST('/admin/v1/workspaces', { body: { name, locales: ['de-DE'], objects_enabled: true } });
+    expect(ws.response.status).toBe(201);
+    expect(ws.error).toBeUndefined();
+    expect(ws.data).toEqual({
+      name,
+      locales: ['en-US', 'de-DE'],
+      objects_enabled: true,
+      suspended: false,
+      auth_enabled: false,
+      auth_redirect_uris: [],
+      mail_from: null,
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
+
+    const user = await a.POST('/admin/v1/workspaces/{workspace}/users', {
+      params: { path: { workspace: name } },
+      body: { email: 'editor@example.com', permissions: ['view-file', 'create-file'] },
+    });
+    expect(user.response.status).toBe(201);
+    expect(user.data).toEqual({ id: expect.any(Number), email: 'editor@example.com', permissions: ['view-file', 'create-file'] });
+    const userId = user.data!.id;
+
+    const key = await a.POST('/admin/v1/workspaces/{workspace}/api-keys', {
+      params: { path: { workspace: name } },
+      body: { name: 'Website', user_id: userId, abilities: ['files:read', 'files:write'] },
+    });
+    expect(key.response.status).toBe(201);
+    expect(key.data).toEqual({
+      id: expect.any(Number),
+      name: 'Website',
+      user_id: userId,
+      abilities: ['files:read', 'files:write'],
+      origins: [],
+      created_at: expect.stringMatching(TIMESTAMP),
+      key: expect.stringMatching(/^wsk_[A-Za-z0-9_-]{43}$/),
+    });
+    const secret = key.data!.key;
+
+    const publicFetch = recordingFetch();
+    const api = createClient({ baseUrl: s.url, apiKey: secret, fetch: publicFetch.fetch });
+    const me = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: name } } });
+    expect(me.response.status).toBe(200);
+    expect(me.error).toBeUndefined();
+    expect(me.data).toEqual({
+      id: key.data!.id,
+      name: 'Website',
+      workspace: name,
+      abilities: ['files:read', 'files:write'],
+      origins: [],
+      user: { id: userId, email: 'editor@example.com', permissions: ['view-file', 'create-file'] },
+    });
+
+    // Each client sent its own credential, as a bearer token, on every request.
+    expect(adminFetch.seen).toEqual([
+      { method: 'POST', path: '/admin/v1/workspaces', authorization: `Bearer ${ADMIN_TOKEN}` },
+      { method: 'POST', path: `/admin/v1/workspaces/${name}/users`, authorization: `Bearer ${ADMIN_TOKEN}` },
+      { method: 'POST', path: `/admin/v1/workspaces/${name}/api-keys`, authorization: `Bearer ${ADMIN_TOKEN}` },
+    ]);
+    expect(publicFetch.seen).toEqual([{ method: 'GET', path: `/api/v1/${name}/api-key`, authorization: `Bearer ${secret}` }]);
+  });
+
+  it('lets the caller add headers but not replace the credential', async () => {
+    const { name, key } = await setup();
+    const rec = recordingFetch();
+    const api = createClient({ baseUrl: s.url, apiKey: key.key, fetch: rec.fetch, headers: { Authorization: 'Bearer nope', 'X-Request-Id': 'sdk-test-1' } });
+    const me = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: name } } });
+    expect(me.response.status).toBe(200);
+    expect(me.response.headers.get('x-request-id')).toBe('sdk-test-1');
+    expect(rec.seen[0].authorization).toBe(`Bearer ${key.key}`);
+  });
+});
+
+describe('errors', () => {
+  it('returns a 422 as a typed `error` with `errors` by field', async () => {
+    const { name } = await setup();
+    const dup = await admin.POST('/admin/v1/workspaces', { body: { name, objects_enabled: true } });
+    expect(dup.response.status).toBe(422);
+    expect(dup.data).toBeUndefined();
+    expect(dup.error).toEqual({ message: 'The name has already been taken.', errors: { name: ['The name has already been taken.'] } });
+    expect(isApiError(dup.error)).toBe(true);
+    if (!isValidationError(dup.error)) throw new Error('expected a validation error');
+    // Narrowed to ValidationError: `errors` is typed.
+    const messages: string[] = dup.error.errors.name;
+    expect(messages).toEqual(['The name has already been taken.']);
+  });
+
+  it('returns 403 Forbidden for a wrong API key', async () => {
+    const { name } = await setup();
+    const api = createClient({ baseUrl: s.url, apiKey: 'wsk_not-a-real-key', fetch: contractFetch });
+    const res = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: name } } });
+    expect(res.response.status).toBe(403);
+    expect(res.data).toBeUndefined();
+    expect(res.error).toEqual({ message: 'Forbidden' });
+    expect(isApiError(res.error)).toBe(true);
+    expect(isValidationError(res.error)).toBe(false);
+    // The typed error shape: `message` is always a string.
+    const message: string | undefined = res.error?.message;
+    expect(message).toBe('Forbidden');
+  });
+
+  it('returns 403 Forbidden for a key of another workspace and 404 for an unknown workspace', async () => {
+    const a = await setup();
+    const b = await setup();
+    const api = createClient({ baseUrl: s.url, apiKey: a.key.key, fetch: contractFetch });
+    const other = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: b.name } } });
+    expect(other.response.status).toBe(403);
+    expect(other.error).toEqual({ message: 'Forbidden' });
+    const missing = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: 'missing-ws' } } });
+    expect(missing.response.status).toBe(404);
+    expect(missing.error).toEqual({ message: 'Not Found' });
+  });
+
+  it('returns 403 Forbidden for a wrong admin token, and for an API key on the management API', async () => {
+    const wrong = createAdminClient({ baseUrl: s.url, adminToken: 'nope', fetch: contractFetch });
+    const res = await wrong.GET('/admin/v1/workspaces');
+    expect(res.response.status).toBe(403);
+    expect(res.error).toEqual({ message: 'Forbidden' });
+
+    const { key } = await setup();
+    const api = createClient({ baseUrl: s.url, apiKey: key.key, fetch: contractFetch });
+    // @ts-expect-error the public client only knows the public paths
+    const viaKey = await api.GET('/admin/v1/workspaces');
+    expect(viaKey.response.status).toBe(403);
+    expect(viaKey.error).toEqual({ message: 'Forbidden' });
+  });
+
+  it('refuses to build a client without a credential or a base URL', () => {
+    expect(() => createClient({ baseUrl: s.url, apiKey: '' })).toThrow(new TypeError('apiKey is required'));
+    // @ts-expect-error adminToken is required
+    expect(() => createAdminClient({ baseUrl: s.url })).toThrow(new TypeError('adminToken is required'));
+    expect(() => createClient({ baseUrl: '', apiKey: 'k' })).toThrow(new TypeError('baseUrl is required'));
+  });
+
+  it.each([
+    [{ message: 'Forbidden' }, true, false],
+    [{ message: 'Invalid.', errors: { name: ['Invalid.'] } }, true, true],
+    [{ message: 'x', errors: { name: 'Invalid.' } }, false, false],
+    [{ message: 1 }, false, false],
+    [{ errors: {} }, false, false],
+    ['Forbidden', false, false],
+    [null, false, false],
+    [undefined, false, false],
+  ])('isApiError(%j) is %s, isValidationError %s', (value, api, validation) => {
+    expect(isApiError(value)).toBe(api);
+    expect(isValidationError(value)).toBe(validation);
+  });
+});
+
+describe('the package', () => {
+  it('packs the compiled client, its types and the generated types, and nothing of the server', async () => {
+    // scripts/test.mjs has just built sdk/dist; --ignore-scripts keeps `prepack` from rebuilding it.
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: sdkDir });
+    const [pack] = JSON.parse(stdout) as [{ name: string; files: { path: string }[] }];
+    expect(pack.name).toBe('@workspace-api/sdk');
+    const files = pack.files.map((f) => f.path);
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']));
+    for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|dist\/[\w/.-]+|src\/[\w/.-]+)$/);
+    expect(files.filter((f) => /server|prisma|openapi\.json|\.test\./.test(f))).toEqual([]);
+  });
+
+  it('can be required from plain Node (CommonJS) and imported from ESM, and works there', async () => {
+    const { name, key } = await setup();
+    const script = (load: string) => `${load}
+      const api = sdk.createClient({ baseUrl: ${JSON.stringify(s.url)}, apiKey: ${JSON.stringify(key.key)} });
+      api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: ${JSON.stringify(name)} } } }).then((r) => {
+        console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
+      });`;
+    const expected = {
+      exports: ['bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError'],
+      status: 200,
+      id: key.id,
+    };
+    // By package name (through the workspace link, so package.json `main`/`exports` are used).
+    const cjs = await run(process.execPath, ['-e', script(`const sdk = require('@workspace-api/sdk');`)], { cwd: root });
+    expect(JSON.parse(cjs.stdout)).toEqual(expected);
+    const cjsPath = await run(process.execPath, ['-e', script(`const sdk = require(${JSON.stringify(path.join(sdkDir, 'dist/index.js'))});`)], { cwd: root });
+    expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
+    const esm = await run(process.execPath, ['--input-type=module', '-e', script(
+        // Named imports: Node must detect the CommonJS exports.
+        `import { bearerAuth, createAdminClient, createClient, isApiError, isValidationError } from '@workspace-api/sdk';
+         const sdk = { bearerAuth, createAdminClient, createClient, isApiError, isValidationError };`,
+      )], { cwd: root });
+    expect(JSON.parse(esm.stdout)).toEqual(expected);
+  });
+});
