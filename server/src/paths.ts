@@ -15,3 +15,5 @@ export const migrationsDir = path.join(projectRoot, 'prisma', 'migrations');
 /** Generated artefacts that the server reads at run time (bundled spec, docs page). */
 export const generatedDir = path.join(projectRoot, 'server', 'src', 'generated');
 export const docsHtmlPath = path.join(projectRoot, 'dist', 'docs', 'index.html');
+/** A migrated, empty embedded database (built by `npm run build`) that a new DATA_DIR starts from. */
+export const pgliteSeedPath = path.join(projectRoot, 'dist', 'pglite-seed.tar');

@@ -1,12 +1,13 @@
 // One interface over the two supported engines: a PostgreSQL server (DATABASE_URL) and the
 // embedded PostgreSQL (PGlite in DATA_DIR). Everything above this module is engine-agnostic.
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Pool, types as pgTypes } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
+import { pgliteSeedPath } from '../paths';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -77,9 +78,18 @@ async function openPostgres(url: string): Promise<Database> {
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
+  return (await openPgliteWithHandle(dataDir)).db;
+}
+
+/** The embedded database and its PGlite instance (for dumping it, see scripts/build.mjs). */
+export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Database; pglite: PGlite }> {
   const dir = path.join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
-  const pg = await PGlite.create(dir);
+  // A new data dir starts from the seed (initdb and migrations done at build time, about 1.5 s
+  // faster than initdb here); later migrations are applied on top as usual.
+  const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
+  const seed = fresh && existsSync(pgliteSeedPath) ? new Blob([readFileSync(pgliteSeedPath)]) : undefined;
+  const pg = await PGlite.create(dir, seed ? { loadDataDir: seed } : {});
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
   type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
   const runner = (client: PgliteLike): SqlRunner => ({
@@ -91,7 +101,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       await client.exec(sql);
     },
   });
-  return {
+  const db: Database = {
     kind: 'pglite',
     prisma,
     ...runner(pg),
@@ -101,8 +111,10 @@ async function openPglite(dataDir: string): Promise<Database> {
       await pg.close();
     },
   };
+  return { db, pglite: pg };
 }
 
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
 }
+
