@@ -6,7 +6,7 @@
 //   4. the API reference page (dist/docs/index.html), Redoc with its scripts inlined so that it
 //      works with no network
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -31,3 +31,22 @@ mkdirSync(path.join(root, 'dist/docs'), { recursive: true });
 step('API reference', 'redocly', [
   'build-docs', 'server/src/generated/openapi.json', '--inlineBundle', '--title', 'Workspace API', '-o', 'dist/docs/index.html',
 ]);
+
+// Redoc's sidebar footer loads the Redocly logo from its CDN, which fails offline (and is a request
+// to a third party). Replace it with an inline wordmark, and fail the build if any CDN address
+// that the page would load remains.
+const docs = path.join(root, 'dist/docs/index.html');
+const wordmark = (width) =>
+  'data:image/svg+xml;base64,' +
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="20" viewBox="0 0 ${width} 20">` +
+      `<text x="0" y="15" font-family="sans-serif" font-size="14" font-weight="600" fill="#bd2c2c">${width > 40 ? 'Redocly' : 'R'}</text></svg>`,
+  ).toString('base64');
+const html = readFileSync(docs, 'utf8')
+  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini-full.svg', wordmark(64))
+  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', wordmark(14));
+if (html.includes('cdn.redoc.ly')) {
+  console.error('build: the API reference still refers to cdn.redoc.ly; extend the replacement in scripts/build.mjs');
+  process.exit(1);
+}
+writeFileSync(docs, html);
