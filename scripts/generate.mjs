@@ -3,12 +3,14 @@
 // copies are what the sources produce, without touching them:
 //   openapi/**             -> server/src/generated/openapi.json   (bundled spec, served and validated against)
 //   openapi.json           -> sdk/src/generated/openapi.ts        (types for the server and the SDK)
+// and that prisma/migrations build the schema of prisma/schema.prisma (scripts/check-migrations.mjs).
 //   prisma/schema.prisma   -> server/src/generated/prisma/        (Prisma client; not checked in, because
 //                             Prisma writes the machine's absolute paths into it: `npm install` builds it)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { checkMigrations } from './check-migrations.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const check = process.argv.includes('--check');
@@ -53,6 +55,11 @@ for (const rel of [specRel, typesRel]) {
   if (!existsSync(current) || readFileSync(current, 'utf8') !== readFileSync(path.join(out, rel), 'utf8')) stale.push(rel);
 }
 rmSync(out, { recursive: true, force: true });
+const drift = await checkMigrations(root);
+if (drift.length) {
+  console.error(`prisma/migrations do not build prisma/schema.prisma (add a migration, see README):\n  ${drift.join('\n  ')}`);
+  process.exit(1);
+}
 if (stale.length) {
   console.error(`stale generated files (run \`npm run generate\`):\n  ${stale.join('\n  ')}`);
   process.exit(1);
