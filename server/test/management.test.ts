@@ -1,7 +1,7 @@
 // The management API: workspaces, creators, keys, buckets, content types, contracts, tasks.
 import { startTestServer, type TestServer } from './support/server';
 import { client } from './support/http';
-import { createWorkspace, createUser, setupWorkspace, uniqueName } from './support/fixtures';
+import { createWorkspace, createUser, setupWorkspace, uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -9,7 +9,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 describe('authentication of the management API', () => {
   it.each([
@@ -40,16 +39,7 @@ describe('workspaces', () => {
     const name = uniqueName();
     const res = await s.admin.post('/admin/v1/workspaces', { name, locales: ['de-DE', 'en-US', 'de-DE'] });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({
-      name,
-      locales: ['en-US', 'de-DE'],
-      objects_enabled: true,
-      suspended: false,
-      auth_enabled: false,
-      auth_redirect_uris: [],
-      mail_from: null,
-      created_at: expect.stringMatching(TIMESTAMP),
-    });
+    expect(res.body).toEqual(newWorkspaceBody(name, ['en-US', 'de-DE']));
     const buckets = await s.admin.get(`/admin/v1/workspaces/${name}/buckets`);
     expect(buckets.body.data).toEqual([{ id: expect.any(Number), name: 'general', created_at: expect.stringMatching(TIMESTAMP) }]);
     expect((await s.admin.get(`/admin/v1/workspaces/${name}`)).body).toEqual(res.body);

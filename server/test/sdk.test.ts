@@ -5,13 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createAdminClient, createClient, isApiError, isValidationError, type AdminClient } from '../../sdk/src';
 import { contractFetch } from './support/contract';
-import { uniqueName } from './support/fixtures';
+import { uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
 const sdkDir = path.join(root, 'sdk');
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 let s: TestServer;
 let admin: AdminClient;
@@ -56,16 +55,7 @@ describe('the first five minutes', () => {
     const ws = await a.POST('/admin/v1/workspaces', { body: { name, locales: ['de-DE'], objects_enabled: true } });
     expect(ws.response.status).toBe(201);
     expect(ws.error).toBeUndefined();
-    expect(ws.data).toEqual({
-      name,
-      locales: ['en-US', 'de-DE'],
-      objects_enabled: true,
-      suspended: false,
-      auth_enabled: false,
-      auth_redirect_uris: [],
-      mail_from: null,
-      created_at: expect.stringMatching(TIMESTAMP),
-    });
+    expect(ws.data).toEqual(newWorkspaceBody(name, ['en-US', 'de-DE']));
 
     const user = await a.POST('/admin/v1/workspaces/{workspace}/users', {
       params: { path: { workspace: name } },

@@ -4,6 +4,21 @@ import type { client } from './http';
 
 type Admin = ReturnType<typeof client>;
 
+/** The wire format of timestamps. */
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** The body of a new workspace, for exact comparisons. */
+export const newWorkspaceBody = (name: string, locales = ['en-US']) => ({
+  name,
+  locales,
+  objects_enabled: true,
+  suspended: false,
+  auth_enabled: false,
+  auth_redirect_uris: [],
+  mail_from: null,
+  created_at: expect.stringMatching(TIMESTAMP),
+});
+
 export const uniqueName = (prefix = 'ws') => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 export async function createWorkspace(admin: Admin, body: Record<string, unknown> = {}) {
