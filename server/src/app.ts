@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import cors from '@koa/cors';
 import type { Config } from './config';
 import type { AppContext } from './context';
 import { Clock } from './clock';
@@ -60,6 +61,16 @@ export async function createKoa(app: AppContext): Promise<Koa> {
   const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
   koa.use(requestId);
   koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
+  // Browsers may call the public API from any page; which origins a key accepts is the key's own
+  // restriction (auth.ts), checked on the actual request. The management API is not for browsers.
+  const publicCors = cors({
+    origin: '*',
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id'],
+    exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition'],
+    maxAge: 600,
+  });
+  koa.use((ctx, next) => (ctx.path.startsWith('/api/') ? publicCors(ctx, next) : next()));
   koa.use(async (_ctx, next) => {
     await app.clock.refresh();
     return next();

@@ -110,6 +110,32 @@ describe('request IDs', () => {
   });
 });
 
+describe('CORS', () => {
+  it('answers a preflight on the public API and exposes the documented headers', async () => {
+    const res = await fetch(`${s.url}/api/v1/acme/api-key`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect(res.headers.get('access-control-allow-methods')).toContain('PATCH');
+  });
+
+  it('marks public responses, errors included, and leaves the management API alone', async () => {
+    const { workspace, key } = await setupWorkspace(s.admin, { origins: ['https://app.example.com'] });
+    const ok = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, { token: key.key, headers: { Origin: 'https://app.example.com' } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*');
+    expect(ok.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    const refused = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, { token: key.key, headers: { Origin: 'https://evil.example.com' } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    const admin = await request(s.url, 'GET', '/admin/v1/workspaces', { token: 'test-admin-token', headers: { Origin: 'https://app.example.com' } });
+    expect(admin.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
 describe('meta routes', () => {
   it('serves the bundled spec at /openapi.json', async () => {
     const res = await request(s.url, 'GET', '/openapi.json');
