@@ -8,6 +8,7 @@
 //   - TEST_EMBEDDED=1 runs the embedded mode even when PostgreSQL answers.
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
 import { spawnSync, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -47,7 +48,10 @@ execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 
 // PGlite loads its WebAssembly through a dynamic import, which jest's module sandbox runs only
 // with --experimental-vm-modules.
 const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
-const result = spawnSync(process.execPath, [...jestArgs, ...process.argv.slice(2)], {
+const resultsFile = path.join(root, '.cache', 'jest-results.json');
+mkdirSync(path.dirname(resultsFile), { recursive: true });
+rmSync(resultsFile, { force: true });
+const result = spawnSync(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile}`, ...process.argv.slice(2)], {
   stdio: 'inherit',
   cwd: root,
   env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },
@@ -60,5 +64,10 @@ if (mode === 'postgres') {
   const { rows } = await client.query(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`wsapi_${runId}_%`]);
   for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   await client.end();
+}
+// One plain closing line, whatever reads the log.
+if (existsSync(resultsFile)) {
+  const r = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
 }
 process.exit(result.status ?? 1);
