@@ -48,20 +48,29 @@ export type OpenApiDocument = {
 
 export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-export function loadDocument(file = path.join(generatedDir, 'openapi.json')): OpenApiDocument {
-  return JSON.parse(readFileSync(file, 'utf8')) as OpenApiDocument;
+let bundled: OpenApiDocument | undefined;
+
+/** The bundled document, read once. */
+export function loadDocument(): OpenApiDocument {
+  bundled ??= JSON.parse(readFileSync(path.join(generatedDir, 'openapi.json'), 'utf8')) as OpenApiDocument;
+  return bundled;
 }
 
-/** Follows a local `$ref` (`#/components/...`) to the object and pointer it names. */
-function deref(doc: OpenApiDocument, value: unknown, pointer: string): { value: Record<string, unknown>; pointer: string } {
+/** The node at a JSON pointer (`/paths/~1health/get`). */
+export function resolvePointer(doc: OpenApiDocument, pointer: string): Record<string, unknown> {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Record<string, unknown>;
+}
+
+/** Follows local `$ref`s (`#/components/...`) to the object and the pointer it names. */
+export function deref(doc: OpenApiDocument, value: unknown, pointer: string): { value: Record<string, unknown>; pointer: string } {
   let v = value as Record<string, unknown>;
   let p = pointer;
   while (v && typeof v.$ref === 'string') {
     p = (v.$ref as string).slice(1);
-    v = p
-      .split('/')
-      .slice(1)
-      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Record<string, unknown>;
+    v = resolvePointer(doc, p);
   }
   return { value: v, pointer: p };
 }

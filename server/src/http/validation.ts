@@ -5,7 +5,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { validationFailed, notFound, type FieldErrors } from './errors';
-import { escapePointer, type OpenApiDocument, type OperationSpec } from './spec';
+import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
 
 const DOC_ID = 'openapi.json';
 
@@ -178,21 +178,10 @@ export class SpecValidator {
 
   /** For the contract test: is `status` documented for the operation, and does `body` match it? */
   validateResponse(op: OperationSpec, status: number, contentType: string | undefined, body: unknown): string[] {
-    const responses = op.responsesPointer
-      .split('/')
-      .slice(1)
-      .reduce<unknown>((n, k) => (n as Record<string, unknown>)[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc) as Record<string, unknown>;
-    const key = String(status) in responses ? String(status) : `${String(status)[0]}XX` in responses ? `${String(status)[0]}XX` : 'default';
-    if (!(key in responses)) return [`status ${status} is not documented for ${op.operationId}`];
-    let response = responses[key] as Record<string, unknown>;
-    let pointer = `${op.responsesPointer}/${escapePointer(key)}`;
-    if (typeof response.$ref === 'string') {
-      pointer = (response.$ref as string).slice(1);
-      response = pointer
-        .split('/')
-        .slice(1)
-        .reduce<unknown>((n, k) => (n as Record<string, unknown>)[k], this.doc) as Record<string, unknown>;
-    }
+    const responses = resolvePointer(this.doc, op.responsesPointer);
+    const key = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => k in responses);
+    if (!key) return [`status ${status} is not documented for ${op.operationId}`];
+    const { value: response, pointer } = deref(this.doc, responses[key], `${op.responsesPointer}/${escapePointer(key)}`);
     const content = response.content as Record<string, unknown> | undefined;
     if (!content) return body === undefined || body === '' ? [] : [`${op.operationId} ${status} documents no body`];
     const media = (contentType ?? '').split(';')[0].trim();
