@@ -16,7 +16,14 @@ const root = path.resolve(import.meta.dirname, '..');
 const check = process.argv.includes('--check');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NODE_NO_WARNINGS: '1' };
-const run = (cmd, args) => execFileSync(bin(cmd), args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (cmd, args) => {
+  try {
+    return execFileSync(bin(cmd), args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    process.stderr.write(`${cmd} failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    process.exit(1);
+  }
+};
 
 const out = check ? mkdtempSync(path.join(tmpdir(), 'wsapi-gen-')) : root;
 const target = (rel) => {

@@ -25,7 +25,12 @@ import { bucketHandlers } from './admin/buckets';
 import { contentTypeHandlers } from './admin/content-types';
 import { contractHandlers } from './admin/contracts';
 import { operationHandlers } from './admin/operations';
+import { webhookHandlers } from './admin/webhooks';
+import { logHandlers } from './admin/logs';
 import { metaHandlers } from './public/meta';
+import { JobQueue } from './jobs/queue';
+import { Scheduler } from './jobs/scheduler';
+import { requestLog } from './http/request-log';
 import { apiKeyInfoHandlers } from './public/api-key';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
@@ -39,6 +44,8 @@ const allHandlers: HandlerSet = {
   ...contentTypeHandlers,
   ...contractHandlers,
   ...operationHandlers,
+  ...webhookHandlers,
+  ...logHandlers,
 };
 
 function registerTasks(tasks: TaskRegistry): TaskRegistry {
@@ -60,6 +67,7 @@ export async function createKoa(app: AppContext): Promise<Koa> {
 
   const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
   koa.use(requestId);
+  koa.use(requestLog(app));
   koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
   // Browsers may call the public API from any page; which origins a key accepts is the key's own
   // restriction (auth.ts), checked on the actual request. The management API is not for browsers.
@@ -85,14 +93,19 @@ export async function createKoa(app: AppContext): Promise<Koa> {
 export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {
   const db: Database = await openDatabase(config);
   await migrate(db);
-  return {
+  const jobs = new JobQueue(db, log);
+  await jobs.start();
+  const app = {
     config,
     db,
     clock: new Clock(db, config.testClock),
     rateLimits: new RateLimits(config, db),
     tasks: registerTasks(new TaskRegistry()),
     log,
-  };
+    jobs,
+  } as AppContext;
+  app.scheduler = new Scheduler(app);
+  return app;
 }
 
 /** Starts the server; `close()` stops accepting, lets in-flight requests finish, then closes the database. */
@@ -113,6 +126,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  await app.scheduler.start();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -127,6 +141,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await done;
         clearInterval(sweep);
         clearTimeout(timer);
+        await app.scheduler.stop();
+        await app.jobs.stop();
         await app.rateLimits.close();
         await app.db.close();
       })();

@@ -36,6 +36,10 @@ export interface Config {
   rateLimits: RateLimitConfig;
   /** Milliseconds a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number;
+  /** How often each process's scheduler looks for due periods, events and deliveries. */
+  schedulerTickMs: number;
+  /** A webhook delivery that gets no answer within this many milliseconds has failed. */
+  webhookTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,5 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
       keyInfoPerMinute: integer(env, 'RATE_LIMIT_KEY_INFO_PER_MINUTE', 60, 1),
     },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+    schedulerTickMs: integer(env, 'SCHEDULER_TICK_MS', 1_000, 50),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
   };
 }

@@ -5,6 +5,8 @@ import type { Clock } from './clock';
 import type { RateLimits } from './http/rate-limit';
 import type { TaskRegistry } from './tasks';
 import type { Logger } from './lib/logger';
+import type { JobQueue } from './jobs/queue';
+import type { Scheduler } from './jobs/scheduler';
 
 export interface AppContext {
   config: Config;
@@ -13,4 +15,6 @@ export interface AppContext {
   rateLimits: RateLimits;
   tasks: TaskRegistry;
   log: Logger;
+  jobs: JobQueue;
+  scheduler: Scheduler;
 }

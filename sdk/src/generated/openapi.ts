@@ -464,6 +464,198 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List subscriptions
+         * @description The workspace's webhook subscriptions by ID, without their secrets.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe to events
+         * @description Creates a subscription of the workspace. Each event the workspace publishes after commit and
+         *     whose name is in `events` (or `events` is `["*"]`) is delivered to `url` as a
+         *     `WebhookEvent` body signed with `secret` (see the Webhooks section). Events of other
+         *     workspaces are never delivered to it.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unsubscribe
+         * @description Deletes the subscription and its delivery log; pending deliveries are not sent.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the delivery log
+         * @description The subscription's deliveries, newest first: one per event, with the number of attempts, the
+         *     status of the last answer and, while pending, when the next attempt is due (server clock).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/webhooks/{id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a ping
+         * @description Queues a `ping` event (`data: {webhook_id}`) to this subscription alone, whatever its
+         *     filter, and answers at once; the delivery follows the usual rules and appears in the log.
+         */
+        post: operations["pingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/request-logs": {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read request logs
+         * @description The workspace's public API requests, newest first: every request that reached an existing
+         *     workspace with a key of that workspace (refused ones included), with the bytes received
+         *     (`upload_size`) and sent (`response_size`).
+         */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/audit": {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read audit records
+         * @description What was done in the workspace and by whom, newest first: entry deletions and other content
+         *     operations the documents name, and the management operations on keys and subscriptions.
+         */
+        get: operations["listAuditRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/tasks/{task}": {
         parameters: {
             query?: never;
@@ -526,7 +718,32 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event delivery (sent to your URL)
+         * @description What a subscriber receives for every event it subscribed to: a JSON `POST` after the change
+         *     committed. Verify `X-Webhook-Signature` (`sha256=` and the hex HMAC-SHA256 of the raw body
+         *     with the subscription's secret; the SDK's `verifyWebhookSignature` does it) and
+         *     de-duplicate by `id`: retries (after 10 s, 20 s, 40 s, ..., at most 8 attempts) send the
+         *     same body. Answer with any 2xx within 10 seconds; anything else is a failed attempt.
+         */
+        post: operations["receiveEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1013,6 +1230,139 @@ export interface components {
         };
         /**
          * @example {
+         *       "id": 1,
+         *       "url": "https://hooks.example.com/workspace",
+         *       "events": [
+         *         "file.created",
+         *         "entry.deleted"
+         *       ],
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Webhook: {
+            id: number;
+            url: string;
+            events: string[];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), and `ping`.
+         * @enum {string}
+         */
+        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "ping";
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/workspace",
+         *       "events": [
+         *         "file.created",
+         *         "entry.deleted"
+         *       ],
+         *       "secret": "s3cr3t-value"
+         *     }
+         */
+        WebhookCreate: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed (http or https).
+             */
+            url: string;
+            /** @description Event names to receive, or `["*"]` for all. */
+            events: (components["schemas"]["EventName"] | "*")[];
+            /** @description Key of the `X-Webhook-Signature` HMAC. Never returned. */
+            secret: string;
+        };
+        /**
+         * @description One event for one subscription, with its attempts so far.
+         * @example {
+         *       "id": 12,
+         *       "event_id": "5b0e8c2e-4c1e-4d5e-9f3b-2f6a1c9d8e7f",
+         *       "event": "ping",
+         *       "status": "delivered",
+         *       "attempts": 4,
+         *       "response_status": 200,
+         *       "last_error": null,
+         *       "next_attempt_at": null,
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-22T20:16:13.540000Z"
+         *     }
+         */
+        WebhookDelivery: {
+            id: number;
+            /**
+             * Format: uuid
+             * @description The `id` of the delivered body; the same on every attempt.
+             */
+            event_id: string;
+            event: components["schemas"]["EventName"];
+            /**
+             * @description `pending` until a 2xx answer (`delivered`) or the eighth failed attempt (`failed`).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** @description HTTP status of the last attempt; null when it got no answer. */
+            response_status: number | null;
+            /** @description Why the last attempt failed; null after success. */
+            last_error: string | null;
+            /** @description When a pending delivery is tried next (server clock); null otherwise. */
+            next_attempt_at: components["schemas"]["Timestamp"] | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "event_id": "5b0e8c2e-4c1e-4d5e-9f3b-2f6a1c9d8e7f",
+         *       "delivery_id": 12
+         *     }
+         */
+        WebhookPing: {
+            /** Format: uuid */
+            event_id: string;
+            delivery_id: number;
+        };
+        /**
+         * @example {
+         *       "method": "GET",
+         *       "path": "/api/v1/acme/api-key",
+         *       "status": 200,
+         *       "upload_size": 0,
+         *       "response_size": 187,
+         *       "api_key_id": 3,
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        RequestLog: {
+            method: string;
+            /** @description The request path without its query string. */
+            path: string;
+            status: number;
+            /** @description Bytes received (decoded file bytes on uploads). */
+            upload_size: number;
+            /** @description Bytes sent in the response body. */
+            response_size: number;
+            api_key_id: number | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "event": "api_key.created",
+         *       "entry_id": null,
+         *       "object_id": null,
+         *       "actor": "admin",
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        AuditRecord: {
+            /** @description What happened, for example `entry.deleted`, `api_key.created`, `api_key.deleted`, `webhook.created`, `webhook.deleted`. */
+            event: string;
+            entry_id: string | null;
+            object_id: number | null;
+            /** @description `admin` for the management API, `api_key:<id>` for an API key. */
+            actor: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
          *       "task": "rate-limits:prune",
          *       "processed": 12
          *     }
@@ -1040,6 +1390,27 @@ export interface components {
             advance_seconds?: number;
             /** Format: date-time */
             now?: string;
+        };
+        /**
+         * @description The body of every delivery, `POST`ed as JSON with
+         *     `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the raw body with the subscription's secret>`,
+         *     `X-Webhook-Event` (the event name) and `X-Webhook-Id` (the event `id`). It is sent after the
+         *     change commits; a failed delivery (no answer within 10 s, or a non-2xx status) is retried after
+         *     10 s, 20 s, 40 s and so on, at most 8 attempts, each with the same body: de-duplicate by `id`.
+         */
+        WebhookEvent: {
+            /**
+             * Format: uuid
+             * @description The event's ID, the same on every attempt.
+             */
+            id: string;
+            event: components["schemas"]["EventName"];
+            workspace: components["schemas"]["WorkspaceName"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description What happened; its shape depends on the event. */
+            data: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: {
@@ -1171,6 +1542,13 @@ export interface components {
          * @example blog
          */
         Bucket: string;
+        /**
+         * @description Subscription ID.
+         * @example 1
+         */
+        WebhookId: number;
+        /** @description Number of rows, 1 to 100; default 50. */
+        Limit: number;
     };
     requestBodies: never;
     headers: {
@@ -1917,6 +2295,243 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The subscription (without its secret). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    pingWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Subscription ID.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPing"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RequestLog"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    listAuditRecords: {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditRecord"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
     runTask: {
         parameters: {
             query?: never;
@@ -2017,6 +2632,53 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    receiveEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. */
+                "X-Webhook-Signature": string;
+                /** @description The event name (also in the body). */
+                "X-Webhook-Event": components["schemas"]["EventName"];
+                /** @description The event `id` (also in the body). */
+                "X-Webhook-Id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "5b0e8c2e-4c1e-4d5e-9f3b-2f6a1c9d8e7f",
+                 *       "event": "ping",
+                 *       "workspace": "acme",
+                 *       "created_at": "2026-11-22T20:15:03.120000Z",
+                 *       "data": {
+                 *         "webhook_id": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, or no answer within 10 seconds, is a failed attempt that is retried. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -3,6 +3,7 @@ import { handlers } from '../http/handlers';
 import { invalid, notFound } from '../http/errors';
 import { newApiKeySecret, sha256 } from '../lib/secrets';
 import { presentApiKey } from './presenters';
+import { ADMIN_ACTOR, recordAudit } from '../events/audit';
 import { requireWorkspace } from './lookup';
 
 export const apiKeyHandlers = handlers({
@@ -11,16 +12,21 @@ export const apiKeyHandlers = handlers({
     const user = await app.db.prisma.user.findFirst({ where: { id: body.user_id, workspaceId: workspace.id } });
     if (!user) throw invalid('user_id', 'The selected user_id is invalid.');
     const secret = newApiKeySecret();
-    const key = await app.db.prisma.apiKey.create({
-      data: {
-        workspaceId: workspace.id,
-        userId: user.id,
-        name: body.name,
-        abilities: body.abilities ?? [],
-        origins: body.origins ?? [],
-        keyHash: sha256(secret),
-        createdAt: app.clock.now(),
-      },
+    const now = app.clock.now();
+    const key = await app.db.prisma.$transaction(async (tx) => {
+      const created = await tx.apiKey.create({
+        data: {
+          workspaceId: workspace.id,
+          userId: user.id,
+          name: body.name,
+          abilities: body.abilities ?? [],
+          origins: body.origins ?? [],
+          keyHash: sha256(secret),
+          createdAt: now,
+        },
+      });
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.created', actor: ADMIN_ACTOR });
+      return created;
     });
     return { status: 201, body: { ...presentApiKey(key), key: secret } };
   },
@@ -33,8 +39,12 @@ export const apiKeyHandlers = handlers({
 
   async deleteApiKey({ params }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const res = await app.db.prisma.apiKey.deleteMany({ where: { id: params.id, workspaceId: workspace.id } });
-    if (res.count === 0) throw notFound();
+    const now = app.clock.now();
+    await app.db.prisma.$transaction(async (tx) => {
+      const res = await tx.apiKey.deleteMany({ where: { id: params.id, workspaceId: workspace.id } });
+      if (res.count === 0) throw notFound();
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.deleted', actor: ADMIN_ACTOR });
+    });
     return { status: 204 };
   },
 });

@@ -2,7 +2,7 @@
 // embedded PostgreSQL (PGlite in DATA_DIR). Everything above this module is engine-agnostic.
 import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { Pool, types as pgTypes } from 'pg';
+import { Pool, types as pgTypes, type QueryResult as PgResult } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -19,6 +19,8 @@ export interface SqlRunner {
   query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters). */
   exec(sql: string): Promise<void>;
+  /** Like `exec`, returning the rows of the script's last statement (pg-boss runs scripts). */
+  execReturning<T = Record<string, unknown>>(sql: string): Promise<QueryResult<T>>;
 }
 
 export interface Database extends SqlRunner {
@@ -50,6 +52,11 @@ async function openPostgres(url: string): Promise<Database> {
     },
     async exec(sql) {
       await client.query(sql);
+    },
+    async execReturning(sql) {
+      const res = (await client.query(sql)) as unknown as PgResult | PgResult[];
+      const last = Array.isArray(res) ? res[res.length - 1] : res;
+      return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
     },
   });
   return {
@@ -99,6 +106,11 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
     },
     async exec(sql: string) {
       await client.exec(sql);
+    },
+    async execReturning<T>(sql: string) {
+      const results = await client.exec(sql);
+      const last = results[results.length - 1];
+      return { rows: normalizeRows((last?.rows ?? []) as T[]), rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
     },
   });
   const db: Database = {

@@ -33,6 +33,9 @@ export async function authenticateApiKey(ctx: Context, db: Database, workspaceNa
   const workspace = await db.prisma.workspace.findUnique({ where: { name: workspaceName } });
   if (!workspace) throw notFound();
   if (key.workspaceId !== workspace.id) throw forbidden();
+  // From here on the request belongs to the workspace (request logs).
+  ctx.state.workspaceId = workspace.id;
+  ctx.state.apiKeyId = key.id;
   if (workspace.suspended) throw forbidden(MESSAGES.suspended);
   if (key.origins.length > 0 && !key.origins.includes(ctx.get('Origin'))) throw forbidden();
   return {

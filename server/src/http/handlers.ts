@@ -35,8 +35,11 @@ export interface HandlerRequest<Op extends OperationId> {
 
 export type Handler<Op extends OperationId> = (req: HandlerRequest<Op>, app: AppContext) => Promise<Reply<Op>>;
 
-/** A complete set: TypeScript fails the build when an operation of the spec has no handler. */
-export type HandlerSet = { [Op in OperationId]: Handler<Op> };
+/** Operations of the spec's `webhooks` section: requests the server sends, not routes. */
+type OutgoingOperationId = 'receiveEvent';
+
+/** A complete set: TypeScript fails the build when a route of the spec has no handler. */
+export type HandlerSet = { [Op in Exclude<OperationId, OutgoingOperationId>]: Handler<Op> };
 
 /** Declares a group of handlers with their types checked against the spec. */
 export const handlers = <Ops extends OperationId>(set: { [Op in Ops]: Handler<Op> }) => set;

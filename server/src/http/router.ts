@@ -9,7 +9,7 @@ import { HttpError, MESSAGES, notFound } from './errors';
 import { hasNul } from './validation';
 import type { OperationSpec } from './spec';
 import type { SpecValidator } from './validation';
-import type { HandlerSet, OperationId } from './handlers';
+import type { HandlerSet } from './handlers';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -43,7 +43,7 @@ function jsonBody(op: OperationSpec): Middleware {
 export function buildRouter(app: AppContext, operations: OperationSpec[], validator: SpecValidator, set: HandlerSet): Router {
   const router = new Router();
   for (const op of operations) {
-    const handler = set[op.operationId as OperationId] as unknown as (req: unknown, app: AppContext) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
+    const handler = (set as Record<string, unknown>)[op.operationId] as (req: unknown, app: AppContext) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     const rateLimit = op.rateLimitGroup;
 
@@ -54,8 +54,8 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
         if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
         if (op.security === 'apiKey') {
           const principal = await authenticateApiKey(ctx, app.db, ctx.params.workspace);
-          authorize(principal, op.abilities, op.permissions);
           ctx.state.principal = principal;
+          authorize(principal, op.abilities, op.permissions);
           if (rateLimit) await app.rateLimits.consume(rateLimit, `key:${principal.keyId}`);
         }
         return next();

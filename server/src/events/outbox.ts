@@ -1,0 +1,89 @@
+// The event bus. A change publishes its events into `outbox_events` through its own transaction
+// (`publishEvent`), so a rolled-back change publishes nothing; after commit the dispatcher fans each
+// event out to the workspace's matching webhook subscriptions (`dispatchOutbox`), and the
+// deliveries are sent by webhooks/deliver.ts. A delivery failure never touches the content.
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../generated/prisma/client';
+import type { AppContext } from '../context';
+import { formatTimestamp } from '../lib/time';
+
+export const EVENT_NAMES = ['file.created', 'file.deleted', 'entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'ping'] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export interface PublishedEvent {
+  workspaceId: number;
+  event: EventName;
+  data: Prisma.InputJsonValue;
+  /** Suppresses webhook delivery where the documents allow it (`skipWebhooks`). */
+  skipWebhooks?: boolean;
+}
+
+type TxClient = Pick<Prisma.TransactionClient, 'outboxEvent'>;
+
+/** Writes the event in the caller's transaction; returns its ID (the `id` subscribers see). */
+export async function publishEvent(tx: TxClient, now: Date, e: PublishedEvent): Promise<string> {
+  const id = randomUUID();
+  await tx.outboxEvent.create({
+    data: { id, workspaceId: e.workspaceId, event: e.event, data: e.data, skipWebhooks: e.skipWebhooks ?? false, createdAt: now },
+  });
+  return id;
+}
+
+/** The webhook body: `{id, event, workspace, created_at, data}`. */
+export function webhookPayload(id: string, event: string, workspace: string, createdAt: Date, data: unknown): string {
+  return JSON.stringify({ id, event, workspace, created_at: formatTimestamp(createdAt), data });
+}
+
+/**
+ * Runs `fn` in one Prisma transaction and wakes the dispatcher after it commits. The way for a
+ * feature to change content and publish its events together.
+ */
+export async function withEvents<T>(app: AppContext, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  const result = await app.db.prisma.$transaction(fn);
+  app.scheduler.kick();
+  return result;
+}
+
+interface OutboxRow {
+  id: string;
+  workspace_id: number;
+  workspace: string;
+  event: string;
+  data: unknown;
+  skip_webhooks: boolean;
+  created_at: Date;
+}
+
+/**
+ * Fans undispatched events out to matching subscriptions of their own workspace, creating one
+ * delivery each. Safe to run in several processes at once (rows are claimed with SKIP LOCKED).
+ * Returns how many events it dispatched.
+ */
+export async function dispatchOutbox(app: AppContext, batch = 100): Promise<number> {
+  return app.db.transaction(async (tx) => {
+    const { rows } = await tx.query<OutboxRow>(
+      `SELECT o.id, o.workspace_id, w.name AS workspace, o.event, o.data, o.skip_webhooks, o.created_at
+         FROM outbox_events o JOIN workspaces w ON w.id = o.workspace_id
+        WHERE o.dispatched_at IS NULL
+        ORDER BY o.created_at, o.id
+        LIMIT $1
+        FOR UPDATE OF o SKIP LOCKED`,
+      [batch],
+    );
+    if (rows.length === 0) return 0;
+    const now = app.clock.now();
+    for (const e of rows) {
+      if (e.skip_webhooks) continue;
+      const payload = webhookPayload(e.id, e.event, e.workspace, new Date(e.created_at), e.data);
+      await tx.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
+         SELECT id, $2, $3, $4, 'pending', 0, $5, $5, $5 FROM webhooks
+          WHERE workspace_id = $1 AND ($3 = ANY(events) OR '*' = ANY(events))
+         ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+        [e.workspace_id, e.id, e.event, payload, now],
+      );
+    }
+    await tx.query('UPDATE outbox_events SET dispatched_at = $2 WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id), now]);
+    return rows.length;
+  });
+}

@@ -1,0 +1,84 @@
+// The durable job queue: pg-boss on the application's own database (PostgreSQL, or PGlite in
+// process on the embedded default), so that every server process on one database shares the
+// work and a job outlives the process that took it. Due times of our own schedules (retries,
+// periods, publication) live in our own rows, computed from the server clock; jobs carry work.
+import PgBoss from 'pg-boss';
+import type { Database } from '../db/database';
+import type { Logger } from '../lib/logger';
+
+export type JobHandler<T> = (data: T) => Promise<void>;
+
+export interface JobOptions {
+  /** Insert the job through this connection, inside the caller's transaction. */
+  db?: Pick<Database, 'query'>;
+  /** At most one queued job per key (for example a task and its period). */
+  singletonKey?: string;
+  retryLimit?: number;
+  retryDelay?: number;
+  expireInSeconds?: number;
+}
+
+/** pg-boss runs its SQL through our connection: parameterised queries, or scripts without values. */
+function bossDb(db: Database): PgBoss.Db {
+  return {
+    executeSql: (text: string, values?: unknown[]) => (values && values.length ? db.query(text, values) : db.execReturning(text)),
+  };
+}
+
+export class JobQueue {
+  private readonly boss: PgBoss;
+  private started = false;
+  private readonly queues = new Set<string>();
+
+  constructor(
+    db: Database,
+    private readonly log: Logger,
+    private readonly pollingIntervalSeconds = 1,
+  ) {
+    // pg-boss's cron is not used (its schedule reads real time, not the server clock): the
+    // scheduler claims periods in its own rows and sends jobs.
+    this.boss = new PgBoss({ db: bossDb(db), schedule: false, supervise: true, migrate: true });
+    this.boss.on('error', (err) => this.log.error('job queue error', { error: String(err) }));
+  }
+
+  /** Creates or migrates pg-boss's schema (also done at build time in the embedded seed). */
+  async start(): Promise<void> {
+    if (this.started) return;
+    await this.boss.start();
+    this.started = true;
+  }
+
+  private async ensureQueue(name: string): Promise<void> {
+    if (this.queues.has(name)) return;
+    await this.boss.createQueue(name);
+    this.queues.add(name);
+  }
+
+  async send<T extends object>(name: string, data: T, options: JobOptions = {}): Promise<string | null> {
+    await this.ensureQueue(name);
+    const { db, ...rest } = options;
+    return this.boss.send(name, data, {
+      retryLimit: 3,
+      retryDelay: 5,
+      retryBackoff: true,
+      expireInSeconds: 300,
+      ...rest,
+      ...(db ? { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } } : {}),
+    });
+  }
+
+  /** Takes jobs of `name` in this process; a failed job is retried (by any process). */
+  async work<T extends object>(name: string, handler: JobHandler<T>): Promise<void> {
+    await this.ensureQueue(name);
+    await this.boss.work<T>(name, { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 1 }, async (jobs) => {
+      for (const job of jobs) await handler(job.data);
+    });
+  }
+
+  /** Stops taking jobs and waits for the running ones. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
+    this.started = false;
+  }
+}
