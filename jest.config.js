@@ -5,6 +5,8 @@ module.exports = {
   roots: ['<rootDir>/server/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
+  // The SDK's sources import with `.js` extensions (Node16 ESM-style); map them to the `.ts` files.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   cacheDirectory: '<rootDir>/.cache/jest',
   testTimeout: 60_000,
   maxWorkers: 2,

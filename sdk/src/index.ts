@@ -78,3 +78,5 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   const { adminToken, ...rest } = options;
   return client<AdminPaths>(rest, adminToken, 'adminToken');
 }
+
+export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';

@@ -8,7 +8,7 @@ import type { Config } from './config';
 import type { AppContext } from './context';
 import { Clock } from './clock';
 import { openDatabase, type Database } from './db/database';
-import { migrate } from './db/migrate';
+import { migrate, withSchemaLock } from './db/migrate';
 import { errorResponder, notFound } from './http/errors';
 import { requestId } from './http/request-id';
 import { RateLimits, pruneRateLimits } from './http/rate-limit';
@@ -94,7 +94,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   const db: Database = await openDatabase(config);
   await migrate(db);
   const jobs = new JobQueue(db, log);
-  await jobs.start();
+  await withSchemaLock(db, () => jobs.start());
   const app = {
     config,
     db,

@@ -10,6 +10,7 @@ import { spawnServer, ADMIN_TOKEN, type SpawnedServer } from './support/server';
 import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
 import { describeWithPostgres, testMode } from './support/env';
+import { startReceiver, eventually } from './support/receiver';
 
 if (testMode === 'pglite') console.log('multi-process tests skipped: they need a PostgreSQL server (embedded mode is one process)');
 
@@ -109,6 +110,61 @@ describeWithPostgres('several server processes on one database', () => {
     } finally {
       await Promise.all(servers.splice(0).map((s) => s.stop()));
       await fresh.drop();
+    }
+  });
+
+  it('runs a scheduled task once per period across two processes', async () => {
+    const tick = { TEST_CLOCK: '1', SCHEDULER_TICK_MS: '100' };
+    const [a, b] = await Promise.all([spawnTracked(tick), spawnTracked(tick)]);
+    const pg = await import('pg');
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const runs = async () =>
+      (await c.query(`SELECT period, attempts, runner, finished_at IS NOT NULL AS finished FROM task_runs WHERE task = 'rate-limits:prune' ORDER BY period`)).rows;
+    try {
+      const start = (await client(a.url, ADMIN_TOKEN).get('/admin/v1/clock')).body.now as string;
+      const periods = [0, 1, 2, 3].map((h) => new Date(new Date(start).getTime() + h * 3_600_000).toISOString().slice(0, 13));
+      for (let hour = 1; hour <= 3; hour++) {
+        await client(hour % 2 ? a.url : b.url, ADMIN_TOKEN).post('/admin/v1/clock', { advance_seconds: 3600 });
+        await eventually(async () => (await runs()).some((r) => r.period === periods[hour] && r.finished));
+      }
+      // Both processes had three more seconds to try again.
+      await new Promise((r) => setTimeout(r, 1_500));
+      const rows = (await runs()).filter((r) => periods.includes(r.period));
+      expect(rows.map((r) => [r.period, r.attempts, r.finished])).toEqual(periods.map((p) => [p, 1, true]));
+      expect(rows.every((r) => typeof r.runner === 'string' && r.runner.includes(':'))).toBe(true);
+    } finally {
+      await c.query(`TRUNCATE task_runs`);
+      await c.end();
+      await client(b.url, ADMIN_TOKEN).delete('/admin/v1/clock');
+    }
+  });
+
+  it('retries, from another process, a delivery whose process was killed in flight; the event id is kept', async () => {
+    // The first request never gets an answer: its process is killed while waiting.
+    const receiver = await startReceiver((i) => (i === 0 ? 'hang' : 200));
+    const env = { WEBHOOK_TIMEOUT_MS: '1000', SCHEDULER_TICK_MS: '100' };
+    try {
+      const a = await spawnTracked(env);
+      const admin = client(a.url, ADMIN_TOKEN);
+      const ws = await setupWorkspace(admin);
+      const hook = await admin.post(`/admin/v1/workspaces/${ws.workspace.name}/webhooks`, { url: receiver.url, events: ['*'], secret: 'a-long-enough-secret' });
+      const ping = await admin.post(`/admin/v1/workspaces/${ws.workspace.name}/webhooks/${hook.body.id}/ping`);
+      await receiver.waitFor(1);
+      a.process.kill('SIGKILL');
+      await a.exited;
+      const b = await spawnTracked(env);
+      const [first, second] = await receiver.waitFor(2, 20_000);
+      expect(first.body.id).toBe(ping.body.event_id);
+      expect(second.body.id).toBe(ping.body.event_id);
+      expect(second.raw).toBe(first.raw);
+      const log = await eventually(async () => {
+        const d = (await client(b.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${ws.workspace.name}/webhooks/${hook.body.id}/deliveries`)).body.data[0];
+        return d.status === 'delivered' && d;
+      });
+      expect(log).toMatchObject({ event_id: ping.body.event_id, status: 'delivered', attempts: 2, response_status: 200 });
+    } finally {
+      await receiver.close();
     }
   });
 

@@ -5,6 +5,7 @@ import { client } from './support/http';
 import { createWorkspace, setupWorkspace, TIMESTAMP } from './support/fixtures';
 import { startReceiver, eventually, type Receiver } from './support/receiver';
 import { publishEvent, withEvents } from '../src/events/outbox';
+import { parseWebhookEvent, verifyWebhookSignature } from '../../sdk/src';
 
 let s: TestServer;
 const receivers: Receiver[] = [];
@@ -88,6 +89,14 @@ describe('delivery', () => {
     expect(got.headers['x-webhook-event']).toBe('ping');
     expect(got.headers['x-webhook-id']).toBe(ping.body.event_id);
     expect(got.headers['x-webhook-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(got.raw).digest('hex')}`);
+    // The SDK's helper accepts the real delivery and refuses a tampered one or a wrong secret.
+    const signature = got.headers['x-webhook-signature'] as string;
+    expect(await parseWebhookEvent(got.raw, signature, SECRET)).toEqual(got.body);
+    expect(await verifyWebhookSignature(new TextEncoder().encode(got.raw), signature, SECRET)).toBe(true);
+    expect(await verifyWebhookSignature(got.raw.replace('ping', 'pong'), signature, SECRET)).toBe(false);
+    expect(await verifyWebhookSignature(got.raw, signature, 'another-secret')).toBe(false);
+    expect(await verifyWebhookSignature(got.raw, undefined, SECRET)).toBe(false);
+    await expect(parseWebhookEvent(got.raw, 'sha256=00', SECRET)).rejects.toThrow('invalid webhook signature');
     const log = await eventually(async () => {
       const d = await deliveries(ws.name, hook.id);
       return d[0]?.status === 'delivered' && d;

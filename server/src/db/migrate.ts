@@ -37,6 +37,19 @@ export function readMigrations(dir = migrationsDir): Migration[] {
     });
 }
 
+/**
+ * Runs `fn` while holding the migration lock, so that schema work outside our migrations (the job
+ * queue's own schema) is done by one starting process at a time. PGlite has one process only.
+ */
+export async function withSchemaLock<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  if (db.kind === 'pglite') return fn();
+  // The lock is held by a transaction on one connection while `fn` uses others of the pool.
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    return fn();
+  });
+}
+
 /** Returns the names of the migrations applied by this call. */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
   return db.transaction(async (tx) => {
