@@ -34,7 +34,7 @@ function recordingFetch() {
 /** A workspace with a creator and a key, made through the SDK. */
 async function setup() {
   const name = uniqueName();
-  const ws = await admin.POST('/admin/v1/workspaces', { body: { name, objects_enabled: true } });
+  const ws = await admin.POST('/admin/v1/workspaces', { body: { name } });
   const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
     params: { path: { workspace: name } },
     body: { email: `${uniqueName('ed')}@example.com`, permissions: ['view-file'] },
@@ -52,7 +52,7 @@ describe('the first five minutes', () => {
     const a = createAdminClient({ baseUrl: `${s.url}/`, adminToken: ADMIN_TOKEN, fetch: adminFetch.fetch });
     const name = uniqueName();
 
-    const ws = await a.POST('/admin/v1/workspaces', { body: { name, locales: ['de-DE'], objects_enabled: true } });
+    const ws = await a.POST('/admin/v1/workspaces', { body: { name, locales: ['de-DE'] } });
     expect(ws.response.status).toBe(201);
     expect(ws.error).toBeUndefined();
     expect(ws.data).toEqual(newWorkspaceBody(name, ['en-US', 'de-DE']));
@@ -118,7 +118,7 @@ describe('the first five minutes', () => {
 describe('errors', () => {
   it('returns a 422 as a typed `error` with `errors` by field', async () => {
     const { name } = await setup();
-    const dup = await admin.POST('/admin/v1/workspaces', { body: { name, objects_enabled: true } });
+    const dup = await admin.POST('/admin/v1/workspaces', { body: { name } });
     expect(dup.response.status).toBe(422);
     expect(dup.data).toBeUndefined();
     expect(dup.error).toEqual({ message: 'The name has already been taken.', errors: { name: ['The name has already been taken.'] } });
