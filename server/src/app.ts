@@ -61,8 +61,9 @@ export interface RunningServer {
 export async function createKoa(app: AppContext): Promise<Koa> {
   const doc = loadDocument();
   const operations = readOperations(doc);
+  // Operations compile their validators on first use (about 10 ms each, off the start-up path);
+  // the test suite sends every operation through them.
   const validator = new SpecValidator(doc);
-  validator.warmUp(operations);
   const router = buildRouter(app, operations, validator, allHandlers);
 
   const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
@@ -94,7 +95,6 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   const db: Database = await openDatabase(config);
   await migrate(db);
   const jobs = new JobQueue(db, log);
-  await withSchemaLock(db, () => jobs.start());
   const app = {
     config,
     db,
@@ -126,7 +126,15 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  await app.scheduler.start();
+  // The job queue and the scheduler start one tick after the server answers: on the embedded
+  // database their queries run on this thread, and the first requests should not wait for them.
+  // `send`/`work` of the queue wait for its start themselves.
+  let background: Promise<void> | undefined;
+  const delay = setTimeout(() => {
+    background = withSchemaLock(app.db, () => app.jobs.start())
+      .then(() => app.scheduler.start())
+      .catch((err) => app.log.error('job queue failed to start', { error: err instanceof Error ? err.stack : String(err) }));
+  }, config.schedulerTickMs);
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -141,6 +149,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await done;
         clearInterval(sweep);
         clearTimeout(timer);
+        clearTimeout(delay);
+        await background;
         await app.scheduler.stop();
         await app.jobs.stop();
         await app.rateLimits.close();

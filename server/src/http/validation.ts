@@ -146,11 +146,6 @@ export class SpecValidator {
     return c;
   }
 
-  /** Compiles every operation now, so that a broken schema fails at start-up, not on a request. */
-  warmUp(ops: OperationSpec[]): void {
-    ops.forEach((op) => this.compile(op));
-  }
-
   /**
    * Validates and coerces the request's parameters and JSON body in place. A path parameter that
    * does not fit its schema names no resource: `404`. Anything else invalid: `422`.

@@ -27,6 +27,7 @@ function bossDb(db: Database): PgBoss.Db {
 
 export class JobQueue {
   private readonly boss: PgBoss;
+  private starting?: Promise<void>;
   private started = false;
   private readonly queues = new Set<string>();
 
@@ -41,14 +42,19 @@ export class JobQueue {
     this.boss.on('error', (err) => this.log.error('job queue error', { error: String(err) }));
   }
 
-  /** Creates or migrates pg-boss's schema (also done at build time in the embedded seed). */
-  async start(): Promise<void> {
-    if (this.started) return;
-    await this.boss.start();
-    this.started = true;
+  /**
+   * Creates or migrates pg-boss's schema (also done at build time in the embedded seed) and starts
+   * its maintenance. Idempotent; `send` and `work` wait for it.
+   */
+  start(): Promise<void> {
+    this.starting ??= this.boss.start().then(() => {
+      this.started = true;
+    });
+    return this.starting;
   }
 
   private async ensureQueue(name: string): Promise<void> {
+    await this.start();
     if (this.queues.has(name)) return;
     await this.boss.createQueue(name);
     this.queues.add(name);
@@ -77,6 +83,7 @@ export class JobQueue {
 
   /** Stops taking jobs and waits for the running ones. */
   async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
     if (!this.started) return;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
     this.started = false;
