@@ -140,6 +140,38 @@ describeWithPostgres('several server processes on one database', () => {
     }
   });
 
+  it('runs a job queued by a process that then died, in another process', async () => {
+    // This test process plays the server that queued the run of a period and crashed.
+    const { openDatabase } = await import('../src/db/database');
+    const { JobQueue } = await import('../src/jobs/queue');
+    const { TASK_JOB } = await import('../src/jobs/scheduler');
+    const { createLogger } = await import('../src/lib/logger');
+    const { migrate } = await import('../src/db/migrate');
+    const dead = await openDatabase({ databaseUrl: db.url, dataDir: db.dataDir });
+    await migrate(dead);
+    const queue = new JobQueue(dead, createLogger('silent'));
+    await queue.start();
+    await dead.query(`INSERT INTO task_runs (task, period, claimed_at) VALUES ('rate-limits:prune', 'crashed-period', now())`);
+    await queue.send(TASK_JOB, { task: 'rate-limits:prune', period: 'crashed-period' });
+    await queue.stop();
+    await dead.close();
+
+    const b = await spawnTracked({ SCHEDULER_TICK_MS: '100' });
+    const pg = await import('pg');
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const row = await eventually(async () => {
+        const { rows } = await c.query(`SELECT attempts, runner, finished_at FROM task_runs WHERE period = 'crashed-period'`);
+        return rows[0]?.finished_at && rows[0];
+      });
+      expect(row.attempts).toBe(1);
+      expect(row.runner).toMatch(new RegExp(`:${b.process.pid}$`));
+    } finally {
+      await c.end();
+    }
+  });
+
   it('retries, from another process, a delivery whose process was killed in flight; the event id is kept', async () => {
     // The first request never gets an answer: its process is killed while waiting.
     const receiver = await startReceiver((i) => (i === 0 ? 'hang' : 200));
