@@ -33,6 +33,8 @@ export interface Config {
   objectsEnabled: boolean;
   testClock: boolean;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key, so that deployments can share one Redis. */
+  redisPrefix: string;
   rateLimits: RateLimitConfig;
   /** Milliseconds a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number;
@@ -105,6 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     objectsEnabled: boolean(env, 'OBJECTS_ENABLED', true),
     testClock,
     redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX || 'workspace-api',
     rateLimits: {
       enabled: boolean(env, 'RATE_LIMIT_ENABLED', appEnv === 'production'),
       entriesPerMinute: integer(env, 'RATE_LIMIT_ENTRIES_PER_MINUTE', 500, 1),

@@ -37,7 +37,7 @@ export class RateLimits {
       this.limiters.set(
         group,
         this.redis
-          ? new RateLimiterRedis({ ...opts, storeClient: this.redis })
+          ? new RateLimiterRedis({ ...opts, keyPrefix: `${config.redisPrefix}:${group}`, storeClient: this.redis })
           : new RateLimiterPostgres({ ...opts, storeClient, storeType: 'client', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false }),
       );
     }
