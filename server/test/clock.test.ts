@@ -1,6 +1,7 @@
 // The test clock of the management API.
 import { startTestServer, type TestServer } from './support/server';
 import { createWorkspace } from './support/fixtures';
+import { loadConfig } from '../src/config';
 
 const seconds = (iso: string) => new Date(iso).getTime() / 1000;
 
@@ -89,7 +90,6 @@ describe('without TEST_CLOCK', () => {
 
 describe('configuration', () => {
   it('refuses TEST_CLOCK=1 in production', async () => {
-    const { loadConfig } = await import('../src/config');
     expect(() => loadConfig({ TEST_CLOCK: '1', APP_ENV: 'production', ADMIN_TOKEN: 'x', APP_KEY: 'y' })).toThrow(/TEST_CLOCK/);
   });
 });

@@ -11,6 +11,11 @@ import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
 import { describeWithPostgres, testMode } from './support/env';
 import { startReceiver, eventually } from './support/receiver';
+import { openDatabase } from '../src/db/database';
+import { migrate } from '../src/db/migrate';
+import { JobQueue } from '../src/jobs/queue';
+import { TASK_JOB } from '../src/jobs/scheduler';
+import { createLogger } from '../src/lib/logger';
 
 if (testMode === 'pglite') console.log('multi-process tests skipped: they need a PostgreSQL server (embedded mode is one process)');
 
@@ -145,11 +150,6 @@ describeWithPostgres('several server processes on one database', () => {
 
   it('runs a job queued by a process that then died, in another process', async () => {
     // This test process plays the server that queued the run of a period and crashed.
-    const { openDatabase } = await import('../src/db/database');
-    const { JobQueue } = await import('../src/jobs/queue');
-    const { TASK_JOB } = await import('../src/jobs/scheduler');
-    const { createLogger } = await import('../src/lib/logger');
-    const { migrate } = await import('../src/db/migrate');
     const dead = await openDatabase({ databaseUrl: db.url, dataDir: db.dataDir });
     await migrate(dead);
     const queue = new JobQueue(dead, createLogger('silent'));
