@@ -31,6 +31,8 @@ import { metaHandlers } from './public/meta';
 import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
 import { requestLog } from './http/request-log';
+import { fileHandlers } from './files/routes';
+import { applyUsage, createStorage, pruneStorage, USAGE_JOB } from './files/service';
 import { apiKeyInfoHandlers } from './public/api-key';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
@@ -46,10 +48,13 @@ const allHandlers: HandlerSet = {
   ...operationHandlers,
   ...webhookHandlers,
   ...logHandlers,
+  ...fileHandlers,
 };
 
 function registerTasks(tasks: TaskRegistry): TaskRegistry {
-  return tasks.register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) });
+  return tasks
+    .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
+    .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage });
 }
 
 export interface RunningServer {
@@ -67,6 +72,12 @@ export async function createKoa(app: AppContext): Promise<Koa> {
   const router = buildRouter(app, operations, validator, allHandlers);
 
   const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  // A client that goes away mid-download is not a server error.
+  const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET', 'ECONNABORTED']);
+  koa.silent = true;
+  koa.on('error', (err: NodeJS.ErrnoException) => {
+    if (!CLIENT_GONE.has(err.code ?? '')) app.log.error('response failed', { error: err.stack ?? String(err) });
+  });
   koa.use(requestId);
   koa.use(requestLog(app));
   koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
@@ -103,8 +114,10 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     tasks: registerTasks(new TaskRegistry()),
     log,
     jobs,
+    storage: createStorage(config),
   } as AppContext;
   app.scheduler = new Scheduler(app);
+  jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   return app;
 }
 

@@ -7,6 +7,7 @@ import type { TaskRegistry } from './tasks';
 import type { Logger } from './lib/logger';
 import type { JobQueue } from './jobs/queue';
 import type { Scheduler } from './jobs/scheduler';
+import type { Storage } from './files/storage';
 
 export interface AppContext {
   config: Config;
@@ -17,4 +18,5 @@ export interface AppContext {
   log: Logger;
   jobs: JobQueue;
   scheduler: Scheduler;
+  storage: Storage;
 }

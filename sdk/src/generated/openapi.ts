@@ -95,6 +95,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file
+         * @description Uploads a file of the workspace in the URL: `multipart/form-data` with exactly one file in
+         *     the part named `file` (at most 250 MiB: 262,144,000 bytes), or `application/json` with the
+         *     JSON upload body (at most 150 MiB decoded). The body is streamed to storage, never held in
+         *     memory. A missing, second, misnamed or empty file part, invalid base64, or a base64 body over
+         *     150 MiB decoded is a `422` on `file`; a multipart body over 250 MiB is a `413`. URL
+         *     imports are not supported.
+         *
+         *     Installers (`.exe`, `.dmg`, `.apk`) are accepted when their content is what the
+         *     extension says: a Windows executable (`MZ`), a ZIP with `classes.dex` (APK), a disk image
+         *     whose final 512-byte trailer starts with the UDIF `koly` signature (a compressed `.dmg`
+         *     detected as `application/zlib` needs it too). The declared type is never trusted for that.
+         *     Identical content is stored once. The upload dispatches `file.created`.
+         *
+         *     Usage: a successful upload adds the stored bytes plus the response bytes to the workspace's
+         *     bandwidth (base64 counts decoded bytes); a rejected one adds only its response bytes. Request
+         *     logs keep `upload_size` and `response_size`. Metrics appear after queued jobs run.
+         *
+         *     Key ability `files:write` (or `*`), creator permission `create-file`. Rate limit: 60 per
+         *     minute per API key (`RATE_LIMIT_FILE_UPLOADS_PER_MINUTE`).
+         */
+        post: operations["uploadFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/files/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read file details or refresh temporary URLs
+         * @description The file object with fresh `temporary_url` and `temporary_image_url`, both valid
+         *     `expires_in` seconds (30 to 600, default 600; never clamped: anything else is a `422` on
+         *     `expires_in`) on the server clock. Files of other workspaces, user-owned files and missing
+         *     files are a `404`. The response is private and not cacheable. Adding `expires_in` to an
+         *     already issued signed URL breaks its signature; a shorter lifetime revokes nothing issued.
+         *
+         *     Key ability `files:read` (or `*`), creator permission `view-file`. Rate limit: 1200 per
+         *     minute per API key (`RATE_LIMIT_FILES_PER_MINUTE`).
+         */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file
+         * @description Removes the file record and its references in attachment fields of every entry locale of
+         *     the workspace (a single attachment becomes `null`, a multiple one loses only this file) and
+         *     dispatches `file.deleted`. Its tokenized URL answers `404` from then on; content shared
+         *     with another file stays, unreferenced content is removed by the `files:prune-storage` task.
+         *     Temporary storage URLs already issued may work until they expire.
+         *
+         *     Key ability `files:delete` (or `*`; `files:write` alone is not enough), creator
+         *     permission `delete-file`. Rate limit: 60 per minute per API key
+         *     (`RATE_LIMIT_FILE_DELETES_PER_MINUTE`).
+         */
+        delete: operations["deleteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/files/{file}/temporary": {
+        parameters: {
+            query?: {
+                /** @description The file's UUID, as issued. */
+                uuid?: string;
+                /** @description Expiry (Unix seconds), as issued. */
+                expires?: string;
+                /** @description The signature, as issued. */
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Temporary download
+         * @description The complete `temporary_url`, unchanged; no API key: the URL is a bearer credential until
+         *     `temporary_url_expires_at`. An expired, missing or modified signature (any changed or added
+         *     parameter, `expires_in` included) or a suspended workspace is a `403`; a deleted file,
+         *     missing stored content or another workspace is a `404`. Local storage streams the file;
+         *     `s3` storage answers `307` to a storage URL that expires at the same moment. Both send
+         *     `Cache-Control: private, no-store` and download-safe headers. Rate limit: shared per
+         *     workspace and file across its signed links (`RATE_LIMIT_FILES_PER_MINUTE`).
+         */
+        get: operations["downloadTemporaryFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/files/{file}/{uuid}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+                /** @description File UUID. */
+                uuid: string;
+                /** @description File access token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a file by tokenized URL
+         * @description The permanent `download_url`; no API key. A suspended workspace is a `403`; a file not in
+         *     the workspace, a wrong UUID/token pair or missing stored content is a `404`. Local storage
+         *     streams the original as `application/octet-stream` with download-safe headers
+         *     (`Content-Disposition: attachment` with a safe file name, `X-Content-Type-Options:
+         *     nosniff`); storage with temporary URLs (`s3`) redirects to a storage URL signed for 10
+         *     minutes, cached for 5 minutes, in a non-cacheable response. Rate limit: 1200 per minute per
+         *     URL (`RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE`).
+         */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces": {
         parameters: {
             query?: never;
@@ -216,6 +395,62 @@ export interface paths {
          *     the creator made (permissions are read on each request, never cached in the key).
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/users/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /** @description Creator ID. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a user-owned file
+         * @description Stores a file owned by the creator (as a profile picture would be), from the JSON upload body
+         *     of the Files API. It follows the Files API's upload rules but is invisible to the workspace
+         *     Files API (`404`) and does not count towards upload bandwidth.
+         */
+        post: operations["createUserFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read usage
+         * @description Bandwidth and storage usage of the workspace, as of the queued usage jobs that have run (within seconds of the request that caused them).
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin/v1/workspaces/{workspace}/api-keys": {
@@ -832,17 +1067,121 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Exactly one file, in the part named `file` (at most 250 MiB). Let the client set the boundary. */
+        FileUploadMultipart: {
+            /** Format: binary */
+            file: string;
+        };
         /**
-         * @description A locale code such as `en-US`, `de-DE` or `fr`.
-         * @example de-DE
+         * @description The JSON upload body. `content` is the file's bytes in base64 (at most 150 MiB decoded).
+         * @example {
+         *       "file": {
+         *         "name": "hello.txt",
+         *         "type": "text/plain",
+         *         "content": "aGVsbG8gd29ybGQ="
+         *       }
+         *     }
          */
-        Locale: string;
+        FileUploadJson: {
+            file: {
+                /** @description File name. */
+                name: string;
+                /** @description MIME type (not trusted for installer validation). */
+                type?: string;
+                /** @description Base64-encoded content. */
+                content: string;
+            };
+        };
         /**
          * Format: date-time
          * @description UTC timestamp with microseconds and a `Z` suffix.
          * @example 2026-11-22T20:15:03.120000Z
          */
         Timestamp: string;
+        /**
+         * @description A workspace file. Returned unwrapped by upload and details, and inside entries. `download_url`
+         *     and `image_url` are permanent; `temporary_url` and `temporary_image_url` are signed and expire
+         *     at their `*_expires_at` (600 seconds after upload and entry responses; `expires_in` on details).
+         * @example {
+         *       "id": 42,
+         *       "name": "cover.png",
+         *       "mime_type": "image/png",
+         *       "size": 48213,
+         *       "tags": [],
+         *       "download_url": "http://localhost:3000/api/v1/acme/files/42/0f8fad5b-d9cb-469f-a165-70867728950e/Yx3kL0...",
+         *       "temporary_url": "http://localhost:3000/api/v1/acme/files/42/temporary?uuid=0f8fad5b-d9cb-469f-a165-70867728950e&expires=1795385703&signature=9b1c...",
+         *       "temporary_url_expires_at": "2026-11-22T20:25:03.000000Z",
+         *       "image_url": "http://localhost:3000/_image/api/v1/acme/files/42/0f8fad5b-d9cb-469f-a165-70867728950e/Yx3kL0.../cover.png",
+         *       "temporary_image_url": "http://localhost:3000/api/v1/acme/files/42/temporary-image?uuid=0f8fad5b-d9cb-469f-a165-70867728950e&expires=1795385703&signature=4e02...",
+         *       "temporary_image_url_expires_at": "2026-11-22T20:25:03.000000Z",
+         *       "alt_text": "",
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        File: {
+            /** @description File ID. */
+            id: number;
+            /** @description Display name (the uploaded file name without any path). */
+            name: string;
+            /** @description MIME type, detected from the content when it is a known type, otherwise the declared one. */
+            mime_type: string;
+            /** @description Size in bytes. */
+            size: number;
+            tags: string[];
+            /**
+             * Format: uri
+             * @description Permanent tokenized download URL: `{base_url}/api/v1/{workspace}/files/<file_id>/<uuid>/<token>`.
+             */
+            download_url: string;
+            /**
+             * Format: uri
+             * @description Signed download URL: `{base_url}/api/v1/{workspace}/files/<file_id>/temporary?uuid=<uuid>&expires=<timestamp>&signature=<signature>`.
+             */
+            temporary_url: string | null;
+            /** Format: date-time */
+            temporary_url_expires_at: string | null;
+            /**
+             * Format: uri
+             * @description Permanent image-proxy URL `{image_proxy_url}/api/v1/{workspace}/files/<file_id>/<uuid>/<token>/<file_name>` (accepts `width`, `height`, `fit`, `format`, `quality`); in local mode (`IMAGE_PROXY_URL` empty) the original download. Null for non-images.
+             */
+            image_url: string | null;
+            /**
+             * Format: uri
+             * @description Signed `{base_url}/api/v1/{workspace}/files/<file_id>/temporary-image?uuid=<uuid>&expires=<timestamp>&signature=<signature>`. Null for non-images.
+             */
+            temporary_image_url: string | null;
+            /** Format: date-time */
+            temporary_image_url_expires_at: string | null;
+            alt_text: string;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description Body of a `422`. `errors` maps a field path to its messages. Paths are dot paths into the
+         *     request body, or bare parameter names, with numeric array indexes and no `body.`/`query.`
+         *     prefix, for example `name`, `expires_in`, `fields.0.type`.
+         * @example {
+         *       "message": "The name field is required.",
+         *       "errors": {
+         *         "name": [
+         *           "The name field is required."
+         *         ]
+         *       }
+         *     }
+         */
+        ValidationError: {
+            /** @description Summary of the first error, followed by how many more there are. */
+            message: string;
+            errors: {
+                [key: string]: string[];
+            };
+        };
+        /**
+         * @description A locale code such as `en-US`, `de-DE` or `fr`.
+         * @example de-DE
+         */
+        Locale: string;
         /**
          * @example {
          *       "name": "acme",
@@ -892,26 +1231,6 @@ export interface components {
             objects_enabled?: boolean;
         };
         /**
-         * @description Body of a `422`. `errors` maps a field path to its messages. Paths are dot paths into the
-         *     request body, or bare parameter names, with numeric array indexes and no `body.`/`query.`
-         *     prefix, for example `name`, `expires_in`, `fields.0.type`.
-         * @example {
-         *       "message": "The name field is required.",
-         *       "errors": {
-         *         "name": [
-         *           "The name field is required."
-         *         ]
-         *       }
-         *     }
-         */
-        ValidationError: {
-            /** @description Summary of the first error, followed by how many more there are. */
-            message: string;
-            errors: {
-                [key: string]: string[];
-            };
-        };
-        /**
          * @description Any subset of the settings; omitted ones are unchanged.
          * @example {
          *       "suspended": true
@@ -951,6 +1270,18 @@ export interface components {
          */
         UserUpdate: {
             permissions: components["schemas"]["Permission"][];
+        };
+        /**
+         * @example {
+         *       "bandwidth_bytes": 1048576,
+         *       "storage_bytes": 52428800
+         *     }
+         */
+        Usage: {
+            /** @description Bytes of successful uploads (stored bytes, decoded for base64) plus the response bytes of every upload request, accepted or rejected. */
+            bandwidth_bytes: number;
+            /** @description Bytes of the workspace's files. */
+            storage_bytes: number;
         };
         /**
          * @description An API key without its secret.
@@ -1460,21 +1791,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing or wrong management token. */
-        AdminForbidden: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "message": "Forbidden"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Malformed request: the body is not valid JSON, or a parameter is malformed. */
         BadRequest: {
             headers: {
@@ -1530,6 +1846,21 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
+        /** @description Missing or wrong management token. */
+        AdminForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Forbidden"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1537,6 +1868,11 @@ export interface components {
          * @example acme
          */
         Workspace: string;
+        /**
+         * @description Integer file ID.
+         * @example 42
+         */
+        FileId: number;
         /**
          * @description Bucket API name.
          * @example blog
@@ -1559,6 +1895,8 @@ export interface components {
          * @example 42
          */
         RetryAfter: number;
+        /** @description Caching directive. */
+        CacheControl: string;
     };
     pathItems: never;
 }
@@ -1649,6 +1987,214 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["KeyInfo"];
                 };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    uploadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["FileUploadMultipart"];
+                "application/json": components["schemas"]["FileUploadJson"];
+            };
+        };
+        responses: {
+            /** @description The stored file (unwrapped), with temporary URLs valid 600 seconds. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: {
+                /** @description Lifetime of both temporary URLs in seconds, 30 to 600. */
+                expires_in?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file (unwrapped). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    downloadTemporaryFile: {
+        parameters: {
+            query?: {
+                /** @description The file's UUID, as issued. */
+                uuid?: string;
+                /** @description Expiry (Unix seconds), as issued. */
+                expires?: string;
+                /** @description The signature, as issued. */
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Redirect to a storage URL expiring at the link's own expiry (`s3` storage). */
+            307: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+                /** @description File UUID. */
+                uuid: string;
+                /** @description File access token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    /** @description `attachment` with the file name. */
+                    "Content-Disposition"?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Redirect to a storage URL signed for 10 minutes (`s3` storage). */
+            307: {
+                headers: {
+                    /** @description The signed storage URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1876,6 +2422,72 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+        };
+    };
+    createUserFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /** @description Creator ID. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FileUploadJson"];
+            };
+        };
+        responses: {
+            /** @description The stored file. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["File"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     listApiKeys: {

@@ -11,11 +11,16 @@ export type OperationId = keyof operations;
 type Params<Op extends OperationId> = operations[Op]['parameters'];
 type PathOf<Op extends OperationId> = Params<Op> extends { path: infer P } ? (P extends object ? P : Record<string, never>) : Record<string, never>;
 type QueryOf<Op extends OperationId> = Params<Op> extends { query?: infer Q } ? (Q extends object ? Q : Record<string, never>) : Record<string, never>;
-type BodyOf<Op extends OperationId> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
+type BodyOf<Op extends OperationId> = operations[Op] extends { requestBody?: { content: { 'multipart/form-data': unknown } } }
+  ? undefined // streamed by the handler itself (`x-streaming-body`)
+  : operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B
+    : undefined;
 
 type SuccessStatus = 200 | 201 | 202 | 204;
 type Responses<Op extends OperationId> = operations[Op]['responses'];
-type ContentOf<R> = R extends { content: infer C } ? (C extends { 'application/json': infer J } ? J : C extends { 'text/html': infer H } ? H : never) : undefined;
+// JSON bodies are typed; other media (HTML, file bytes) are set on the Koa context by the handler.
+type ContentOf<R> = R extends { content: infer C } ? (C extends { 'application/json': infer J } ? J : C extends { 'text/html': infer H } ? H : unknown) : undefined;
 
 export type Reply<Op extends OperationId> = {
   [S in keyof Responses<Op> & SuccessStatus]: ContentOf<Responses<Op>[S]> extends undefined

@@ -34,6 +34,8 @@ export interface OperationSpec {
   abilities: string[];
   /** Creator permissions the key's creator needs (`x-permissions`), all of them. */
   permissions: string[];
+  /** The handler reads the body itself as a stream (`x-streaming-body`: uploads). */
+  streamingBody: boolean;
   /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
   rateLimitGroup?: string;
   /** Pointer to `responses` of the operation, for the contract test. */
@@ -114,7 +116,8 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         path: route,
         security: securityOf(op),
         parameters: [...params.values()],
-        jsonBodyPointer: content?.['application/json'] ? `${body!.pointer}/content/application~1json/schema` : undefined,
+        streamingBody: op['x-streaming-body'] === true,
+        jsonBodyPointer: content?.['application/json'] && op['x-streaming-body'] !== true ? `${body!.pointer}/content/application~1json/schema` : undefined,
         bodyRequired: body?.value.required === true,
         bodyLimit: (op['x-body-limit'] as number | undefined) ?? 65_536,
         abilities: (op['x-abilities'] as string[] | undefined) ?? [],

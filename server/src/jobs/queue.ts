@@ -30,6 +30,7 @@ export class JobQueue {
   private starting?: Promise<void>;
   private started = false;
   private readonly queues = new Set<string>();
+  private readonly handlers = new Map<string, JobHandler<object>>();
 
   constructor(
     db: Database,
@@ -73,11 +74,32 @@ export class JobQueue {
     });
   }
 
+  /** Declares the handler of a job type; workers take them once `startWorkers` runs. */
+  define<T extends object>(name: string, handler: JobHandler<T>): this {
+    this.handlers.set(name, handler as JobHandler<object>);
+    return this;
+  }
+
+  /** Starts taking jobs of every defined type in this process. */
+  async startWorkers(): Promise<void> {
+    for (const [name, handler] of this.handlers) await this.work(name, handler);
+  }
+
   /** Takes jobs of `name` in this process; a failed job is retried (by any process). */
   async work<T extends object>(name: string, handler: JobHandler<T>): Promise<void> {
     await this.ensureQueue(name);
-    await this.boss.work<T>(name, { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 1 }, async (jobs) => {
-      for (const job of jobs) await handler(job.data);
+    // pg-boss waits a polling interval between fetches, so each fetch takes a batch; every job
+    // of it is completed or failed on its own, so one failure does not redo the others.
+    await this.boss.work<T>(name, { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 50 }, async (jobs) => {
+      for (const job of jobs) {
+        try {
+          await handler(job.data);
+          await this.boss.complete(name, job.id);
+        } catch (err) {
+          this.log.error('job failed', { job: name, id: job.id, error: err instanceof Error ? err.message : String(err) });
+          await this.boss.fail(name, job.id, { message: err instanceof Error ? err.message : String(err) });
+        }
+      }
     });
   }
 

@@ -33,7 +33,8 @@ export class Scheduler {
 
   async start(): Promise<void> {
     const { app } = this;
-    await app.jobs.work<{ task: string; period: string }>(TASK_JOB, (job) => this.runTask(job.task, job.period));
+    app.jobs.define<{ task: string; period: string }>(TASK_JOB, (job) => this.runTask(job.task, job.period));
+    await app.jobs.startWorkers();
     this.stopped = false;
     this.timer = setInterval(() => this.kick(), app.config.schedulerTickMs);
     this.timer.unref();

@@ -1,0 +1,80 @@
+// `multipart/form-data` uploads: exactly one file, in the part named `file`, streamed through
+// busboy into a staging file. At most 250 MiB (the body over it is a 413).
+import busboy from 'busboy';
+import type { IncomingMessage } from 'node:http';
+import { HttpError, MESSAGES, invalid } from '../http/errors';
+import { StagingSink, TooLarge, safeFileName, type StagedFile } from './staging';
+
+export const MULTIPART_LIMIT = 262_144_000;
+
+const fileError = (message: string) => invalid('file', message);
+
+export async function stageMultipart(req: IncomingMessage, dataDir: string): Promise<StagedFile> {
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({ headers: req.headers, limits: { files: 2, fileSize: MULTIPART_LIMIT, fields: 50, parts: 60 } });
+  } catch {
+    throw fileError('The file field must be a file sent as multipart/form-data with a boundary.');
+  }
+  let sink: StagingSink | undefined;
+  let staged: Promise<StagedFile> | undefined;
+  let failure: Error | undefined;
+  let finished: () => void = () => undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    req.unpipe(parser);
+    req.resume(); // drain the rest so that the client reads the answer
+    finished();
+  };
+
+  await new Promise<void>((resolve) => {
+    finished = resolve;
+    parser.on('file', (field, stream, info) => {
+      if (field !== 'file') {
+        stream.resume();
+        return fail(fileError('The file must be sent in the part named file.'));
+      }
+      if (staged) {
+        stream.resume();
+        return fail(fileError('Exactly one file must be sent in the part named file.'));
+      }
+      staged = (async () => {
+        sink = await StagingSink.open(dataDir, MULTIPART_LIMIT);
+        for await (const chunk of stream) {
+          if (failure) continue;
+          await sink.write(chunk as Buffer);
+        }
+        if ((stream as unknown as { truncated?: boolean }).truncated) throw new TooLarge();
+        return sink.finish(safeFileName(info.filename ?? ''), info.mimeType);
+      })();
+      staged.catch((err) => fail(err));
+    });
+    parser.on('error', (err: Error) => {
+      fail(fileError(`The upload could not be read: ${err.message}.`));
+      resolve();
+    });
+    parser.on('close', () => resolve());
+    req.on('aborted', () => {
+      fail(new Error('client aborted'));
+      resolve();
+    });
+    req.pipe(parser);
+  });
+
+  const result = await staged?.catch((err: Error) => {
+    failure ??= err;
+    return undefined;
+  });
+  if (failure || !result) {
+    await sink?.discard();
+    if (failure instanceof TooLarge) throw new HttpError(413, { message: MESSAGES.tooLarge }, { Connection: 'close' });
+    if (failure instanceof HttpError) throw failure;
+    if (failure) throw failure;
+    throw fileError('The file field is required.');
+  }
+  if (result.size === 0) {
+    await sink?.discard();
+    throw fileError('The file must not be empty.');
+  }
+  return result;
+}

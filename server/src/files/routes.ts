@@ -1,0 +1,115 @@
+// The Files API: upload, details, delete, tokenized and temporary downloads; and the operators'
+// user-owned uploads and usage.
+import type { Context } from 'koa';
+import type { AppContext } from '../context';
+import { handlers } from '../http/handlers';
+import { HttpError, MESSAGES, forbidden, invalid, notFound } from '../http/errors';
+import { requireWorkspace } from '../admin/lookup';
+import { MULTIPART_LIMIT, stageMultipart } from './multipart';
+import { BASE64_LIMIT, stageJsonUpload } from './json-upload';
+
+/** Room for the multipart framing and the JSON around the base64 content. */
+const MULTIPART_OVERHEAD = 1 << 20;
+const JSON_OVERHEAD = 1 << 20;
+import type { StagedFile } from './staging';
+import { attachmentDisposition, checkSignature, presentFile, temporaryPath } from './urls';
+import type { File } from '../generated/prisma/client';
+import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
+
+/** Reads an upload body of either documented kind into a staging file. */
+function stageUpload(koa: Context, app: AppContext, kinds: ('multipart' | 'json')[]): Promise<StagedFile> {
+  const hasBody = Number(koa.get('Content-Length') || 0) > 0 || koa.get('Transfer-Encoding') !== '';
+  if (!hasBody) throw invalid('file', 'The file field is required.');
+  // A declared length over the limit is refused before anything is read.
+  const declared = Number(koa.get('Content-Length') || 0);
+  if (koa.is('multipart/form-data') && declared > MULTIPART_LIMIT + MULTIPART_OVERHEAD) throw new HttpError(413, { message: MESSAGES.tooLarge }, { Connection: 'close' });
+  if (koa.is('application/json', '+json') && declared > Math.ceil(BASE64_LIMIT / 3) * 4 + JSON_OVERHEAD) throw invalid('file', 'The file may not be greater than 153600 kilobytes.');
+  if (kinds.includes('multipart') && koa.is('multipart/form-data')) return stageMultipart(koa.req, app.config.dataDir);
+  if (kinds.includes('json') && koa.is('application/json', '+json')) return stageJsonUpload(koa.req, app.config.dataDir);
+  throw new HttpError(415, { message: `Unsupported Media Type: expected ${kinds.includes('multipart') ? 'multipart/form-data or ' : ''}application/json.` });
+}
+
+const jsonBytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
+
+/** The stored bytes with download-safe headers, or 404 when the content is missing. */
+async function fileStream(koa: Context, app: AppContext, file: File, cacheControl: string) {
+  const stream = await app.storage.read(file.contentHash).catch(() => {
+    throw notFound();
+  });
+  koa.set({
+    'Content-Type': 'application/octet-stream',
+    'Content-Disposition': attachmentDisposition(file.name),
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': cacheControl,
+  });
+  koa.state.responseSize = Number(file.size);
+  return { status: 200 as const, body: stream, headers: { 'Content-Length': String(file.size) } };
+}
+
+export const fileHandlers = handlers({
+  async uploadFile({ principal, koa }, app) {
+    const workspace = principal!.workspace;
+    koa.state.uploadSize = 0;
+    try {
+      const staged = await stageUpload(koa, app, ['multipart', 'json']);
+      const file = await storeUpload(app, workspace.id, staged);
+      const body = presentFile(app.config, workspace.name, file, app.clock.now());
+      koa.state.uploadSize = Number(file.size);
+      await recordUploadUsage(app, workspace.id, Number(file.size) + jsonBytes(body));
+      return { status: 201, body };
+    } catch (err) {
+      // A rejected upload counts only its response bytes.
+      if (err instanceof HttpError) await recordUploadUsage(app, workspace.id, jsonBytes(err.body));
+      throw err;
+    }
+  },
+
+  async getFile({ params, query, principal, koa }, app) {
+    const workspace = principal!.workspace;
+    const file = await requireWorkspaceFile(app, workspace.id, params.file);
+    koa.set('Cache-Control', 'private, no-store');
+    return { status: 200, body: presentFile(app.config, workspace.name, file, app.clock.now(), query.expires_in ?? 600) };
+  },
+
+  async deleteFile({ params, principal }, app) {
+    const file = await requireWorkspaceFile(app, principal!.workspace.id, params.file);
+    await deleteFile(app, file);
+    return { status: 204 };
+  },
+
+  async downloadFile({ params, koa }, app) {
+    const workspace = await requireOpenWorkspace(app, params.workspace);
+    koa.state.workspaceId = workspace.id;
+    await app.rateLimits.consume('token-downloads', `${params.file}:${params.token}`);
+    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
+    if (!file || file.uuid !== params.uuid || file.token !== params.token) throw notFound();
+    return fileStream(koa, app, file, 'private, no-cache');
+  },
+
+  async downloadTemporaryFile({ params, koa }, app) {
+    const workspace = await requireOpenWorkspace(app, params.workspace);
+    koa.state.workspaceId = workspace.id;
+    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
+    if (!file) throw notFound();
+    const check = checkSignature(app.config.appKey, temporaryPath(workspace.name, file.id, 'temporary'), new URLSearchParams(koa.querystring), app.clock.now());
+    if (check !== 'valid' || new URLSearchParams(koa.querystring).get('uuid') !== file.uuid) throw forbidden();
+    await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
+    return fileStream(koa, app, file, 'private, no-store');
+  },
+
+  async createUserFile({ params, koa }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const user = await app.db.prisma.user.findFirst({ where: { id: params.id, workspaceId: workspace.id } });
+    if (!user) throw notFound();
+    const staged = await stageUpload(koa, app, ['json']);
+    const file = await storeUpload(app, workspace.id, staged, user.id);
+    return { status: 201, body: presentFile(app.config, workspace.name, file, app.clock.now()) };
+  },
+
+  async getUsage({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const usage = await app.db.prisma.workspaceUsage.findUnique({ where: { workspaceId: workspace.id } });
+    return { status: 200, body: { bandwidth_bytes: Number(usage?.bandwidthBytes ?? 0), storage_bytes: Number(usage?.storageBytes ?? 0) } };
+  },
+});
+

@@ -1,0 +1,116 @@
+// The rules of files: storing an upload, finding a workspace's file, deleting one, usage.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { AppContext } from '../context';
+import type { File, Workspace } from '../generated/prisma/client';
+import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
+import { publishEvent, withEvents } from '../events/outbox';
+import { detect } from './detect';
+import { LocalStorage, type Storage } from './storage';
+import type { StagedFile } from './staging';
+
+export const USAGE_JOB = 'usage.record';
+
+export function createStorage(config: AppContext['config']): Storage {
+  return new LocalStorage(path.join(config.dataDir, 'files', 'content'));
+}
+
+const eventData = (f: File) => ({ file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) } });
+
+/** Validates a staged upload, moves its bytes into storage and records the file (with `file.created`). */
+export async function storeUpload(app: AppContext, workspaceId: number, staged: StagedFile, userId: number | null = null): Promise<File> {
+  let mimeType: string;
+  try {
+    const detection = await detect(staged.tempPath, staged.size, staged.name, staged.declaredType);
+    if (detection.problem) throw invalid('file', detection.problem);
+    mimeType = detection.mimeType;
+    await app.storage.putFile(staged.sha256, staged.tempPath, staged.size);
+  } finally {
+    await rm(staged.tempPath, { force: true });
+  }
+  const now = app.clock.now();
+  return withEvents(app, async (tx) => {
+    const file = await tx.file.create({
+      data: {
+        workspaceId,
+        userId,
+        uuid: randomUUID(),
+        token: randomBytes(24).toString('base64url'),
+        name: staged.name,
+        mimeType,
+        size: staged.size,
+        contentHash: staged.sha256,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    if (userId === null) await publishEvent(tx, now, { workspaceId, event: 'file.created', data: eventData(file) });
+    return file;
+  });
+}
+
+/** A file of the workspace's Files API (never a user-owned one), or 404. */
+export async function requireWorkspaceFile(app: AppContext, workspaceId: number, id: number): Promise<File> {
+  const file = await app.db.prisma.file.findFirst({ where: { id, workspaceId, userId: null } });
+  if (!file) throw notFound();
+  return file;
+}
+
+/** The workspace of a route without API key: 404 when missing, 403 when suspended. */
+export async function requireOpenWorkspace(app: AppContext, name: string): Promise<Workspace> {
+  const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });
+  if (!workspace) throw notFound();
+  if (workspace.suspended) throw forbidden(MESSAGES.suspended);
+  return workspace;
+}
+
+/**
+ * Deletes the record and publishes `file.deleted`, whose handlers remove the file from attachment
+ * fields in the same transaction. Stored bytes stay until `files:prune-storage` finds them unused.
+ */
+export async function deleteFile(app: AppContext, file: File, hooks: FileDeletionHook[] = fileDeletionHooks): Promise<void> {
+  const now = app.clock.now();
+  await withEvents(app, async (tx) => {
+    const res = await tx.file.deleteMany({ where: { id: file.id } });
+    if (res.count === 0) throw notFound();
+    for (const hook of hooks) await hook(tx, file);
+    await publishEvent(tx, now, { workspaceId: file.workspaceId, event: 'file.deleted', data: eventData(file) });
+  });
+}
+
+/** What other features do, in the deleting transaction, when a file goes (attachments: entries). */
+export type FileDeletionHook = (tx: Parameters<Parameters<AppContext['db']['prisma']['$transaction']>[0]>[0], file: File) => Promise<void>;
+export const fileDeletionHooks: FileDeletionHook[] = [];
+
+/** Queues the usage of one upload request: bandwidth now, storage recounted. */
+export async function recordUploadUsage(app: AppContext, workspaceId: number, bandwidthBytes: number): Promise<void> {
+  await app.jobs.send(USAGE_JOB, { workspaceId, bandwidthBytes });
+}
+
+/** The usage job: adds bandwidth and recounts the workspace's stored bytes. */
+export async function applyUsage(app: AppContext, job: { workspaceId: number; bandwidthBytes: number }): Promise<void> {
+  await app.db.query(
+    `INSERT INTO workspace_usage (workspace_id, bandwidth_bytes, storage_bytes)
+     VALUES ($1, $2, (SELECT coalesce(sum(size), 0) FROM files WHERE workspace_id = $1))
+     ON CONFLICT (workspace_id) DO UPDATE
+       SET bandwidth_bytes = workspace_usage.bandwidth_bytes + EXCLUDED.bandwidth_bytes,
+           storage_bytes = EXCLUDED.storage_bytes`,
+    [job.workspaceId, job.bandwidthBytes],
+  );
+}
+
+/** The `files:prune-storage` task: removes stored content no file refers to (older than an hour). */
+export async function pruneStorage(app: AppContext): Promise<number> {
+  const cutoff = Date.now() - 3_600_000;
+  let removed = 0;
+  for await (const object of app.storage.list()) {
+    if (object.modifiedAt.getTime() > cutoff) continue;
+    const used = await app.db.prisma.file.count({ where: { contentHash: object.hash } });
+    if (used === 0) {
+      await app.storage.delete(object.hash);
+      removed++;
+    }
+  }
+  return removed;
+}

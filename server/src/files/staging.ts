@@ -1,0 +1,60 @@
+// Upload bodies are streamed to a temporary file while they are hashed and counted; nothing holds
+// a whole file in memory. A rejected upload removes its temporary file.
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface StagedFile {
+  tempPath: string;
+  size: number;
+  sha256: string;
+  name: string;
+  declaredType?: string;
+}
+
+/** Thrown by a sink when more than `limit` bytes arrive. */
+export class TooLarge extends Error {}
+
+export class StagingSink {
+  readonly tempPath: string;
+  private readonly out: WriteStream;
+  private readonly hash = createHash('sha256');
+  size = 0;
+
+  private constructor(dir: string, private readonly limit: number) {
+    this.tempPath = path.join(dir, randomUUID());
+    this.out = createWriteStream(this.tempPath, { highWaterMark: 1 << 20 });
+  }
+
+  static async open(dataDir: string, limit: number): Promise<StagingSink> {
+    const dir = path.join(dataDir, 'tmp', 'uploads');
+    await mkdir(dir, { recursive: true });
+    return new StagingSink(dir, limit);
+  }
+
+  /** Writes a chunk; resolves when the file can take more (backpressure). */
+  async write(chunk: Buffer): Promise<void> {
+    this.size += chunk.length;
+    if (this.size > this.limit) throw new TooLarge();
+    this.hash.update(chunk);
+    if (!this.out.write(chunk)) await new Promise<void>((resolve) => this.out.once('drain', resolve));
+  }
+
+  async finish(name: string, declaredType?: string): Promise<StagedFile> {
+    await new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    return { tempPath: this.tempPath, size: this.size, sha256: this.hash.digest('hex'), name, declaredType };
+  }
+
+  async discard(): Promise<void> {
+    this.out.destroy();
+    await rm(this.tempPath, { force: true });
+  }
+}
+
+/** A display name from a client file name: no directories, no control characters, at most 255 characters. */
+export function safeFileName(raw: string): string {
+  const base = raw.split(/[\\/]/).pop() ?? '';
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().replace(/^\.+$/, '');
+  return (clean || 'file').slice(0, 255);
+}

@@ -1,0 +1,75 @@
+// The URLs of a file: permanent (tokenized download, image proxy) and signed (temporary download
+// and inline image). A signature is HMAC-SHA256 with APP_KEY over the path, `uuid` and `expires`,
+// so changing or adding anything else (an `expires_in`, say) breaks it.
+import { createHmac } from 'node:crypto';
+import type { Config } from '../config';
+import { safeEqual } from '../lib/secrets';
+import { formatTimestamp } from '../lib/time';
+import type { File } from '../generated/prisma/client';
+import type { components } from '../../../sdk/src/generated/openapi';
+
+export const DEFAULT_EXPIRES_IN = 600;
+export const TRANSFORM_PARAMS = ['width', 'height', 'fit', 'format', 'quality'] as const;
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif', 'image/tiff']);
+
+export const isImage = (mimeType: string) => IMAGE_TYPES.has(mimeType);
+
+const filesPath = (workspace: string, id: number) => `/api/v1/${encodeURIComponent(workspace)}/files/${id}`;
+export const temporaryPath = (workspace: string, id: number, kind: 'temporary' | 'temporary-image') => `${filesPath(workspace, id)}/${kind}`;
+
+export function sign(appKey: string, path: string, uuid: string, expires: number): string {
+  return createHmac('sha256', appKey).update(`GET\n${path}\nuuid=${uuid}&expires=${expires}`).digest('hex');
+}
+
+export type SignatureCheck = 'valid' | 'invalid' | 'expired';
+
+/**
+ * Checks a signed query exactly as issued: `uuid`, `expires`, `signature` once each, plus (on
+ * image links) only the transform parameters.
+ */
+export function checkSignature(appKey: string, path: string, query: URLSearchParams, now: Date, allowed: readonly string[] = []): SignatureCheck {
+  const keys = [...query.keys()];
+  const required = ['uuid', 'expires', 'signature'];
+  if (required.some((k) => query.getAll(k).length !== 1)) return 'invalid';
+  if (keys.some((k) => !required.includes(k) && !allowed.includes(k))) return 'invalid';
+  if (new Set(keys).size !== keys.length) return 'invalid';
+  const expires = query.get('expires')!;
+  if (!/^\d{1,12}$/.test(expires)) return 'invalid';
+  if (!safeEqual(query.get('signature')!, sign(appKey, path, query.get('uuid')!, Number(expires)))) return 'invalid';
+  return Number(expires) * 1000 <= now.getTime() ? 'expired' : 'valid';
+}
+
+type FileBody = components['schemas']['File'];
+
+export function presentFile(config: Config, workspace: string, f: File, now: Date, expiresIn = DEFAULT_EXPIRES_IN): FileBody {
+  const expires = Math.floor(now.getTime() / 1000) + expiresIn;
+  const expiresAt = formatTimestamp(new Date(expires * 1000));
+  const signed = (kind: 'temporary' | 'temporary-image') => {
+    const path = temporaryPath(workspace, f.id, kind);
+    return `${config.baseUrl}${path}?uuid=${f.uuid}&expires=${expires}&signature=${sign(config.appKey, path, f.uuid, expires)}`;
+  };
+  const downloadUrl = `${config.baseUrl}${filesPath(workspace, f.id)}/${f.uuid}/${f.token}`;
+  const image = isImage(f.mimeType);
+  return {
+    id: f.id,
+    name: f.name,
+    mime_type: f.mimeType,
+    size: Number(f.size),
+    tags: f.tags,
+    download_url: downloadUrl,
+    temporary_url: signed('temporary'),
+    temporary_url_expires_at: expiresAt,
+    image_url: !image ? null : config.imageProxyUrl ? `${config.imageProxyUrl}${filesPath(workspace, f.id)}/${f.uuid}/${f.token}/${encodeURIComponent(f.name)}` : downloadUrl,
+    temporary_image_url: image ? signed('temporary-image') : null,
+    temporary_image_url_expires_at: image ? expiresAt : null,
+    alt_text: f.altText,
+    created_at: formatTimestamp(f.createdAt),
+    updated_at: formatTimestamp(f.updatedAt),
+  };
+}
+
+/** `Content-Disposition: attachment` with an ASCII fallback and the UTF-8 name (RFC 6266). */
+export function attachmentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
