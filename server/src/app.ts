@@ -32,6 +32,7 @@ import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
 import { requestLog } from './http/request-log';
 import { fileHandlers } from './files/routes';
+import { imageHandlers } from './images/routes';
 import { applyUsage, createStorage, pruneStorage, USAGE_JOB } from './files/service';
 import { apiKeyInfoHandlers } from './public/api-key';
 
@@ -49,6 +50,7 @@ const allHandlers: HandlerSet = {
   ...webhookHandlers,
   ...logHandlers,
   ...fileHandlers,
+  ...imageHandlers,
 };
 
 function registerTasks(tasks: TaskRegistry): TaskRegistry {

@@ -29,6 +29,8 @@ export interface Config {
   appKey: string;
   appEnv: AppEnv;
   imageProxyUrl: string;
+  /** Where the image proxy fetches originals: this server's own address (IMAGE_ORIGIN_URL). */
+  imageOriginUrl: string;
   storageDriver: StorageDriver;
   objectsEnabled: boolean;
   testClock: boolean;
@@ -103,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     appEnv,
     // An empty IMAGE_PROXY_URL is meaningful (local mode), so only an unset one takes the default.
     imageProxyUrl: (env.IMAGE_PROXY_URL ?? `${baseUrl}/_image`).replace(/\/+$/, ''),
+    imageOriginUrl: (env.IMAGE_ORIGIN_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     storageDriver: oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local'),
     objectsEnabled: boolean(env, 'OBJECTS_ENABLED', true),
     testClock,

@@ -65,7 +65,7 @@ describe('upload', () => {
       mime_type: 'text/plain',
       size: 11,
       tags: [],
-      download_url: expect.stringMatching(new RegExp(`^${s.url.replace('127.0.0.1', 'localhost').replace(/:\d+$/, '')}`)),
+      download_url: expect.stringMatching(new RegExp(`^${s.url}/api/v1/${workspace.name}/files/`)),
       temporary_url: expect.any(String),
       temporary_url_expires_at: expect.stringMatching(TIMESTAMP),
       image_url: null,

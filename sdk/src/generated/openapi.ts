@@ -233,6 +233,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/files/{file}/temporary-image": {
+        parameters: {
+            query?: {
+                /** @description The file's UUID, as issued. */
+                uuid?: string;
+                /** @description Expiry (Unix seconds), as issued. */
+                expires?: string;
+                /** @description The signature, as issued. */
+                signature?: string;
+                /** @description Width in pixels, 1 to 4096. */
+                width?: components["parameters"]["TransformWidth"];
+                /** @description Height in pixels, 1 to 4096. */
+                height?: components["parameters"]["TransformHeight"];
+                /** @description `contain` (default: fit inside the box), `scale-down` (like contain, never enlarging), `cover` (fill the box, cropping), `crop` (like cover, never enlarging), `pad` (fit inside and pad to the box). */
+                fit?: components["parameters"]["TransformFit"];
+                /** @description `auto` (default: AVIF or WebP when the `Accept` header allows, otherwise the original format), `jpeg`, `png`, `webp`, `avif`. */
+                format?: components["parameters"]["TransformFormat"];
+                /** @description Encoding quality, 1 to 100. */
+                quality?: components["parameters"]["TransformQuality"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Temporary inline image
+         * @description The complete `temporary_image_url`, optionally with the transform parameters `width`,
+         *     `height`, `fit`, `format`, `quality` added or changed (nothing else: any other change
+         *     or added parameter breaks the signature, `403`; changing dimensions never extends the
+         *     expiry). The image is fetched from the image proxy with the browser's `Accept` header and
+         *     streamed inline with its image type; the client is never redirected and the permanent token
+         *     is never exposed. In local mode (`IMAGE_PROXY_URL` empty) the original is streamed and
+         *     transforms are a `422`. Responses are `private, no-store`.
+         *
+         *     `403`: expired or invalid link, suspended workspace. `404`: deleted or foreign file, or
+         *     image missing at the proxy. `422`: invalid transform value. `502`: proxy failure,
+         *     redirect, or non-image answer (generic body). Rate limit: shared per workspace and file with
+         *     temporary downloads (`RATE_LIMIT_FILES_PER_MINUTE`).
+         */
+        get: operations["getTemporaryImage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{workspace}/files/{file}/{uuid}/{token}": {
         parameters: {
             query?: never;
@@ -266,6 +325,60 @@ export interface paths {
          *     URL (`RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE`).
          */
         get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_image/api/v1/{workspace}/files/{file}/{uuid}/{token}/{name}": {
+        parameters: {
+            query?: {
+                /** @description Width in pixels, 1 to 4096. */
+                width?: components["parameters"]["TransformWidth"];
+                /** @description Height in pixels, 1 to 4096. */
+                height?: components["parameters"]["TransformHeight"];
+                /** @description `contain` (default: fit inside the box), `scale-down` (like contain, never enlarging), `cover` (fill the box, cropping), `crop` (like cover, never enlarging), `pad` (fit inside and pad to the box). */
+                fit?: components["parameters"]["TransformFit"];
+                /** @description `auto` (default: AVIF or WebP when the `Accept` header allows, otherwise the original format), `jpeg`, `png`, `webp`, `avif`. */
+                format?: components["parameters"]["TransformFormat"];
+                /** @description Encoding quality, 1 to 100. */
+                quality?: components["parameters"]["TransformQuality"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+                /** @description File UUID. */
+                uuid: string;
+                /** @description File access token. */
+                token: string;
+                /** @description The file name (informative). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An image variant (the image proxy)
+         * @description The permanent `image_url`: the original image, or a variant resized and converted with
+         *     `width`, `height` (1 to 4096), `fit`, `format` (`auto` negotiates from `Accept`)
+         *     and `quality` (1 to 100). The proxy fetches originals only from this server's tokenized
+         *     download (so a deleted file or a wrong token is a `404`), and caches every variant on disk:
+         *     a repeated request does no image work. It is served at `IMAGE_PROXY_URL` (default
+         *     `$BASE_URL/_image`) by the server itself, or by `npm run image-proxy` as a process of
+         *     its own.
+         */
+        get: operations["getImageVariant"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1846,6 +1959,21 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
+        /** @description The image proxy failed, redirected, or answered with something that is not an image. The body is generic: nothing of the upstream answer is exposed. */
+        BadGateway: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Bad Gateway"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Missing or wrong management token. */
         AdminForbidden: {
             headers: {
@@ -1873,6 +2001,16 @@ export interface components {
          * @example 42
          */
         FileId: number;
+        /** @description Width in pixels, 1 to 4096. */
+        TransformWidth: number;
+        /** @description Height in pixels, 1 to 4096. */
+        TransformHeight: number;
+        /** @description `contain` (default: fit inside the box), `scale-down` (like contain, never enlarging), `cover` (fill the box, cropping), `crop` (like cover, never enlarging), `pad` (fit inside and pad to the box). */
+        TransformFit: "contain" | "cover" | "scale-down" | "crop" | "pad";
+        /** @description `auto` (default: AVIF or WebP when the `Accept` header allows, otherwise the original format), `jpeg`, `png`, `webp`, `avif`. */
+        TransformFormat: "auto" | "jpeg" | "png" | "webp" | "avif";
+        /** @description Encoding quality, 1 to 100. */
+        TransformQuality: number;
         /**
          * @description Bucket API name.
          * @example blog
@@ -2150,6 +2288,59 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getTemporaryImage: {
+        parameters: {
+            query?: {
+                /** @description The file's UUID, as issued. */
+                uuid?: string;
+                /** @description Expiry (Unix seconds), as issued. */
+                expires?: string;
+                /** @description The signature, as issued. */
+                signature?: string;
+                /** @description Width in pixels, 1 to 4096. */
+                width?: components["parameters"]["TransformWidth"];
+                /** @description Height in pixels, 1 to 4096. */
+                height?: components["parameters"]["TransformHeight"];
+                /** @description `contain` (default: fit inside the box), `scale-down` (like contain, never enlarging), `cover` (fill the box, cropping), `crop` (like cover, never enlarging), `pad` (fit inside and pad to the box). */
+                fit?: components["parameters"]["TransformFit"];
+                /** @description `auto` (default: AVIF or WebP when the `Accept` header allows, otherwise the original format), `jpeg`, `png`, `webp`, `avif`. */
+                format?: components["parameters"]["TransformFormat"];
+                /** @description Encoding quality, 1 to 100. */
+                quality?: components["parameters"]["TransformQuality"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
     downloadFile: {
         parameters: {
             query?: never;
@@ -2199,6 +2390,58 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getImageVariant: {
+        parameters: {
+            query?: {
+                /** @description Width in pixels, 1 to 4096. */
+                width?: components["parameters"]["TransformWidth"];
+                /** @description Height in pixels, 1 to 4096. */
+                height?: components["parameters"]["TransformHeight"];
+                /** @description `contain` (default: fit inside the box), `scale-down` (like contain, never enlarging), `cover` (fill the box, cropping), `crop` (like cover, never enlarging), `pad` (fit inside and pad to the box). */
+                fit?: components["parameters"]["TransformFit"];
+                /** @description `auto` (default: AVIF or WebP when the `Accept` header allows, otherwise the original format), `jpeg`, `png`, `webp`, `avif`. */
+                format?: components["parameters"]["TransformFormat"];
+                /** @description Encoding quality, 1 to 100. */
+                quality?: components["parameters"]["TransformQuality"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Integer file ID.
+                 * @example 42
+                 */
+                file: components["parameters"]["FileId"];
+                /** @description File UUID. */
+                uuid: string;
+                /** @description File access token. */
+                token: string;
+                /** @description The file name (informative). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            502: components["responses"]["BadGateway"];
         };
     };
     listWorkspaces: {

@@ -12,7 +12,9 @@ import { BASE64_LIMIT, stageJsonUpload } from './json-upload';
 const MULTIPART_OVERHEAD = 1 << 20;
 const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
-import { attachmentDisposition, checkSignature, presentFile, temporaryPath } from './urls';
+import { Readable } from 'node:stream';
+import { TRANSFORM_PARAMS, attachmentDisposition, checkSignature, isImage, presentFile, temporaryPath } from './urls';
+import { badGateway } from '../images/routes';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
 
@@ -41,6 +43,8 @@ async function fileStream(koa: Context, app: AppContext, file: File, cacheContro
     'Content-Disposition': attachmentDisposition(file.name),
     'X-Content-Type-Options': 'nosniff',
     'Cache-Control': cacheControl,
+    // The stored type, for the image proxy (the body itself is always sent as octet-stream).
+    'X-Original-Content-Type': file.mimeType,
   });
   koa.state.responseSize = Number(file.size);
   return { status: 200 as const, body: stream, headers: { 'Content-Length': String(file.size) } };
@@ -95,6 +99,41 @@ export const fileHandlers = handlers({
     if (check !== 'valid' || new URLSearchParams(koa.querystring).get('uuid') !== file.uuid) throw forbidden();
     await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
     return fileStream(koa, app, file, 'private, no-store');
+  },
+
+  async getTemporaryImage({ params, query, koa }, app) {
+    const workspace = await requireOpenWorkspace(app, params.workspace);
+    koa.state.workspaceId = workspace.id;
+    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
+    if (!file || !isImage(file.mimeType)) throw notFound();
+    const signed = new URLSearchParams(koa.querystring);
+    const check = checkSignature(app.config.appKey, temporaryPath(workspace.name, file.id, 'temporary-image'), signed, app.clock.now(), TRANSFORM_PARAMS);
+    if (check !== 'valid' || signed.get('uuid') !== file.uuid) throw forbidden();
+    await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
+    const transforms = TRANSFORM_PARAMS.filter((p) => query[p] !== undefined);
+    const inline = { 'Cache-Control': 'private, no-store', 'Content-Disposition': 'inline', 'X-Content-Type-Options': 'nosniff' };
+    if (!app.config.imageProxyUrl) {
+      // Local mode: the original, without transforms (they need the image proxy).
+      if (transforms.length) throw invalid(transforms[0], 'Image transforms need the image proxy (IMAGE_PROXY_URL).');
+      const stream = await app.storage.read(file.contentHash).catch(() => {
+        throw notFound();
+      });
+      return { status: 200, body: stream, headers: { ...inline, 'Content-Type': file.mimeType, 'Content-Length': String(file.size) } };
+    }
+    const url = new URL(`${app.config.imageProxyUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`);
+    for (const p of transforms) url.searchParams.set(p, String(query[p]));
+    const res = await fetch(url, { headers: { Accept: koa.get('Accept') || 'image/*' }, redirect: 'manual', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+    if (!res) throw badGateway();
+    if (res.status === 404) throw notFound();
+    const type = res.headers.get('content-type') ?? '';
+    if (res.status !== 200 || !type.startsWith('image/') || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw badGateway();
+    }
+    const headers: Record<string, string> = { ...inline, 'Content-Type': type };
+    const length = res.headers.get('content-length');
+    if (length) headers['Content-Length'] = length;
+    return { status: 200, body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), headers };
   },
 
   async createUserFile({ params, koa }, app) {

@@ -180,7 +180,8 @@ export class SpecValidator {
     const content = response.content as Record<string, unknown> | undefined;
     if (!content) return body === undefined || body === '' ? [] : [`${op.operationId} ${status} documents no body`];
     const media = (contentType ?? '').split(';')[0].trim();
-    if (!(media in content)) return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
+    const wildcard = `${media.split('/')[0]}/*`;
+    if (!(media in content) && !(wildcard in content)) return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
     if (media !== 'application/json') return [];
     const schemaPointer = `${pointer}/content/${escapePointer(media)}/schema`;
     let validate = this.responses.get(schemaPointer);

@@ -1,6 +1,7 @@
 // Test servers: the real server on a real port and a fresh database, in this process
 // (`startTestServer`) or as separate processes of the built server (`spawnServer`).
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { startServer, type RunningServer } from '../../src/app';
@@ -32,9 +33,19 @@ function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string
   };
 }
 
+/** A port nothing listens on now (so that BASE_URL and the image proxy's URLs are real). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
   const database = db ?? (await createTestDatabase());
-  const config = loadConfig(serverEnv(database, env));
+  const port = await freePort();
+  const config = loadConfig({ ...serverEnv(database, env), PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env });
   const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
   const url = server.url;
   return {
@@ -60,7 +71,7 @@ export interface SpawnedServer {
 
 /** Starts `node dist/server/src/main.js` (the built server, as `npm start` runs it). */
 export async function spawnServer(db: TestDatabase, env: Record<string, string> = {}, port?: number): Promise<SpawnedServer> {
-  const listenPort = port ?? 20_000 + Math.floor(Math.random() * 20_000);
+  const listenPort = port ?? (await freePort());
   const child = spawn(process.execPath, [path.join(projectRoot, 'dist/server/src/main.js')], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...serverEnv(db, env), PORT: String(listenPort), BASE_URL: `http://127.0.0.1:${listenPort}` },
     stdio: ['ignore', 'pipe', 'pipe'],
