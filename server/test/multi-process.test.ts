@@ -6,7 +6,10 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database';
-import { spawnServer, ADMIN_TOKEN, type SpawnedServer } from './support/server';
+import { spawnServer, freePort, ADMIN_TOKEN, type SpawnedServer } from './support/server';
+import { spawn } from 'node:child_process';
+import sharp from 'sharp';
+import { projectRoot } from '../src/paths';
 import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
 import { describeWithPostgres, testMode } from './support/env';
@@ -200,6 +203,31 @@ describeWithPostgres('several server processes on one database', () => {
       expect(log).toMatchObject({ event_id: ping.body.event_id, status: 'delivered', attempts: 2, response_status: 200 });
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('runs the image proxy as a process of its own', async () => {
+    const proxyPort = await freePort();
+    const api = await spawnTracked({ IMAGE_PROXY_URL: `http://127.0.0.1:${proxyPort}/_image` });
+    const proxy = spawn(process.execPath, [path.join(projectRoot, 'dist/server/src/images/main.js')], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(proxyPort), HOST: '127.0.0.1', IMAGE_ORIGIN_URL: api.url, DATA_DIR: `${db.dataDir}/proxy`, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'x', APP_KEY: 'y' },
+      stdio: 'ignore',
+    });
+    try {
+      const ctx = await setupWorkspace(client(api.url, ADMIN_TOKEN), { permissions: ['create-file', 'view-file'] });
+      const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#336699' } }).png().toBuffer();
+      const up = await client(api.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'a.png', content: png.toString('base64') } });
+      expect(up.body.image_url).toMatch(new RegExp(`^http://127.0.0.1:${proxyPort}/_image/api/v1/`));
+      const res = await eventually(async () => {
+        const r = await fetch(`${up.body.temporary_image_url}&width=30&format=webp`).catch(() => undefined);
+        return r?.status === 200 && r;
+      });
+      expect(res.headers.get('content-type')).toBe('image/webp');
+      expect((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width).toBe(30);
+      const direct = await fetch(`${up.body.image_url}?width=60&format=png`);
+      expect((await sharp(Buffer.from(await direct.arrayBuffer())).metadata()).width).toBe(60);
+    } finally {
+      proxy.kill('SIGTERM');
     }
   });
 
