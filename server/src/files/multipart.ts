@@ -12,7 +12,9 @@ const fileError = (message: string) => invalid('file', message);
 export async function stageMultipart(req: IncomingMessage, dataDir: string): Promise<StagedFile> {
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 2, fileSize: MULTIPART_LIMIT, fields: 50, parts: 60 } });
+    // busboy truncates at its limit; one byte more lets a file of exactly 250 MiB through, and the
+    // staging sink refuses anything larger.
+    parser = busboy({ headers: req.headers, limits: { files: 2, fileSize: MULTIPART_LIMIT + 1, fields: 50, parts: 60 } });
   } catch {
     throw fileError('The file field must be a file sent as multipart/form-data with a boundary.');
   }
@@ -40,10 +42,7 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
       }
       staged = (async () => {
         sink = await StagingSink.open(dataDir, MULTIPART_LIMIT);
-        for await (const chunk of stream) {
-          if (failure) continue;
-          await sink.write(chunk as Buffer);
-        }
+        await sink.consume(stream);
         if ((stream as unknown as { truncated?: boolean }).truncated) throw new TooLarge();
         return sink.finish(safeFileName(info.filename ?? ''), info.mimeType);
       })();

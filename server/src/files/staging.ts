@@ -4,6 +4,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export interface StagedFile {
   tempPath: string;
@@ -25,7 +27,11 @@ export class StagingSink {
   private constructor(dir: string, private readonly limit: number) {
     this.tempPath = path.join(dir, randomUUID());
     this.out = createWriteStream(this.tempPath, { highWaterMark: 1 << 20 });
+    // Errors surface through write/finish; an error after `discard` must not crash the process.
+    this.out.on('error', (err) => (this.error ??= err));
   }
+
+  private error?: Error;
 
   static async open(dataDir: string, limit: number): Promise<StagingSink> {
     const dir = path.join(dataDir, 'tmp', 'uploads');
@@ -37,8 +43,27 @@ export class StagingSink {
   async write(chunk: Buffer): Promise<void> {
     this.size += chunk.length;
     if (this.size > this.limit) throw new TooLarge();
+    if (this.error) throw this.error;
     this.hash.update(chunk);
-    if (!this.out.write(chunk)) await new Promise<void>((resolve) => this.out.once('drain', resolve));
+    if (!this.out.write(chunk)) {
+      await new Promise<void>((resolve, reject) => {
+        this.out.once('drain', resolve);
+        this.out.once('error', reject);
+      });
+    }
+  }
+
+  /** Streams a whole readable into the file (the fast path for multipart parts). */
+  async consume(source: NodeJS.ReadableStream): Promise<void> {
+    const counter = new Transform({
+      transform: (chunk: Buffer, _enc, done) => {
+        this.size += chunk.length;
+        if (this.size > this.limit) return done(new TooLarge());
+        this.hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await pipeline(source, counter, this.out, { end: false });
   }
 
   async finish(name: string, declaredType?: string): Promise<StagedFile> {

@@ -1,6 +1,7 @@
 // The image proxy (`IMAGE_PROXY_URL`, default `$BASE_URL/_image`): originals come only from this
 // server's tokenized download (`IMAGE_ORIGIN_URL`), variants from the disk cache or sharp.
 import path from 'node:path';
+import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { HttpError, notFound } from '../http/errors';
 import { MIME, VariantCache, negotiate, render, type Transform } from './variants';
@@ -8,19 +9,75 @@ import { MIME, VariantCache, negotiate, render, type Transform } from './variant
 export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 const caches = new Map<string, VariantCache>();
 
+interface Address {
+  workspace: string;
+  file: number;
+  uuid: string;
+  token: string;
+}
+
+/** Where originals come from: this server's storage (in process) or its tokenized download (own process). */
+interface OriginalSource {
+  /** The original's MIME type, or undefined when it is gone or the capability is wrong. */
+  lookup(a: Address): Promise<string | undefined>;
+  read(a: Address): Promise<Buffer>;
+}
+
+function storageSource(app: AppContext): OriginalSource {
+  const find = async (a: Address) =>
+    (
+      await app.db.query<{ mime_type: string; content_hash: string }>(
+        `SELECT f.mime_type, f.content_hash FROM files f JOIN workspaces w ON w.id = f.workspace_id
+          WHERE w.name = $1 AND f.id = $2 AND f.uuid::text = $3 AND f.token = $4 AND f.user_id IS NULL AND NOT w.suspended`,
+        [a.workspace, a.file, a.uuid, a.token],
+      )
+    ).rows[0];
+  return {
+    lookup: async (a) => (await find(a))?.mime_type,
+    async read(a) {
+      const file = await find(a);
+      if (!file) throw notFound();
+      const stream = await app.storage.read(file.content_hash).catch(() => {
+        throw notFound();
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
+function httpSource(originUrl: string): OriginalSource {
+  const url = (a: Address) => `${originUrl}/api/v1/${encodeURIComponent(a.workspace)}/files/${a.file}/${encodeURIComponent(a.uuid)}/${encodeURIComponent(a.token)}`;
+  return {
+    async lookup(a) {
+      const head = await fetch(url(a), { method: 'HEAD', redirect: 'manual' }).catch(() => undefined);
+      if (!head) throw badGateway();
+      if (head.status === 404 || head.status === 403) return undefined;
+      return head.headers.get('x-original-content-type') ?? undefined;
+    },
+    async read(a) {
+      const res = await fetch(url(a), { redirect: 'follow' }).catch(() => undefined);
+      if (!res) throw badGateway();
+      if (res.status === 404) throw notFound();
+      if (!res.ok) throw badGateway();
+      return Buffer.from(await res.arrayBuffer());
+    },
+  };
+}
+
 export const imageHandlers = handlers({
   async getImageVariant({ params, query, koa }, app) {
-    const origin = `${app.config.imageOriginUrl}/api/v1/${encodeURIComponent(params.workspace)}/files/${params.file}/${encodeURIComponent(params.uuid)}/${encodeURIComponent(params.token)}`;
+    // In the API server the proxy reads this server's storage; as its own process, the
+    // tokenized download of IMAGE_ORIGIN_URL.
+    const source = app.db ? storageSource(app) : httpSource(app.config.imageOriginUrl);
     const dir = path.join(app.config.dataDir, 'image-cache');
     const cache = caches.get(dir) ?? caches.set(dir, new VariantCache(dir)).get(dir)!;
     const t: Transform = { width: query.width, height: query.height, fit: query.fit, format: query.format, quality: query.quality };
 
-    // The original must still exist (a deleted file's variants are never served).
-    const head = await fetch(origin, { method: 'HEAD', redirect: 'manual' }).catch(() => undefined);
-    if (!head) throw badGateway();
-    if (head.status === 404 || head.status === 403) throw notFound();
-    const originalMime = head.headers.get('x-original-content-type') ?? '';
-    if (!originalMime.startsWith('image/')) throw notFound();
+    // The original must still exist: a deleted file's variants are never served.
+    const originalMime = await source.lookup(params);
+    if (!originalMime?.startsWith('image/')) throw notFound();
     const format = negotiate(t.format, koa.get('Accept'), originalMime);
     const key = `${params.workspace}/${params.file}/${params.uuid}/${params.token}|${t.width ?? ''}|${t.height ?? ''}|${t.fit ?? ''}|${t.quality ?? ''}`;
     const headers = { 'Content-Type': MIME[format], 'Cache-Control': 'public, max-age=86400', Vary: 'Accept', 'X-Content-Type-Options': 'nosniff' };
@@ -28,13 +85,10 @@ export const imageHandlers = handlers({
     const cached = await cache.get(key, format);
     if (cached) return { status: 200, body: cached.stream, headers: { ...headers, 'Content-Length': String(cached.size) } };
 
-    const res = await fetch(origin, { redirect: 'follow' }).catch(() => undefined);
-    if (!res) throw badGateway();
-    if (res.status === 404) throw notFound();
-    if (!res.ok) throw badGateway();
+    const original = await source.read(params);
     let output: Buffer;
     try {
-      output = await render(Buffer.from(await res.arrayBuffer()), t, format);
+      output = await render(original, t, format);
     } catch {
       throw badGateway();
     }
