@@ -80,3 +80,4 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
 }
 
 export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';
+export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';

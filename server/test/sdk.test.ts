@@ -211,7 +211,7 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'parseWebhookEvent', 'verifyWebhookSignature'],
+      exports: ['bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'parseWebhookEvent', 'refreshTemporaryUrls', 'uploadFile', 'verifyWebhookSignature'],
       status: 200,
       id: key.id,
     };
@@ -222,8 +222,8 @@ describe('the package', () => {
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
     const esm = await run(process.execPath, ['--input-type=module', '-e', script(
         // Named imports: Node must detect the CommonJS exports.
-        `import { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, verifyWebhookSignature } from '@workspace-api/sdk';
-         const sdk = { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, verifyWebhookSignature };`,
+        `import { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+         const sdk = { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature };`,
       )], { cwd: root });
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });
