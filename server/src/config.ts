@@ -17,6 +17,17 @@ export interface RateLimitConfig {
   keyInfoPerMinute: number;
 }
 
+export interface S3Config {
+  bucket: string;
+  region: string;
+  endpoint: string | undefined;
+  forcePathStyle: boolean;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** Key prefix of stored content. */
+  prefix: string;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -32,6 +43,9 @@ export interface Config {
   /** Where the image proxy fetches originals: this server's own address (IMAGE_ORIGIN_URL). */
   imageOriginUrl: string;
   storageDriver: StorageDriver;
+  s3: S3Config | undefined;
+  /** Stored content younger than this is never pruned (an upload may be about to use it). */
+  storagePruneMinAgeSeconds: number;
   objectsEnabled: boolean;
   testClock: boolean;
   redisUrl: string | undefined;
@@ -84,6 +98,19 @@ function secret(env: Env, name: string, dataDir: string): { value: string; gener
   return { value, generated: true };
 }
 
+function s3Config(env: Env): S3Config {
+  if (!env.S3_BUCKET) throw new ConfigError('STORAGE_DRIVER=s3 needs S3_BUCKET');
+  return {
+    bucket: env.S3_BUCKET,
+    region: env.S3_REGION || 'us-east-1',
+    endpoint: env.S3_ENDPOINT || undefined,
+    forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT)),
+    accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+    prefix: env.S3_PREFIX ?? 'content/',
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -92,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
   const admin = secret(env, 'ADMIN_TOKEN', dataDir);
   const appKey = secret(env, 'APP_KEY', dataDir);
   const testClock = env.TEST_CLOCK === '1';
+  const storageDriver = oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local');
   if (testClock && appEnv === 'production') throw new ConfigError('TEST_CLOCK=1 is refused when APP_ENV=production');
   return {
     port,
@@ -106,7 +134,9 @@ export function loadConfig(env: Env = process.env): Config {
     // An empty IMAGE_PROXY_URL is meaningful (local mode), so only an unset one takes the default.
     imageProxyUrl: (env.IMAGE_PROXY_URL ?? `${baseUrl}/_image`).replace(/\/+$/, ''),
     imageOriginUrl: (env.IMAGE_ORIGIN_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
-    storageDriver: oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local'),
+    storageDriver,
+    s3: storageDriver === 's3' ? s3Config(env) : undefined,
+    storagePruneMinAgeSeconds: integer(env, 'STORAGE_PRUNE_MIN_AGE_SECONDS', 3600),
     objectsEnabled: boolean(env, 'OBJECTS_ENABLED', true),
     testClock,
     redisUrl: env.REDIS_URL || undefined,

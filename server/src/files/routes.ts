@@ -33,6 +33,23 @@ function stageUpload(koa: Context, app: AppContext, kinds: ('multipart' | 'json'
 
 const jsonBytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
 
+/** Presigned storage URLs of tokenized downloads, reused for 5 minutes (each valid 10). */
+const redirects = new Map<string, { url: string; until: number }>();
+const REDIRECT_TTL_MS = 5 * 60_000;
+const REDIRECT_URL_SECONDS = 10 * 60;
+
+/** A redirect to the file in storage, valid `seconds`; 404 when the content is missing. */
+async function storageRedirect(app: AppContext, file: File, seconds: number, cacheKey?: string) {
+  const cached = cacheKey ? redirects.get(cacheKey) : undefined;
+  let url = cached && cached.until > Date.now() ? cached.url : undefined;
+  if (!url) {
+    if (!(await app.storage.exists(file.contentHash))) throw notFound();
+    url = await app.storage.temporaryUrl!(file.contentHash, seconds, file.name);
+    if (cacheKey) redirects.set(cacheKey, { url, until: Date.now() + REDIRECT_TTL_MS });
+  }
+  return { status: 307 as const, body: undefined, headers: { Location: url, 'Cache-Control': 'private, no-store' } };
+}
+
 /** The stored bytes with download-safe headers, or 404 when the content is missing. */
 async function fileStream(koa: Context, app: AppContext, file: File, cacheControl: string) {
   const stream = await app.storage.read(file.contentHash).catch(() => {
@@ -87,6 +104,7 @@ export const fileHandlers = handlers({
     await app.rateLimits.consume('token-downloads', `${params.file}:${params.token}`);
     const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
     if (!file || file.uuid !== params.uuid || file.token !== params.token) throw notFound();
+    if (app.storage.supportsTemporaryUrls) return storageRedirect(app, file, REDIRECT_URL_SECONDS, `${file.id}:${file.contentHash}`);
     return fileStream(koa, app, file, 'private, no-cache');
   },
 
@@ -98,6 +116,11 @@ export const fileHandlers = handlers({
     const check = checkSignature(app.config.appKey, temporaryPath(workspace.name, file.id, 'temporary'), new URLSearchParams(koa.querystring), app.clock.now());
     if (check !== 'valid' || new URLSearchParams(koa.querystring).get('uuid') !== file.uuid) throw forbidden();
     await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
+    if (app.storage.supportsTemporaryUrls) {
+      // The storage URL expires when the signed link does: no new lifetime is granted.
+      const remaining = Number(new URLSearchParams(koa.querystring).get('expires')) - app.clock.now().getTime() / 1000;
+      return storageRedirect(app, file, remaining);
+    }
     return fileStream(koa, app, file, 'private, no-store');
   },
 

@@ -8,11 +8,13 @@ import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
 import { publishEvent, withEvents } from '../events/outbox';
 import { detect } from './detect';
 import { LocalStorage, type Storage } from './storage';
+import { S3Storage } from './s3-storage';
 import type { StagedFile } from './staging';
 
 export const USAGE_JOB = 'usage.record';
 
 export function createStorage(config: AppContext['config']): Storage {
+  if (config.storageDriver === 's3') return new S3Storage(config.s3!);
   return new LocalStorage(path.join(config.dataDir, 'files', 'content'));
 }
 
@@ -100,9 +102,9 @@ export async function applyUsage(app: AppContext, job: { workspaceId: number; ba
   );
 }
 
-/** The `files:prune-storage` task: removes stored content no file refers to (older than an hour). */
+/** The `files:prune-storage` task: removes stored content no file refers to (older than STORAGE_PRUNE_MIN_AGE_SECONDS). */
 export async function pruneStorage(app: AppContext): Promise<number> {
-  const cutoff = Date.now() - 3_600_000;
+  const cutoff = Date.now() - app.config.storagePruneMinAgeSeconds * 1000;
   let removed = 0;
   for await (const object of app.storage.list()) {
     if (object.modifiedAt.getTime() > cutoff) continue;

@@ -72,7 +72,14 @@ export class StagingSink {
   }
 
   async discard(): Promise<void> {
-    this.out.destroy();
+    // The file is opened asynchronously: remove it only once the stream has closed, or an open
+    // still under way would create it again after the removal.
+    if (!this.out.closed) {
+      await new Promise<void>((resolve) => {
+        this.out.once('close', () => resolve());
+        this.out.destroy();
+      });
+    }
     await rm(this.tempPath, { force: true });
   }
 }

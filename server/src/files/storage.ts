@@ -19,8 +19,8 @@ export interface Storage {
   read(hash: string): Promise<Readable>;
   delete(hash: string): Promise<void>;
   list(): AsyncIterable<StoredObject>;
-  /** A storage URL valid until `expiresAt`, for drivers with temporary URLs. */
-  temporaryUrl?(hash: string, expiresAt: Date, downloadName: string): Promise<string>;
+  /** A storage URL valid for `expiresInSeconds`, for drivers with temporary URLs. */
+  temporaryUrl?(hash: string, expiresInSeconds: number, downloadName: string): Promise<string>;
 }
 
 const contentPath = (root: string, hash: string) => path.join(root, hash.slice(0, 2), hash.slice(2, 4), hash);

@@ -17,7 +17,7 @@ type BodyOf<Op extends OperationId> = operations[Op] extends { requestBody?: { c
     ? B
     : undefined;
 
-type SuccessStatus = 200 | 201 | 202 | 204;
+type SuccessStatus = 200 | 201 | 202 | 204 | 307;
 type Responses<Op extends OperationId> = operations[Op]['responses'];
 // JSON bodies are typed; other media (HTML, file bytes) are set on the Koa context by the handler.
 type ContentOf<R> = R extends { content: infer C } ? (C extends { 'application/json': infer J } ? J : C extends { 'text/html': infer H } ? H : unknown) : undefined;

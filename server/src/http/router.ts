@@ -75,6 +75,8 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);
       if (reply.body !== undefined) ctx.body = reply.body;
+      // A bodiless redirect stays empty (Koa would write the status text).
+      else if (reply.status !== 204) ctx.body = '';
     });
     router.register(koaPath(op.path), [op.method.toUpperCase()], chain, { name: op.operationId });
   }

@@ -26,7 +26,8 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
     headers['Content-Type'] ??= 'application/json';
   }
   const url = baseUrl + path;
-  const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
+  // Redirects are part of what the tests check: never followed.
+  const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
   const text = await res.text();
   const type = res.headers.get('content-type');
   const parsed = type?.includes('json') && text ? JSON.parse(text) : text;
