@@ -3,7 +3,7 @@
 import { readdirSync, existsSync, statSync, utimesSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { startTestServer, type TestServer } from './support/server';
 import { client, request } from './support/http';
 import { setupWorkspace, createWorkspace, TIMESTAMP } from './support/fixtures';
@@ -36,6 +36,34 @@ async function upload(url: string, key: string, ws: string, form: FormData) {
   const body = text ? JSON.parse(text) : undefined;
   checkResponse('POST', `${url}${files(ws)}`, res.status, res.headers.get('content-type'), body);
   return { status: res.status, body, headers: res.headers };
+}
+
+/** A ZIP with one stored entry (an APK when the entry is `classes.dex`). */
+function zipOf(name: string, data: Buffer): Buffer {
+  const n = Buffer.from(name);
+  const crc = crc32(data);
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(crc, 14);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(data.length, 22);
+  local.writeUInt16LE(n.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt32LE(crc, 16);
+  central.writeUInt32LE(data.length, 20);
+  central.writeUInt32LE(data.length, 24);
+  central.writeUInt16LE(n.length, 28);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + n.length, 12);
+  end.writeUInt32LE(local.length + n.length + data.length, 16);
+  return Buffer.concat([local, n, data, central, n, end]);
 }
 
 const uploadJson = (key: string, ws: string, file: object) => client(s.url, key).post(files(ws), { file });
@@ -197,6 +225,36 @@ describe('upload', () => {
       expect(res.status).toBe(422);
       expect(Object.keys(JSON.parse(res.body).errors)).toEqual(['file']);
     });
+  });
+
+  it('accepts an APK (a ZIP with classes.dex) and refuses a plain ZIP named .apk', async () => {
+    const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
+    const apk = await uploadJson(key.key, workspace.name, { name: 'app.apk', content: b64(zipOf('classes.dex', Buffer.from('dex\n035\0' + 'x'.repeat(100)))) });
+    expect(apk.status).toBe(201);
+    expect(apk.body.mime_type).toBe('application/vnd.android.package-archive');
+    const zip = await uploadJson(key.key, workspace.name, { name: 'app.apk', content: b64(zipOf('readme.txt', Buffer.from('hello'))) });
+    expect(zip.status).toBe(422);
+    expect(zip.body.errors).toEqual({ file: ['The file is not an Android package.'] });
+  });
+
+  it('leaves nothing behind when the client aborts mid-upload', async () => {
+    const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${s.url}${files(workspace.name)}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key.key}`, 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(10 * 1024 * 1024) },
+      });
+      req.on('error', () => resolve());
+      req.write('--x\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n');
+      req.write(Buffer.alloc(256 * 1024, 1));
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    });
+    await eventually(async () => stagingLeft().length === 0);
+    const ws = await s.server.app.db.prisma.workspace.findUniqueOrThrow({ where: { name: workspace.name } });
+    expect(await s.server.app.db.prisma.file.count({ where: { workspaceId: ws.id } })).toBe(0);
   });
 
   it('accepts real installers: an MZ executable and a compressed disk image with its koly trailer', async () => {

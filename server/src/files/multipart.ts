@@ -22,10 +22,12 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
   let staged: Promise<StagedFile> | undefined;
   let failure: Error | undefined;
   let finished: () => void = () => undefined;
+  let part: (NodeJS.ReadableStream & { destroy(err?: Error): void; readableEnded: boolean }) | undefined;
   const fail = (err: Error) => {
     failure ??= err;
     req.unpipe(parser);
     req.resume(); // drain the rest so that the client reads the answer
+    if (part && !part.readableEnded) part.destroy(err); // ends the staging of a part that will get no more bytes
     finished();
   };
 
@@ -40,6 +42,8 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
         stream.resume();
         return fail(fileError('Exactly one file must be sent in the part named file.'));
       }
+      part = stream;
+      stream.on('error', () => undefined); // reported through the staging pipeline
       staged = (async () => {
         sink = await StagingSink.open(dataDir, MULTIPART_LIMIT);
         await sink.consume(stream);
@@ -53,9 +57,8 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
       resolve();
     });
     parser.on('close', () => resolve());
-    req.on('aborted', () => {
-      fail(new Error('client aborted'));
-      resolve();
+    req.on('close', () => {
+      if (!req.complete) fail(new Error('client aborted'));
     });
     req.pipe(parser);
   });
