@@ -116,7 +116,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     tasks: registerTasks(new TaskRegistry()),
     log,
     jobs,
-    storage: createStorage(config),
+    storage: await createStorage(config),
   } as AppContext;
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));

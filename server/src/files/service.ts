@@ -8,13 +8,16 @@ import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
 import { publishEvent, withEvents } from '../events/outbox';
 import { detect } from './detect';
 import { LocalStorage, type Storage } from './storage';
-import { S3Storage } from './s3-storage';
 import type { StagedFile } from './staging';
 
 export const USAGE_JOB = 'usage.record';
 
-export function createStorage(config: AppContext['config']): Storage {
-  if (config.storageDriver === 's3') return new S3Storage(config.s3!);
+export async function createStorage(config: AppContext['config']): Promise<Storage> {
+  if (config.storageDriver === 's3') {
+    // The AWS SDK loads only for the s3 driver.
+    const { S3Storage } = await import('./s3-storage.js');
+    return new S3Storage(config.s3!);
+  }
   return new LocalStorage(path.join(config.dataDir, 'files', 'content'));
 }
 

@@ -2,7 +2,7 @@
 // (the `rate_limits` table, rate-limiter-flexible's atomic upsert) or, when REDIS_URL is set, in
 // Redis. A limited request gets `429` with `Retry-After`.
 import { RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { HttpError, MESSAGES } from './errors';
@@ -29,7 +29,11 @@ export class RateLimits {
     db: Database,
   ) {
     if (!config.rateLimits.enabled) return;
-    if (config.redisUrl) this.redis = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+    if (config.redisUrl) {
+      // ioredis loads only when Redis is configured.
+      const { default: RedisClient } = require('ioredis') as typeof import('ioredis');
+      this.redis = new RedisClient(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+    }
     // rate-limiter-flexible talks to PostgreSQL through a `query({text, values})` client.
     const storeClient = { query: (q: { text: string; values?: unknown[] }) => db.query(q.text, q.values) };
     for (const [group, points] of Object.entries(rateLimitGroups(config))) {

@@ -2,7 +2,7 @@
 // authenticate -> rate limit -> parse the body within its limit -> validate -> handle.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { koaBody, HttpMethodEnum } from 'koa-body';
+import type { HttpMethodEnum } from 'koa-body';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
 import { HttpError, MESSAGES, notFound } from './errors';
@@ -19,15 +19,13 @@ function hasBody(ctx: Context): boolean {
 
 /** JSON bodies only; the limit is the operation's `x-body-limit`. */
 function jsonBody(op: OperationSpec): Middleware {
-  const parse = koaBody({
-    json: true,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    jsonLimit: op.bodyLimit,
-    jsonStrict: true,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-  });
+  // koa-body (with its schema library) loads on the first body, not at start-up.
+  let parse: Middleware | undefined;
+  const parser = async () => {
+    const { koaBody } = await import('koa-body');
+    const methods = ['POST', 'PUT', 'PATCH', 'DELETE'] as HttpMethodEnum[];
+    return koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: op.bodyLimit, jsonStrict: true, parsedMethods: methods });
+  };
   return async (ctx, next) => {
     if (!hasBody(ctx)) {
       ctx.request.body = op.bodyRequired ? {} : undefined;
@@ -36,6 +34,7 @@ function jsonBody(op: OperationSpec): Middleware {
     if (!ctx.is('application/json', '+json')) throw new HttpError(415, { message: MESSAGES.unsupportedMediaType });
     // Refuse a declared oversize body before reading it.
     if (Number(ctx.get('Content-Length') || 0) > op.bodyLimit) throw new HttpError(413, { message: MESSAGES.tooLarge });
+    parse ??= await parser();
     return parse(ctx, next);
   };
 }

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import sharp from 'sharp';
+import type sharpType from 'sharp';
 
 export type Fit = 'contain' | 'cover' | 'scale-down' | 'crop' | 'pad';
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
@@ -28,7 +28,7 @@ export function negotiate(format: Transform['format'], accept: string, originalM
   return originalMime === 'image/png' ? 'png' : 'jpeg';
 }
 
-const SHARP_FIT: Record<Fit, { fit: keyof sharp.FitEnum; withoutEnlargement: boolean }> = {
+const SHARP_FIT: Record<Fit, { fit: keyof sharpType.FitEnum; withoutEnlargement: boolean }> = {
   contain: { fit: 'inside', withoutEnlargement: false },
   'scale-down': { fit: 'inside', withoutEnlargement: true },
   cover: { fit: 'cover', withoutEnlargement: false },
@@ -62,6 +62,8 @@ export class VariantCache {
 
 /** Renders the variant of an original image. Throws when the original is not a decodable image. */
 export async function render(original: Buffer, t: Transform, format: OutputFormat): Promise<Buffer> {
+  // libvips loads with the first image, not at start-up.
+  const { default: sharp } = await import('sharp');
   let image = sharp(original, { failOn: 'error' }).rotate();
   if (t.width || t.height) {
     const { fit, withoutEnlargement } = SHARP_FIT[t.fit ?? 'contain'];

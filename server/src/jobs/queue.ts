@@ -2,7 +2,7 @@
 // process on the embedded default), so that every server process on one database shares the
 // work and a job outlives the process that took it. Due times of our own schedules (retries,
 // periods, publication) live in our own rows, computed from the server clock; jobs carry work.
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import type { Database } from '../db/database';
 import type { Logger } from '../lib/logger';
 
@@ -26,31 +26,33 @@ function bossDb(db: Database): PgBoss.Db {
 }
 
 export class JobQueue {
-  private readonly boss: PgBoss;
+  private boss!: PgBoss;
   private starting?: Promise<void>;
   private started = false;
   private readonly queues = new Set<string>();
   private readonly handlers = new Map<string, JobHandler<object>>();
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly log: Logger,
     private readonly pollingIntervalSeconds = 1,
-  ) {
-    // pg-boss's cron is not used (its schedule reads real time, not the server clock): the
-    // scheduler claims periods in its own rows and sends jobs.
-    this.boss = new PgBoss({ db: bossDb(db), schedule: false, supervise: true, migrate: true });
-    this.boss.on('error', (err) => this.log.error('job queue error', { error: String(err) }));
-  }
+  ) {}
 
   /**
    * Creates or migrates pg-boss's schema (also done at build time in the embedded seed) and starts
    * its maintenance. Idempotent; `send` and `work` wait for it.
    */
   start(): Promise<void> {
-    this.starting ??= this.boss.start().then(() => {
+    this.starting ??= (async () => {
+      // Loaded here, off the start-up path of the HTTP server.
+      const Boss = require('pg-boss') as typeof PgBoss;
+      // pg-boss's cron is not used (its schedule reads real time, not the server clock): the
+      // scheduler claims periods in its own rows and sends jobs.
+      this.boss = new Boss({ db: bossDb(this.db), schedule: false, supervise: true, migrate: true });
+      this.boss.on('error', (err) => this.log.error('job queue error', { error: String(err) }));
+      await this.boss.start();
       this.started = true;
-    });
+    })();
     return this.starting;
   }
 
