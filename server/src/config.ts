@@ -40,6 +40,12 @@ export interface Config {
   appKey: string;
   appEnv: AppEnv;
   imageProxyUrl: string;
+  /**
+   * Where temporary images are fetched from: IMAGE_PROXY_URL when set, otherwise the built-in
+   * proxy on this server's own loopback address (BASE_URL may be a public name behind a reverse
+   * proxy that this machine cannot reach).
+   */
+  imageProxyFetchUrl: string;
   /** Where the image proxy fetches originals: this server's own address (IMAGE_ORIGIN_URL). */
   imageOriginUrl: string;
   storageDriver: StorageDriver;
@@ -133,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     appEnv,
     // An empty IMAGE_PROXY_URL is meaningful (local mode), so only an unset one takes the default.
     imageProxyUrl: (env.IMAGE_PROXY_URL ?? `${baseUrl}/_image`).replace(/\/+$/, ''),
+    imageProxyFetchUrl: (env.IMAGE_PROXY_URL ?? `http://127.0.0.1:${port}/_image`).replace(/\/+$/, ''),
     imageOriginUrl: (env.IMAGE_ORIGIN_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     storageDriver,
     s3: storageDriver === 's3' ? s3Config(env) : undefined,

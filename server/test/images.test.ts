@@ -158,3 +158,20 @@ describe('in local mode (IMAGE_PROXY_URL empty)', () => {
     expect(existsSync(path.join(s.db.dataDir, 'image-cache'))).toBe(false);
   });
 });
+
+describe('behind a reverse proxy (BASE_URL not reachable from the server)', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ BASE_URL: 'https://media.example.invalid' });
+  });
+  afterAll(() => s.close());
+
+  it('publishes public URLs and still fetches temporary images through the built-in proxy on loopback', async () => {
+    const { file } = await uploadImage(s);
+    expect(file.image_url).toMatch(/^https:\/\/media\.example\.invalid\/_image\/api\/v1\//);
+    expect(file.temporary_image_url).toMatch(/^https:\/\/media\.example\.invalid\/api\/v1\//);
+    const res = await fetchImage(`${s.url}${pathOf(file.temporary_image_url)}&width=40&format=png`);
+    expect(res.status).toBe(200);
+    expect((await sharp(res.body).metadata()).width).toBe(40);
+  });
+});

@@ -143,7 +143,7 @@ export const fileHandlers = handlers({
       });
       return { status: 200, body: stream, headers: { ...inline, 'Content-Type': file.mimeType, 'Content-Length': String(file.size) } };
     }
-    const url = new URL(`${app.config.imageProxyUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`);
+    const url = new URL(`${app.config.imageProxyFetchUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`);
     for (const p of transforms) url.searchParams.set(p, String(query[p]));
     const res = await fetch(url, { headers: { Accept: koa.get('Accept') || 'image/*' }, redirect: 'manual', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
     if (!res) throw badGateway();
