@@ -3,7 +3,7 @@
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
-import { HttpError, MESSAGES, forbidden, invalid, notFound } from '../http/errors';
+import { HttpError, MESSAGES, badGateway, forbidden, invalid, notFound } from '../http/errors';
 import { requireWorkspace } from '../admin/lookup';
 import { MULTIPART_LIMIT, stageMultipart } from './multipart';
 import { BASE64_LIMIT, stageJsonUpload } from './json-upload';
@@ -14,7 +14,6 @@ const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
 import { Readable } from 'node:stream';
 import { TRANSFORM_PARAMS, attachmentDisposition, checkSignature, isImage, presentFile, temporaryPath } from './urls';
-import { badGateway } from '../images/routes';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
 

@@ -28,6 +28,8 @@ export const MESSAGES = {
 } as const;
 
 export const notFound = () => new HttpError(404, { message: MESSAGES.notFound });
+/** An upstream (the image proxy, an origin) failed; nothing of its answer is exposed. */
+export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 export const forbidden = (message: string = MESSAGES.forbidden) => new HttpError(403, { message });
 
 /** A `422` whose message is the first error, followed by how many more there are. */

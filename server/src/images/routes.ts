@@ -3,10 +3,9 @@
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
-import { HttpError, notFound } from '../http/errors';
+import { badGateway, notFound } from '../http/errors';
 import { MIME, VariantCache, negotiate, render, type Transform } from './variants';
 
-export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 const caches = new Map<string, VariantCache>();
 
 interface Address {
