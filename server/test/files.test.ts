@@ -1,6 +1,6 @@
 // The Files API: uploads (multipart and base64), details, tokenized and temporary downloads,
 // deletion, installers, usage, and the bad input of each.
-import { readdirSync, existsSync, statSync, utimesSync } from 'node:fs';
+import { readdirSync, existsSync, rmSync, statSync, utimesSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
@@ -325,9 +325,9 @@ describe('abilities and permissions', () => {
 });
 
 describe('downloads', () => {
-  async function uploaded() {
+  async function uploaded(content = 'the report') {
     const ctx = await setupWorkspace(s.admin, { permissions: ALL });
-    const up = await uploadJson(ctx.key.key, ctx.workspace.name, { name: 'Report "Q1" ü.txt', content: b64('the report') });
+    const up = await uploadJson(ctx.key.key, ctx.workspace.name, { name: 'Report "Q1" ü.txt', content: b64(content) });
     return { ...ctx, file: up.body };
   }
   const path = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
@@ -353,6 +353,18 @@ describe('downloads', () => {
     await s.admin.patch(`/admin/v1/workspaces/${workspace.name}`, { suspended: true });
     const res = await request(s.url, 'GET', p);
     expect([res.status, res.body]).toEqual([403, { message: 'Workspace suspended' }]);
+  });
+
+  it('404s both downloads when the stored content is missing', async () => {
+    const content = `missing later ${Date.now()}`;
+    const { file } = await uploaded(content);
+    const hash = createHash('sha256').update(content).digest('hex');
+    const stored = storedObjects().find((f) => f.endsWith(hash))!;
+    rmSync(stored);
+    for (const url of [file.download_url, file.temporary_url]) {
+      const res = await request(s.url, 'GET', path(url));
+      expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
+    }
   });
 
   it('streams the temporary download privately and refuses any change to the link', async () => {
