@@ -13,7 +13,7 @@ const MULTIPART_OVERHEAD = 1 << 20;
 const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
 import { Readable } from 'node:stream';
-import { TRANSFORM_PARAMS, attachmentDisposition, checkSignature, isImage, presentFile, temporaryPath } from './urls';
+import { TRANSFORM_PARAMS, attachmentDisposition, isImage, isValidSignature, presentFile, temporaryPath } from './urls';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
 
@@ -49,11 +49,30 @@ async function storageRedirect(app: AppContext, file: File, seconds: number, cac
   return { status: 307 as const, body: undefined, headers: { Location: url, 'Cache-Control': 'private, no-store' } };
 }
 
-/** The stored bytes with download-safe headers, or 404 when the content is missing. */
-async function fileStream(koa: Context, app: AppContext, file: File, cacheControl: string) {
-  const stream = await app.storage.read(file.contentHash).catch(() => {
+/** The stored bytes, or 404 when the content is missing. */
+const readStored = (app: AppContext, file: File) =>
+  app.storage.read(file.contentHash).catch(() => {
     throw notFound();
   });
+
+/** The workspace (404, or 403 when suspended) and file of a route without API key. */
+async function openFile(app: AppContext, koa: Context, workspaceName: string, fileId: number) {
+  const workspace = await requireOpenWorkspace(app, workspaceName);
+  koa.state.workspaceId = workspace.id;
+  return { workspace, file: await requireWorkspaceFile(app, workspace.id, fileId) };
+}
+
+/** 403 unless the request's query is the signed link of this file and kind, unexpired; returns its expiry. */
+function requireSignature(app: AppContext, koa: Context, workspace: string, file: File, kind: 'temporary' | 'temporary-image'): number {
+  const query = new URLSearchParams(koa.querystring);
+  const allowed = kind === 'temporary-image' ? TRANSFORM_PARAMS : [];
+  if (!isValidSignature(app.config.appKey, temporaryPath(workspace, file.id, kind), query, app.clock.now(), file.uuid, allowed)) throw forbidden();
+  return Number(query.get('expires'));
+}
+
+/** The stored bytes with download-safe headers, or 404 when the content is missing. */
+async function fileStream(koa: Context, app: AppContext, file: File, cacheControl: string) {
+  const stream = await readStored(app, file);
   koa.set({
     'Content-Type': 'application/octet-stream',
     'Content-Disposition': attachmentDisposition(file.name),
@@ -101,45 +120,34 @@ export const fileHandlers = handlers({
     const workspace = await requireOpenWorkspace(app, params.workspace);
     koa.state.workspaceId = workspace.id;
     await app.rateLimits.consume('token-downloads', `${params.file}:${params.token}`);
-    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
-    if (!file || file.uuid !== params.uuid || file.token !== params.token) throw notFound();
+    const file = await requireWorkspaceFile(app, workspace.id, params.file);
+    if (file.uuid !== params.uuid || file.token !== params.token) throw notFound();
     if (app.storage.supportsTemporaryUrls) return storageRedirect(app, file, REDIRECT_URL_SECONDS, `${file.id}:${file.contentHash}`);
     return fileStream(koa, app, file, 'private, no-cache');
   },
 
   async downloadTemporaryFile({ params, koa }, app) {
-    const workspace = await requireOpenWorkspace(app, params.workspace);
-    koa.state.workspaceId = workspace.id;
-    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
-    if (!file) throw notFound();
-    const check = checkSignature(app.config.appKey, temporaryPath(workspace.name, file.id, 'temporary'), new URLSearchParams(koa.querystring), app.clock.now());
-    if (check !== 'valid' || new URLSearchParams(koa.querystring).get('uuid') !== file.uuid) throw forbidden();
+    const { workspace, file } = await openFile(app, koa, params.workspace, params.file);
+    const expires = requireSignature(app, koa, workspace.name, file, 'temporary');
     await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
     if (app.storage.supportsTemporaryUrls) {
       // The storage URL expires when the signed link does: no new lifetime is granted.
-      const remaining = Number(new URLSearchParams(koa.querystring).get('expires')) - app.clock.now().getTime() / 1000;
-      return storageRedirect(app, file, remaining);
+      return storageRedirect(app, file, expires - app.clock.now().getTime() / 1000);
     }
     return fileStream(koa, app, file, 'private, no-store');
   },
 
   async getTemporaryImage({ params, query, koa }, app) {
-    const workspace = await requireOpenWorkspace(app, params.workspace);
-    koa.state.workspaceId = workspace.id;
-    const file = await app.db.prisma.file.findFirst({ where: { id: params.file, workspaceId: workspace.id, userId: null } });
-    if (!file || !isImage(file.mimeType)) throw notFound();
-    const signed = new URLSearchParams(koa.querystring);
-    const check = checkSignature(app.config.appKey, temporaryPath(workspace.name, file.id, 'temporary-image'), signed, app.clock.now(), TRANSFORM_PARAMS);
-    if (check !== 'valid' || signed.get('uuid') !== file.uuid) throw forbidden();
+    const { workspace, file } = await openFile(app, koa, params.workspace, params.file);
+    if (!isImage(file.mimeType)) throw notFound();
+    requireSignature(app, koa, workspace.name, file, 'temporary-image');
     await app.rateLimits.consume('files', `file:${workspace.id}:${file.id}`);
     const transforms = TRANSFORM_PARAMS.filter((p) => query[p] !== undefined);
     const inline = { 'Cache-Control': 'private, no-store', 'Content-Disposition': 'inline', 'X-Content-Type-Options': 'nosniff' };
     if (!app.config.imageProxyUrl) {
       // Local mode: the original, without transforms (they need the image proxy).
       if (transforms.length) throw invalid(transforms[0], 'Image transforms need the image proxy (IMAGE_PROXY_URL).');
-      const stream = await app.storage.read(file.contentHash).catch(() => {
-        throw notFound();
-      });
+      const stream = await readStored(app, file);
       return { status: 200, body: stream, headers: { ...inline, 'Content-Type': file.mimeType, 'Content-Length': String(file.size) } };
     }
     const url = new URL(`${app.config.imageProxyFetchUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`);

@@ -21,22 +21,20 @@ export function sign(appKey: string, path: string, uuid: string, expires: number
   return createHmac('sha256', appKey).update(`GET\n${path}\nuuid=${uuid}&expires=${expires}`).digest('hex');
 }
 
-export type SignatureCheck = 'valid' | 'invalid' | 'expired';
-
 /**
- * Checks a signed query exactly as issued: `uuid`, `expires`, `signature` once each, plus (on
- * image links) only the transform parameters.
+ * Whether a signed query is exactly as issued for the file `uuid` and not expired: `uuid`,
+ * `expires`, `signature` once each, plus (on image links) only the transform parameters.
  */
-export function checkSignature(appKey: string, path: string, query: URLSearchParams, now: Date, allowed: readonly string[] = []): SignatureCheck {
+export function isValidSignature(appKey: string, path: string, query: URLSearchParams, now: Date, uuid: string, allowed: readonly string[] = []): boolean {
   const keys = [...query.keys()];
   const required = ['uuid', 'expires', 'signature'];
-  if (required.some((k) => query.getAll(k).length !== 1)) return 'invalid';
-  if (keys.some((k) => !required.includes(k) && !allowed.includes(k))) return 'invalid';
-  if (new Set(keys).size !== keys.length) return 'invalid';
+  if (required.some((k) => query.getAll(k).length !== 1)) return false;
+  if (keys.some((k) => !required.includes(k) && !allowed.includes(k))) return false;
+  if (new Set(keys).size !== keys.length) return false;
   const expires = query.get('expires')!;
-  if (!/^\d{1,12}$/.test(expires)) return 'invalid';
-  if (!safeEqual(query.get('signature')!, sign(appKey, path, query.get('uuid')!, Number(expires)))) return 'invalid';
-  return Number(expires) * 1000 <= now.getTime() ? 'expired' : 'valid';
+  if (query.get('uuid') !== uuid || !/^\d{1,12}$/.test(expires)) return false;
+  if (!safeEqual(query.get('signature')!, sign(appKey, path, uuid, Number(expires)))) return false;
+  return Number(expires) * 1000 > now.getTime();
 }
 
 type FileBody = components['schemas']['File'];

@@ -6,7 +6,6 @@ import { handlers } from '../http/handlers';
 import { badGateway, notFound } from '../http/errors';
 import { MIME, VariantCache, negotiate, render, type Transform } from './variants';
 
-const caches = new Map<string, VariantCache>();
 
 interface Address {
   workspace: string;
@@ -70,8 +69,7 @@ export const imageHandlers = handlers({
     // In the API server the proxy reads this server's storage; as its own process, the
     // tokenized download of IMAGE_ORIGIN_URL.
     const source = app.db ? storageSource(app) : httpSource(app.config.imageOriginUrl);
-    const dir = path.join(app.config.dataDir, 'image-cache');
-    const cache = caches.get(dir) ?? caches.set(dir, new VariantCache(dir)).get(dir)!;
+    const cache = new VariantCache(path.join(app.config.dataDir, 'image-cache'));
     const t: Transform = { width: query.width, height: query.height, fit: query.fit, format: query.format, quality: query.quality };
 
     // The original must still exist: a deleted file's variants are never served.
