@@ -30,7 +30,7 @@ import { logHandlers } from './admin/logs';
 import { metaHandlers } from './public/meta';
 import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
-import { requestLog } from './http/request-log';
+import { RequestLogBuffer, requestLog } from './http/request-log';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
 import { applyUsage, createStorage, pruneStorage, USAGE_JOB } from './files/service';
@@ -81,7 +81,7 @@ export async function createKoa(app: AppContext): Promise<Koa> {
     if (!CLIENT_GONE.has(err.code ?? '')) app.log.error('response failed', { error: err.stack ?? String(err) });
   });
   koa.use(requestId);
-  koa.use(requestLog(app));
+  koa.use(requestLog(app.requestLogs, app.clock));
   koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
   // Browsers may call the public API from any page; which origins a key accepts is the key's own
   // restriction (auth.ts), checked on the actual request. The management API is not for browsers.
@@ -93,10 +93,6 @@ export async function createKoa(app: AppContext): Promise<Koa> {
     maxAge: 600,
   });
   koa.use((ctx, next) => (ctx.path.startsWith('/api/') ? publicCors(ctx, next) : next()));
-  koa.use(async (_ctx, next) => {
-    await app.clock.refresh();
-    return next();
-  });
   koa.use(router.routes());
   koa.use(() => {
     throw notFound();
@@ -117,6 +113,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     log,
     jobs,
     storage: await createStorage(config),
+    requestLogs: new RequestLogBuffer(db, log),
   } as AppContext;
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
@@ -168,6 +165,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         clearTimeout(timer);
         clearTimeout(delay);
         await background;
+        await app.requestLogs.flush();
         await app.scheduler.stop();
         await app.jobs.stop();
         await app.rateLimits.close();

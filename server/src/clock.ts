@@ -1,7 +1,8 @@
 // The server clock: every timestamp, expiry and schedule reads `clock.now()`. With TEST_CLOCK=1
 // the management API moves it; the offset lives in the database (clock_state), so every server
 // process on one database moves together. Without TEST_CLOCK the offset is always zero and the
-// database is never read.
+// database is never read. Authenticated requests read the offset inside their key lookup
+// (`offsetColumn`), so the test clock costs them no round trip of its own.
 import type { Database } from './db/database';
 
 export class Clock {
@@ -14,6 +15,16 @@ export class Clock {
 
   now(): Date {
     return new Date(Date.now() + this.offsetMs);
+  }
+
+  /** A column expression reading the shared offset, for a query that runs anyway; undefined when fixed. */
+  get offsetColumn(): string | undefined {
+    return this.adjustable ? '(SELECT offset_ms FROM clock_state WHERE id = 1)' : undefined;
+  }
+
+  /** Takes an offset read through `offsetColumn`. */
+  useOffset(offsetMs: number): void {
+    if (this.adjustable) this.offsetMs = offsetMs;
   }
 
   /** Re-reads the shared offset; called at the start of each request and job. */

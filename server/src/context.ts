@@ -8,6 +8,7 @@ import type { Logger } from './lib/logger';
 import type { JobQueue } from './jobs/queue';
 import type { Scheduler } from './jobs/scheduler';
 import type { Storage } from './files/storage';
+import type { RequestLogBuffer } from './http/request-log';
 
 export interface AppContext {
   config: Config;
@@ -19,4 +20,5 @@ export interface AppContext {
   jobs: JobQueue;
   scheduler: Scheduler;
   storage: Storage;
+  requestLogs: RequestLogBuffer;
 }

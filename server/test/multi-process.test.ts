@@ -104,6 +104,46 @@ describeWithPostgres('several server processes on one database', () => {
     expect(Math.abs(new Date(back.body.now).getTime() - Date.now())).toBeLessThan(5_000);
   });
 
+  it('applies a permission change, a suspension and a key deletion made in one process on the very next request of another', async () => {
+    const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
+    const adminA = client(a.url, ADMIN_TOKEN);
+    const { workspace, user, key } = await setupWorkspace(adminA, { permissions: ['view-file'] });
+    const onB = client(b.url, key.key);
+    const keyInfo = `/api/v1/${workspace.name}/api-key`;
+    expect((await onB.get(keyInfo)).body.user.permissions).toEqual(['view-file']);
+
+    await adminA.patch(`/admin/v1/workspaces/${workspace.name}/users/${user.id}`, { permissions: ['create-file'] });
+    expect((await onB.get(keyInfo)).body.user.permissions).toEqual(['create-file']);
+    const details = await onB.get(`/api/v1/${workspace.name}/files/1`);
+    expect(details.status).toBe(403);
+    expect(details.body).toEqual({ message: 'This API key is not permitted to perform this action' });
+
+    await adminA.patch(`/admin/v1/workspaces/${workspace.name}`, { suspended: true });
+    expect(await onB.get(keyInfo)).toMatchObject({ status: 403, body: { message: 'Workspace suspended' } });
+    await adminA.patch(`/admin/v1/workspaces/${workspace.name}`, { suspended: false });
+    expect((await onB.get(keyInfo)).status).toBe(200);
+
+    await adminA.delete(`/admin/v1/workspaces/${workspace.name}/api-keys/${key.id}`);
+    expect(await onB.get(keyInfo)).toMatchObject({ status: 403, body: { message: 'Forbidden' } });
+  });
+
+  it('writes the buffered request logs of a process when it stops', async () => {
+    const a = await spawnTracked();
+    const { workspace, key } = await setupWorkspace(client(a.url, ADMIN_TOKEN));
+    for (let i = 0; i < 5; i++) expect((await client(a.url, key.key).get(`/api/v1/${workspace.name}/api-key`)).status).toBe(200);
+    // Stopped right away: the rows may still be in the buffer; shutdown writes them.
+    expect(await a.stop()).toBe(0);
+    const pg = await import('pg');
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const { rows } = await c.query(
+      `SELECT method, path, status FROM request_logs WHERE workspace_id = (SELECT id FROM workspaces WHERE name = $1) ORDER BY id`,
+      [workspace.name],
+    );
+    await c.end();
+    expect(rows).toEqual(Array(5).fill({ method: 'GET', path: `/api/v1/${workspace.name}/api-key`, status: 200 }));
+  });
+
   it('migrates a fresh database once when processes start together', async () => {
     const fresh = await createTestDatabase();
     try {

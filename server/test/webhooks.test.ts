@@ -277,4 +277,15 @@ describe('request logs', () => {
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=1`)).body.data).toHaveLength(1);
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=101`)).body.errors).toHaveProperty('limit');
   });
+
+  it('shows every finished request at once, though rows are written in batches off the response path', async () => {
+    const { workspace, key } = await setupWorkspace(s.admin, { permissions: ['view-file'] });
+    const api = client(s.url, key.key);
+    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => api.get(`/api/v1/${workspace.name}/files/${i + 1}`).then((r) => r.status)));
+    expect(statuses).toEqual(Array(40).fill(404));
+    const res = await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=100`);
+    expect(res.body.data).toHaveLength(40);
+    const paths = res.body.data.map((r: { path: string }) => r.path).sort();
+    expect(paths).toEqual(Array.from({ length: 40 }, (_, i) => `/api/v1/${workspace.name}/files/${i + 1}`).sort());
+  });
 });

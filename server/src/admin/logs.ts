@@ -6,6 +6,8 @@ import { requireWorkspace } from './lookup';
 export const logHandlers = handlers({
   async listRequestLogs({ params, query }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
+    // Every request this process has finished is in the table before it is read.
+    await app.requestLogs.flush();
     const rows = await app.db.prisma.requestLog.findMany({ where: { workspaceId: workspace.id }, orderBy: { id: 'desc' }, take: query.limit ?? 50 });
     return {
       status: 200,

@@ -1,5 +1,6 @@
 // Builds the Koa router from the spec's operation table. Each route runs the same visible chain:
-// authenticate -> rate limit -> parse the body within its limit -> validate -> handle.
+// authenticate (and read the test clock) -> rate limit -> parse the body within its limit ->
+// validate -> handle.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { HttpMethodEnum } from 'koa-body';
@@ -50,12 +51,15 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       async (ctx, next) => {
         // A path that PostgreSQL could not even compare names no resource.
         if (Object.values(ctx.params as Record<string, string>).some(hasNul)) throw notFound();
-        if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
         if (op.security === 'apiKey') {
-          const principal = await authenticateApiKey(ctx, app.db, ctx.params.workspace);
+          // The key lookup also reads the test clock's offset (one round trip for both).
+          const principal = await authenticateApiKey(ctx, app.db, app.clock, ctx.params.workspace);
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
           if (rateLimit) await app.rateLimits.consume(rateLimit, `key:${principal.keyId}`);
+        } else {
+          if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
+          if (op.readsClock) await app.clock.refresh();
         }
         return next();
       },

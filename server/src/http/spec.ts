@@ -36,6 +36,8 @@ export interface OperationSpec {
   permissions: string[];
   /** The handler reads the body itself as a stream (`x-streaming-body`: uploads). */
   streamingBody: boolean;
+  /** The handler reads the server clock (false with `x-clock: false`: health, the document, the docs page). */
+  readsClock: boolean;
   /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
   rateLimitGroup?: string;
   /** Pointer to `responses` of the operation, for the contract test. */
@@ -122,6 +124,7 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         bodyLimit: (op['x-body-limit'] as number | undefined) ?? 65_536,
         abilities: (op['x-abilities'] as string[] | undefined) ?? [],
         permissions: (op['x-permissions'] as string[] | undefined) ?? [],
+        readsClock: op['x-clock'] !== false,
         rateLimitGroup: op['x-rate-limit'] as string | undefined,
         responsesPointer: `${opPointer}/responses`,
       });
