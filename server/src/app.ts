@@ -146,7 +146,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     background = withSchemaLock(app.db, () => app.jobs.start())
       .then(() => app.scheduler.start())
       // Libraries loaded lazily, warmed now so that the first image or body does not wait for them.
-      .then(() => Promise.all([import('sharp'), import('koa-body')]).then(() => undefined))
+      .then(() => import('sharp').then(() => undefined))
       .catch((err) => app.log.error('job queue failed to start', { error: err instanceof Error ? err.stack : String(err) }));
   }, config.schedulerTickMs);
   let closing: Promise<void> | undefined;

@@ -147,7 +147,7 @@ describe('meta routes', () => {
   it('reports health and the database kind', async () => {
     const res = await request(s.url, 'GET', '/health');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', database: s.db.url ? 'postgres' : 'pglite' });
+    expect(res.body).toEqual({ status: 'ok', database: s.db.url ? 'postgres' : 'pglite', checks: { database: 'ok', storage: 'ok' } });
   });
 });
 

@@ -305,7 +305,7 @@ describeWithPostgres('several server processes on one database', () => {
     const embedded = { DATABASE_URL: '', ADMIN_TOKEN: '', APP_KEY: '' };
     const first = await spawnTracked(embedded);
     const health = await client(first.url).get('/health');
-    expect(health.body).toEqual({ status: 'ok', database: 'pglite' });
+    expect(health.body).toEqual({ status: 'ok', database: 'pglite', checks: { database: 'ok', storage: 'ok' } });
     const token = readFileSync(path.join(db.dataDir, 'admin_token.secret'), 'utf8').trim();
     expect(first.output()).toContain(`management API token (ADMIN_TOKEN, kept in ${db.dataDir}): ${token}`);
     const { workspace, key } = await setupWorkspace(client(first.url, token));

@@ -14,7 +14,10 @@ export interface paths {
         };
         /**
          * Health check
-         * @description Answers `200` when the server and its database answer. No credentials.
+         * @description For load balancers and orchestrators: `200` when the server and every dependency it uses
+         *     answer, `503` with `Retry-After` and the same fields when one does not, naming it in `checks`.
+         *     While a dependency is down, other requests that need it answer `503` too (never `500`), and
+         *     change nothing. No credentials.
          */
         get: operations["getHealth"];
         put?: never;
@@ -492,7 +495,7 @@ export interface paths {
                  * @description Creator ID.
                  * @example 1
                  */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -521,7 +524,7 @@ export interface paths {
                  */
                 workspace: components["parameters"]["Workspace"];
                 /** @description Creator ID. */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -614,7 +617,7 @@ export interface paths {
                  * @description API key ID.
                  * @example 3
                  */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -1097,17 +1100,36 @@ export interface components {
         /**
          * @example {
          *       "status": "ok",
-         *       "database": "pglite"
+         *       "database": "pglite",
+         *       "checks": {
+         *         "database": "ok",
+         *         "storage": "ok"
+         *       }
          *     }
          */
         Health: {
-            /** @enum {string} */
-            status: "ok";
+            /**
+             * @description `ok` when every dependency answers (`200`); `unavailable` when one does not (`503`).
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
             /**
              * @description `pglite` is the embedded PostgreSQL used when `DATABASE_URL` is unset.
              * @enum {string}
              */
             database: "postgres" | "pglite";
+            /**
+             * @description Each dependency the server uses, `ok` or `down`: `database` always, `storage` (local disk
+             *     or S3) always, `redis` when `REDIS_URL` is set. Each check gives up after 2 seconds.
+             */
+            checks: {
+                /** @enum {string} */
+                database: "ok" | "down";
+                /** @enum {string} */
+                storage: "ok" | "down";
+                /** @enum {string} */
+                redis?: "ok" | "down";
+            };
         };
         /**
          * @description Workspace name, its address in every URL.
@@ -1290,6 +1312,12 @@ export interface components {
                 [key: string]: string[];
             };
         };
+        /**
+         * @description An integer ID (a PostgreSQL `integer` column). As a path parameter, a value outside 1 to
+         *     2147483647 names no resource: `404`, like any unknown ID.
+         * @example 42
+         */
+        Id: number;
         /**
          * @description A locale code such as `en-US`, `de-DE` or `fr`.
          * @example de-DE
@@ -1904,6 +1932,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description A dependency of the server (its database, Redis for rate limits, S3 storage) cannot be reached
+         *     right now. Nothing was changed; retry after `Retry-After` seconds. `GET /health` names what is down.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Service Unavailable."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Malformed request: the body is not valid JSON, or a parameter is malformed. */
         BadRequest: {
             headers: {
@@ -2000,7 +2047,7 @@ export interface components {
          * @description Integer file ID.
          * @example 42
          */
-        FileId: number;
+        FileId: components["schemas"]["Id"];
         /** @description Width in pixels, 1 to 4096. */
         TransformWidth: number;
         /** @description Height in pixels, 1 to 4096. */
@@ -2020,19 +2067,19 @@ export interface components {
          * @description Subscription ID.
          * @example 1
          */
-        WebhookId: number;
+        WebhookId: components["schemas"]["Id"];
         /** @description Number of rows, 1 to 100; default 50. */
         Limit: number;
     };
     requestBodies: never;
     headers: {
-        /** @description The request's ID: the caller's `X-Request-Id` when it is a safe token of at most 128 characters, otherwise a generated one. */
-        RequestId: string;
         /**
          * @description Seconds to wait before the next attempt.
          * @example 42
          */
         RetryAfter: number;
+        /** @description The request's ID: the caller's `X-Request-Id` when it is a safe token of at most 128 characters, otherwise a generated one. */
+        RequestId: string;
         /** @description Caching directive. */
         CacheControl: string;
     };
@@ -2055,6 +2102,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description A dependency is down; `checks` names it. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "unavailable",
+                     *       "database": "postgres",
+                     *       "checks": {
+                     *         "database": "down",
+                     *         "storage": "ok"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -2129,6 +2196,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadFile: {
@@ -2167,6 +2235,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getFile: {
@@ -2206,6 +2275,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteFile: {
@@ -2238,6 +2308,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadTemporaryFile: {
@@ -2286,6 +2357,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTemporaryImage: {
@@ -2339,6 +2411,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadFile: {
@@ -2390,6 +2463,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getImageVariant: {
@@ -2442,6 +2516,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWorkspaces: {
@@ -2465,6 +2540,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["AdminForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWorkspace: {
@@ -2494,6 +2570,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorkspace: {
@@ -2522,6 +2599,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWorkspace: {
@@ -2558,6 +2636,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listUsers: {
@@ -2588,6 +2667,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createUser: {
@@ -2624,6 +2704,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateUser: {
@@ -2640,7 +2721,7 @@ export interface operations {
                  * @description Creator ID.
                  * @example 1
                  */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2665,6 +2746,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createUserFile: {
@@ -2678,7 +2760,7 @@ export interface operations {
                  */
                 workspace: components["parameters"]["Workspace"];
                 /** @description Creator ID. */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2703,6 +2785,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUsage: {
@@ -2731,6 +2814,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -2761,6 +2845,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -2797,6 +2882,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiKey: {
@@ -2813,7 +2899,7 @@ export interface operations {
                  * @description API key ID.
                  * @example 3
                  */
-                id: number;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -2828,6 +2914,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBuckets: {
@@ -2858,6 +2945,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createBucket: {
@@ -2894,6 +2982,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listContentTypes: {
@@ -2929,6 +3018,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createContentType: {
@@ -2970,6 +3060,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getContentType: {
@@ -3008,6 +3099,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listContracts: {
@@ -3038,6 +3130,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createContract: {
@@ -3074,6 +3167,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getContract: {
@@ -3107,6 +3201,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     replaceContract: {
@@ -3148,6 +3243,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -3178,6 +3274,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -3214,6 +3311,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -3245,6 +3343,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -3284,6 +3383,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pingWebhook: {
@@ -3317,6 +3417,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRequestLogs: {
@@ -3351,6 +3452,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAuditRecords: {
@@ -3385,6 +3487,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     runTask: {
@@ -3413,6 +3516,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getClock: {
@@ -3435,6 +3539,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setClock: {
@@ -3465,6 +3570,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     resetClock: {
@@ -3487,6 +3593,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     receiveEvent: {

@@ -43,7 +43,12 @@ function normalizeRows<T>(rows: T[]): T[] {
 }
 
 async function openPostgres(url: string): Promise<Database> {
-  const pool = new Pool({ connectionString: url, max: 10 });
+  // A server that does not answer must not hold requests forever: give up connecting after 5 s
+  // (the request then gets 503, see lib/db-errors.ts).
+  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+  // An idle connection dropped by the server (restart, failover) is replaced on the next query;
+  // without a listener the error would end the process.
+  pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const runner = (client: { query: Pool['query'] }): SqlRunner => ({
     async query(text, values) {

@@ -5,10 +5,20 @@ import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { HttpError, MESSAGES, invalid, validationFailed } from '../http/errors';
+import { loadDocument, resolvePointer } from '../http/spec';
+import { textProblem } from '../http/validation';
 import { StagingSink, TooLarge, safeFileName, type StagedFile } from './staging';
 
 export const BASE64_LIMIT = 157_286_400; // 150 MiB decoded
-const SMALL_STRING = 1024;
+
+/** `maxLength` of `file.name` and `file.type`, read from the spec (this body is not validated by Ajv). */
+function maxLengthOf(field: 'name' | 'type'): number {
+  return resolvePointer(loadDocument(), `/components/schemas/FileUploadJson/properties/file/properties/${field}`).maxLength as number;
+}
+const MAX_LENGTH = { name: maxLengthOf('name'), type: maxLengthOf('type') };
+/** Characters, as JSON Schema counts them (code points, not UTF-16 units). */
+const characters = (s: string) => [...s].length;
+const tooLong = (field: 'name' | 'type') => invalid(`file.${field}`, `The file.${field} field must not be greater than ${MAX_LENGTH[field]} characters.`);
 
 type Token = { name: string; value?: unknown };
 
@@ -80,7 +90,8 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
           await sink.write(decoder.decode(s));
         } else if (current === 'name' || current === 'type') {
           const next = (current === 'name' ? name! : type!) + s;
-          if (next.length > SMALL_STRING) throw invalid(`file.${current}`, `The file.${current} field must not be greater than 255 characters.`);
+          // Two UTF-16 units per character at most: past that it is too long whatever it holds.
+          if (next.length > 2 * MAX_LENGTH[current]) throw tooLong(current);
           if (current === 'name') name = next;
           else type = next;
         }
@@ -88,6 +99,12 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
       }
       case 'endString':
         if (current === 'content') decoder.end();
+        if (current === 'name' || current === 'type') {
+          const value = (current === 'name' ? name : type)!;
+          if (characters(value) > MAX_LENGTH[current]) throw tooLong(current);
+          const problem = textProblem(value);
+          if (problem) throw invalid(`file.${current}`, `The file.${current} field ${problem}.`);
+        }
         current = undefined;
         return;
       case 'numberValue':

@@ -88,5 +88,6 @@ export class StagingSink {
 export function safeFileName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().replace(/^\.+$/, '');
-  return (clean || 'file').slice(0, 255);
+  // Cut at 255 characters, never inside a surrogate pair.
+  return [...(clean || 'file')].slice(0, 255).join('');
 }

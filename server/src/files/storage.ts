@@ -2,7 +2,8 @@
 // `local` keeps them under DATA_DIR and streams downloads; a driver with temporary URLs (`s3`)
 // lets downloads redirect to storage.
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, rename, rm, stat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -21,6 +22,8 @@ export interface Storage {
   list(): AsyncIterable<StoredObject>;
   /** A storage URL valid for `expiresInSeconds`, for drivers with temporary URLs. */
   temporaryUrl?(hash: string, expiresInSeconds: number, downloadName: string): Promise<string>;
+  /** Throws when the storage cannot be reached or written (`GET /health`). */
+  check(): Promise<void>;
 }
 
 const contentPath = (root: string, hash: string) => path.join(root, hash.slice(0, 2), hash.slice(2, 4), hash);
@@ -55,6 +58,11 @@ export class LocalStorage implements Storage {
 
   async delete(hash: string): Promise<void> {
     await rm(contentPath(this.root, hash), { force: true });
+  }
+
+  async check(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.R_OK | constants.W_OK);
   }
 
   async *list(): AsyncIterable<StoredObject> {

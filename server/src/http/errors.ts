@@ -2,8 +2,15 @@
 // `422` {message, errors}, every other status {message}. Handlers and middleware throw HttpError;
 // `errorResponder` turns it (and parser errors, and anything unexpected) into the response.
 import type { Middleware } from 'koa';
+import { isDependencyDown } from '../lib/sql-state';
 
 export type FieldErrors = Record<string, string[]>;
+
+/**
+ * An empty error map. Its keys are request paths, which users choose (`constructor`,
+ * `__proto__`): no prototype, so no key finds an inherited member.
+ */
+export const fieldErrors = (): FieldErrors => Object.create(null) as FieldErrors;
 
 export class HttpError extends Error {
   constructor(
@@ -25,7 +32,11 @@ export const MESSAGES = {
   unsupportedMediaType: 'Unsupported Media Type: expected application/json.',
   tooManyRequests: 'Too Many Attempts.',
   serverError: 'Server Error',
+  unavailable: 'Service Unavailable.',
 } as const;
+
+/** What `503` answers ask clients to wait before retrying. */
+export const RETRY_AFTER_SECONDS = 5;
 
 export const notFound = () => new HttpError(404, { message: MESSAGES.notFound });
 /** An upstream (the image proxy, an origin) failed; nothing of its answer is exposed. */
@@ -41,7 +52,7 @@ export function validationFailed(errors: FieldErrors): HttpError {
 }
 
 /** Shorthand for a single-field 422. */
-export const invalid = (field: string, message: string) => validationFailed({ [field]: [message] });
+export const invalid = (field: string, message: string) => validationFailed(Object.assign(fieldErrors(), { [field]: [message] }));
 
 interface ParserError extends Error {
   status?: number;
@@ -71,6 +82,13 @@ export function errorResponder(log: (err: unknown, requestId: string) => void): 
         return;
       }
       log(thrown, String(ctx.state.requestId ?? ''));
+      if (isDependencyDown(thrown)) {
+        // The database (or Redis, or S3) is unreachable: the client may retry; nothing was written.
+        ctx.status = 503;
+        ctx.body = { message: MESSAGES.unavailable };
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+        return;
+      }
       ctx.status = 500;
       ctx.body = { message: MESSAGES.serverError };
     }

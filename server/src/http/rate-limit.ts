@@ -67,6 +67,11 @@ export class RateLimits {
     }
   }
 
+  /** Throws when the Redis store cannot be reached; undefined when there is none (`GET /health`). */
+  check(): Promise<unknown> | undefined {
+    return this.redis?.ping();
+  }
+
   async close(): Promise<void> {
     await this.redis?.quit().catch(() => undefined);
   }

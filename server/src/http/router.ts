@@ -3,11 +3,11 @@
 // validate -> handle.
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import type { HttpMethodEnum } from 'koa-body';
+import { json as parseJson } from 'co-body';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
-import { HttpError, MESSAGES, notFound } from './errors';
-import { hasNul } from './validation';
+import { HttpError, MESSAGES, invalid, notFound } from './errors';
+import { MAX_JSON_DEPTH, deeperThan, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { SpecValidator } from './validation';
 import type { HandlerSet } from './handlers';
@@ -18,25 +18,26 @@ function hasBody(ctx: Context): boolean {
   return Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
 }
 
-/** JSON bodies only; the limit is the operation's `x-body-limit`. */
+/**
+ * JSON bodies only, read by co-body within the operation's `x-body-limit`. `__proto__` is an
+ * ordinary key, as JSON.parse makes it (an own property, not a prototype): every map built from
+ * user keys has no prototype (http/errors.ts `fieldErrors`), and JSON data keeps what it was given.
+ */
 function jsonBody(op: OperationSpec): Middleware {
-  // koa-body (with its schema library) loads on the first body, not at start-up.
-  let parse: Middleware | undefined;
-  const parser = async () => {
-    const { koaBody } = await import('koa-body');
-    const methods = ['POST', 'PUT', 'PATCH', 'DELETE'] as HttpMethodEnum[];
-    return koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: op.bodyLimit, jsonStrict: true, parsedMethods: methods });
-  };
   return async (ctx, next) => {
     if (!hasBody(ctx)) {
-      ctx.request.body = op.bodyRequired ? {} : undefined;
+      ctx.state.body = op.bodyRequired ? {} : undefined;
       return next();
     }
     if (!ctx.is('application/json', '+json')) throw new HttpError(415, { message: MESSAGES.unsupportedMediaType });
     // Refuse a declared oversize body before reading it.
     if (Number(ctx.get('Content-Length') || 0) > op.bodyLimit) throw new HttpError(413, { message: MESSAGES.tooLarge });
-    parse ??= await parser();
-    return parse(ctx, next);
+    // (`onProtoPoisoning` is co-body's own option, missing from its type definitions.)
+    const body: unknown = await parseJson(ctx, { limit: op.bodyLimit, strict: true, onProtoPoisoning: 'ignore' } as Parameters<typeof parseJson>[1]);
+    // The one nesting limit of every JSON body, before any code walks it.
+    if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    ctx.state.body = body;
+    return next();
   };
 }
 
@@ -50,7 +51,7 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
     const chain: Middleware[] = [
       async (ctx, next) => {
         // A path that PostgreSQL could not even compare names no resource.
-        if (Object.values(ctx.params as Record<string, string>).some(hasNul)) throw notFound();
+        if (Object.values(ctx.params as Record<string, string>).some(unstorable)) throw notFound();
         if (op.security === 'apiKey') {
           // The key lookup also reads the test clock's offset (one round trip for both).
           const principal = await authenticateApiKey(ctx, app.db, app.clock, ctx.params.workspace);
@@ -69,7 +70,7 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       const req = {
         params: { ...ctx.params },
         query: { ...ctx.query },
-        body: ctx.request.body,
+        body: ctx.state.body as unknown,
         principal: ctx.state.principal as ApiKeyPrincipal | undefined,
         koa: ctx,
       };

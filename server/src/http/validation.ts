@@ -4,7 +4,7 @@
 // Responses are validated the same way by the contract test (`validateResponse`).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { validationFailed, notFound, type FieldErrors } from './errors';
+import { fieldErrors, validationFailed, notFound, type FieldErrors } from './errors';
 import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
 
 const DOC_ID = 'openapi.json';
@@ -73,7 +73,7 @@ function describe(err: ErrorObject, label: string): string {
  * the body as a whole are keyed `body`. `prefix` is used for parameters (keyed by their name).
  */
 export function toFieldErrors(errors: ErrorObject[], root = 'body'): FieldErrors {
-  const out: FieldErrors = {};
+  const out = fieldErrors();
   for (const err of errors) {
     // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
     if (['anyOf', 'oneOf', 'if', 'not'].includes(err.keyword) && errors.length > 1) continue;
@@ -88,17 +88,58 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body'): FieldErrors
   return out;
 }
 
-/** PostgreSQL text cannot hold U+0000: such strings are refused before they reach the database. */
-export const hasNul = (value: string) => value.includes('\u0000');
+/** How deep JSON bodies may nest (objects and arrays), checked once right after parsing. */
+export const MAX_JSON_DEPTH = 32;
 
-function nulErrors(value: unknown, path: string[], out: FieldErrors, root: string): void {
-  if (typeof value === 'string') {
-    if (hasNul(value)) {
-      const key = path.length ? path.join('.') : root;
-      out[key] = [`The ${key} field must not contain NUL characters.`];
-    }
-  } else if (Array.isArray(value)) value.forEach((v, i) => nulErrors(v, [...path, String(i)], out, root));
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) nulErrors(v, [...path, k], out, root);
+/**
+ * Whether `value` nests objects and arrays deeper than `limit`. Iterative, so a body nested
+ * 100,000 deep costs a loop, not the stack; every later walker over a body can then recurse.
+ */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Why PostgreSQL text could not hold `value`, or undefined: U+0000, or an unpaired UTF-16
+ * surrogate (JSON's `"\ud800"`), which has no UTF-8 form. Such strings are refused before they
+ * reach the database.
+ */
+export function textProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(value)) return 'must be valid Unicode text (no unpaired surrogates)';
+  return undefined;
+}
+export const unstorable = (value: string) => textProblem(value) !== undefined;
+
+/** Strings PostgreSQL could not store, anywhere in `value` (keys included), as errors keyed by their path. Iterative. */
+function textErrors(value: unknown, path: string[], out: FieldErrors, root: string): void {
+  const stack: [unknown, string[]][] = [[value, path]];
+  const put = (p: string[], problem: string) => {
+    const key = p.length ? p.join('.') : root;
+    out[key] = [`The ${key} field ${problem}.`];
+  };
+  while (stack.length) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === 'string') {
+      const problem = textProblem(v);
+      if (problem) put(p, problem);
+    } else if (Array.isArray(v)) v.forEach((item, i) => stack.push([item, [...p, String(i)]]));
+    else if (v && typeof v === 'object')
+      for (const [k, item] of Object.entries(v)) {
+        const problem = textProblem(k);
+        if (problem) put([...p, k], problem);
+        else stack.push([item, [...p, k]]);
+      }
+  }
 }
 
 interface CompiledOperation {
@@ -152,7 +193,7 @@ export class SpecValidator {
    */
   validateRequest(op: OperationSpec, req: RequestParts): void {
     const c = this.compile(op);
-    const errors: FieldErrors = {};
+    const errors = fieldErrors();
     if (c.params) {
       const values: Record<string, unknown> = { ...req.query, ...req.params };
       if (!c.params(values)) {
@@ -166,8 +207,8 @@ export class SpecValidator {
       }
     }
     if (c.body && !c.body(req.body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
-    for (const [name, value] of Object.entries(req.query)) nulErrors(value, [name], errors, name);
-    nulErrors(req.body, [], errors, 'body');
+    for (const [name, value] of Object.entries(req.query)) textErrors(value, [name], errors, name);
+    textErrors(req.body, [], errors, 'body');
     if (Object.keys(errors).length) throw validationFailed(errors);
   }
 
