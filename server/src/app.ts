@@ -33,7 +33,8 @@ import { Scheduler } from './jobs/scheduler';
 import { RequestLogBuffer, requestLog } from './http/request-log';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
-import { applyUsage, createStorage, pruneStorage, USAGE_JOB } from './files/service';
+import { applyUsage, pruneStorage, USAGE_JOB } from './files/service';
+import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */

@@ -7,7 +7,7 @@ import type { TaskRegistry } from './tasks';
 import type { Logger } from './lib/logger';
 import type { JobQueue } from './jobs/queue';
 import type { Scheduler } from './jobs/scheduler';
-import type { Storage } from './files/storage';
+import type { Storage } from './storage/storage';
 import type { RequestLogBuffer } from './http/request-log';
 
 export interface AppContext {

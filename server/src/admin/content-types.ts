@@ -4,7 +4,7 @@ import { handlers } from '../http/handlers';
 import { notFound, validationFailed, type FieldErrors } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContentType } from './presenters';
-import { requireBucket } from './lookup';
+import { requireBucket } from '../core/lookup';
 
 type FieldInput = components['schemas']['FieldDefinition'];
 

@@ -8,7 +8,7 @@ import { handlers } from '../http/handlers';
 import { notFound, validationFailed, type FieldErrors } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
-import { requireWorkspace } from './lookup';
+import { requireWorkspace } from '../core/lookup';
 
 type ContractInput = components['schemas']['ContractInput'];
 

@@ -8,7 +8,7 @@ import { ADMIN_ACTOR, recordAudit } from '../events/audit';
 import type { AppContext } from '../context';
 import type { Webhook, WebhookDelivery } from '../generated/prisma/client';
 import type { components } from '../../../sdk/src/generated/openapi';
-import { requireWorkspace } from './lookup';
+import { requireWorkspace } from '../core/lookup';
 
 type S = components['schemas'];
 

@@ -2,7 +2,7 @@
 import { handlers } from '../http/handlers';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentWorkspace } from './presenters';
-import { requireWorkspace } from './lookup';
+import { requireWorkspace } from '../core/lookup';
 
 export const DEFAULT_LOCALE = 'en-US';
 export const GENERAL_BUCKET = 'general';

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { HttpError, MESSAGES, badGateway, forbidden, invalid, notFound } from '../http/errors';
-import { requireWorkspace } from '../admin/lookup';
+import { requireWorkspace } from '../core/lookup';
 import { MULTIPART_LIMIT, stageMultipart } from './multipart';
 import { BASE64_LIMIT, stageJsonUpload } from './json-upload';
 
@@ -13,7 +13,8 @@ const MULTIPART_OVERHEAD = 1 << 20;
 const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
 import { Readable } from 'node:stream';
-import { TRANSFORM_PARAMS, attachmentDisposition, isImage, isValidSignature, presentFile, temporaryPath } from './urls';
+import { attachmentDisposition } from '../lib/disposition';
+import { TRANSFORM_PARAMS, isImage, isValidSignature, presentFile, temporaryPath } from './urls';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
 

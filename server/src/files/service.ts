@@ -1,25 +1,15 @@
 // The rules of files: storing an upload, finding a workspace's file, deleting one, usage.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import type { AppContext } from '../context';
 import type { File, Workspace } from '../generated/prisma/client';
 import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
 import { publishEvent, withEvents } from '../events/outbox';
 import { detect } from './detect';
-import { LocalStorage, type Storage } from './storage';
 import type { StagedFile } from './staging';
 
 export const USAGE_JOB = 'usage.record';
 
-export async function createStorage(config: AppContext['config']): Promise<Storage> {
-  if (config.storageDriver === 's3') {
-    // The AWS SDK loads only for the s3 driver.
-    const { S3Storage } = await import('./s3-storage.js');
-    return new S3Storage(config.s3!);
-  }
-  return new LocalStorage(path.join(config.dataDir, 'files', 'content'));
-}
 
 const eventData = (f: File) => ({ file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) } });
 

@@ -65,9 +65,3 @@ export function presentFile(config: Config, workspace: string, f: File, now: Dat
     updated_at: formatTimestamp(f.updatedAt),
   };
 }
-
-/** `Content-Disposition: attachment` with an ASCII fallback and the UTF-8 name (RFC 6266). */
-export function attachmentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}

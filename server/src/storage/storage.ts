@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, rename, rm, stat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import type { Config } from '../config';
 
 export interface StoredObject {
   hash: string;
@@ -76,4 +77,14 @@ export class LocalStorage implements Storage {
       }
     }
   }
+}
+
+/** The driver of `STORAGE_DRIVER`. */
+export async function createStorage(config: Config): Promise<Storage> {
+  if (config.storageDriver === 's3') {
+    // The AWS SDK loads only for the s3 driver.
+    const { S3Storage } = await import('./s3-storage.js');
+    return new S3Storage(config.s3!);
+  }
+  return new LocalStorage(path.join(config.dataDir, 'files', 'content'));
 }

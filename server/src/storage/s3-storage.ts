@@ -8,7 +8,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config';
 import type { Storage, StoredObject } from './storage';
-import { attachmentDisposition } from './urls';
+import { attachmentDisposition } from '../lib/disposition';
 
 export class S3Storage implements Storage {
   readonly supportsTemporaryUrls = true;
