@@ -1,4 +1,5 @@
 // API keys: the secret is returned once and stored as its SHA-256.
+import { prismaSql } from '../db/database';
 import { handlers } from '../http/handlers';
 import { invalid, notFound } from '../http/errors';
 import { newApiKeySecret, sha256 } from '../lib/secrets';
@@ -25,7 +26,7 @@ export const apiKeyHandlers = handlers({
           createdAt: now,
         },
       });
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.created', actor: ADMIN_ACTOR });
+      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'api_key.created', actor: ADMIN_ACTOR });
       return created;
     });
     return { status: 201, body: { ...presentApiKey(key), key: secret } };
@@ -43,7 +44,7 @@ export const apiKeyHandlers = handlers({
     await app.db.prisma.$transaction(async (tx) => {
       const res = await tx.apiKey.deleteMany({ where: { id: params.id, workspaceId: workspace.id } });
       if (res.count === 0) throw notFound();
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.deleted', actor: ADMIN_ACTOR });
+      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'api_key.deleted', actor: ADMIN_ACTOR });
     });
     return { status: 204 };
   },

@@ -1,4 +1,5 @@
 // Webhook subscriptions, their delivery log, and ping.
+import { prismaSql } from '../db/database';
 import { randomUUID } from 'node:crypto';
 import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
@@ -47,7 +48,7 @@ export const webhookHandlers = handlers({
       const created = await tx.webhook.create({
         data: { workspaceId: workspace.id, url: body.url, events: [...new Set(body.events)], secret: body.secret, createdAt: now },
       });
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.created', actor: ADMIN_ACTOR });
+      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'webhook.created', actor: ADMIN_ACTOR });
       return created;
     });
     return { status: 201, body: presentWebhook(webhook) };
@@ -64,7 +65,7 @@ export const webhookHandlers = handlers({
     const now = app.clock.now();
     await app.db.prisma.$transaction(async (tx) => {
       await tx.webhook.delete({ where: { id: webhook.id } });
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
+      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
     });
     return { status: 204 };
   },

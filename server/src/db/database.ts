@@ -131,6 +131,26 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
   return { db, pglite: pg };
 }
 
+/**
+ * A Prisma interactive transaction as a SqlRunner, so that code written in raw SQL (events,
+ * audit records) joins a transaction that Prisma opened.
+ */
+export function prismaSql(tx: { $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>; $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> }): SqlRunner {
+  return {
+    async query<T>(text: string, values: unknown[] = []) {
+      const rows = normalizeRows(await tx.$queryRawUnsafe<T[]>(text, ...values));
+      return { rows, rowCount: rows.length };
+    },
+    async exec(sql: string) {
+      await tx.$executeRawUnsafe(sql);
+    },
+    async execReturning<T>(sql: string) {
+      const rows = normalizeRows(await tx.$queryRawUnsafe<T[]>(sql));
+      return { rows, rowCount: rows.length };
+    },
+  };
+}
+
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
 }

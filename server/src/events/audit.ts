@@ -1,6 +1,6 @@
 // Audit records: who did what to which entry or setting. Written through the caller's client so
 // that a record commits with its change.
-import type { Prisma } from '../generated/prisma/client';
+import type { SqlRunner } from '../db/database';
 
 export interface AuditRecord {
   workspaceId: number;
@@ -14,8 +14,10 @@ export interface AuditRecord {
 export const ADMIN_ACTOR = 'admin';
 export const apiKeyActor = (keyId: number) => `api_key:${keyId}`;
 
-export async function recordAudit(client: Pick<Prisma.TransactionClient, 'auditLog'>, now: Date, r: AuditRecord): Promise<void> {
-  await client.auditLog.create({
-    data: { workspaceId: r.workspaceId, event: r.event, actor: r.actor, entryId: r.entryId ?? null, objectId: r.objectId ?? null, createdAt: now },
-  });
+/** Writes the record in the caller's transaction (raw, or Prisma through `prismaSql`). */
+export async function recordAudit(tx: SqlRunner, now: Date, r: AuditRecord): Promise<void> {
+  await tx.query(
+    `INSERT INTO audit_logs (workspace_id, event, actor, entry_id, object_id, created_at) VALUES ($1::int, $2::text, $3::text, $4::text, $5::int, $6::timestamptz)`,
+    [r.workspaceId, r.event, r.actor, r.entryId ?? null, r.objectId ?? null, now.toISOString()],
+  );
 }

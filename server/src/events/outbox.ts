@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client';
 import type { AppContext } from '../context';
+import type { SqlRunner } from '../db/database';
 import { formatTimestamp } from '../lib/time';
 
 export const EVENT_NAMES = ['file.created', 'file.deleted', 'entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'ping'] as const;
@@ -18,14 +19,16 @@ export interface PublishedEvent {
   skipWebhooks?: boolean;
 }
 
-type TxClient = Pick<Prisma.TransactionClient, 'outboxEvent'>;
-
-/** Writes the event in the caller's transaction; returns its ID (the `id` subscribers see). */
-export async function publishEvent(tx: TxClient, now: Date, e: PublishedEvent): Promise<string> {
+/**
+ * Writes the event in the caller's transaction (a raw transaction, or a Prisma one through
+ * `prismaSql`); returns its ID (the `id` subscribers see).
+ */
+export async function publishEvent(tx: SqlRunner, now: Date, e: PublishedEvent): Promise<string> {
   const id = randomUUID();
-  await tx.outboxEvent.create({
-    data: { id, workspaceId: e.workspaceId, event: e.event, data: e.data, skipWebhooks: e.skipWebhooks ?? false, createdAt: now },
-  });
+  await tx.query(
+    `INSERT INTO outbox_events (id, workspace_id, event, data, skip_webhooks, created_at) VALUES ($1::uuid, $2::int, $3::text, $4::jsonb, $5::boolean, $6::timestamptz)`,
+    [id, e.workspaceId, e.event, JSON.stringify(e.data), e.skipWebhooks ?? false, now.toISOString()],
+  );
   return id;
 }
 

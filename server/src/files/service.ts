@@ -1,4 +1,5 @@
 // The rules of files: storing an upload, finding a workspace's file, deleting one, usage.
+import { prismaSql } from '../db/database';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { AppContext } from '../context';
@@ -40,7 +41,7 @@ export async function storeUpload(app: AppContext, workspaceId: number, staged: 
         updatedAt: now,
       },
     });
-    if (userId === null) await publishEvent(tx, now, { workspaceId, event: 'file.created', data: eventData(file) });
+    if (userId === null) await publishEvent(prismaSql(tx), now, { workspaceId, event: 'file.created', data: eventData(file) });
     return file;
   });
 }
@@ -78,7 +79,7 @@ export async function deleteFile(app: AppContext, file: File, hooks: FileDeletio
     const res = await tx.file.deleteMany({ where: { id: file.id } });
     if (res.count === 0) throw notFound();
     for (const hook of hooks) await hook(tx, file);
-    await publishEvent(tx, now, { workspaceId: file.workspaceId, event: 'file.deleted', data: eventData(file) });
+    await publishEvent(prismaSql(tx), now, { workspaceId: file.workspaceId, event: 'file.deleted', data: eventData(file) });
   });
 }
 

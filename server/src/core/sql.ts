@@ -1,0 +1,62 @@
+// Parameterized SQL built from fragments: `sql\`... ${value} ...\`` binds `value` as a parameter,
+// `${otherFragment}` splices a fragment (its parameters renumbered), `raw()` is trusted text (never
+// user input). The entry store and the query compiler build every statement this way, so user
+// input only ever reaches PostgreSQL as a bound parameter.
+import type { SqlRunner } from '../db/database';
+
+export class Sql {
+  constructor(
+    readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+
+  /** `$1`-numbered text and its values, ready for `SqlRunner.query`. */
+  toQuery(): { text: string; values: unknown[] } {
+    const values: unknown[] = [];
+    const text = this.strings.reduce((acc, s, i) => (i === 0 ? s : `${acc}$${values.push(this.values[i - 1])}${s}`), '');
+    return { text, values };
+  }
+}
+
+export function sql(strings: TemplateStringsArray, ...args: unknown[]): Sql {
+  const outStrings: string[] = [strings[0]];
+  const outValues: unknown[] = [];
+  args.forEach((arg, i) => {
+    if (arg instanceof Sql) {
+      // Splice: the fragment's first string joins the current one, its last joins the next.
+      outStrings[outStrings.length - 1] += arg.strings[0];
+      for (let k = 1; k < arg.strings.length; k++) {
+        outValues.push(arg.values[k - 1]);
+        outStrings.push(arg.strings[k]);
+      }
+      outStrings[outStrings.length - 1] += strings[i + 1];
+    } else {
+      outValues.push(arg);
+      outStrings.push(strings[i + 1]);
+    }
+  });
+  return new Sql(outStrings, outValues);
+}
+
+/** Trusted SQL text (identifiers and keywords chosen by the code, never by a request). */
+export const raw = (text: string) => new Sql([text], []);
+
+export const empty = raw('');
+
+/** Fragments joined by a separator (`, `, ` AND `, ...). */
+export function join(parts: Sql[], separator: string): Sql {
+  if (parts.length === 0) return empty;
+  return parts.slice(1).reduce((acc, part) => sql`${acc}${raw(separator)}${part}`, parts[0]);
+}
+
+/** Runs a fragment and returns its rows. */
+export async function rows<T>(db: SqlRunner, query: Sql): Promise<T[]> {
+  const { text, values } = query.toQuery();
+  return (await db.query<T>(text, values)).rows;
+}
+
+/** A timestamp column as the wire format: UTC, microseconds, `Z`. */
+export const isoTimestamp = (column: Sql) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** The server clock in SQL: the statement's time (real microseconds) moved by the test clock's offset. */
+export const sqlNow = (offsetMs: number) => (offsetMs === 0 ? raw('statement_timestamp()') : sql`(statement_timestamp() + make_interval(secs => ${offsetMs / 1000}::float8))`);
