@@ -31,11 +31,15 @@ import { metaHandlers } from './public/meta';
 import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
 import { RequestLogBuffer, requestLog } from './http/request-log';
+import { ContractValidators } from './core/entries/contracts';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
 import { applyUsage, pruneStorage, USAGE_JOB } from './files/service';
 import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
+import { objectHandlers } from './objects/routes';
+import { reviewHandlers } from './admin/reviews';
+import { pruneTrash } from './core/entries/json-entries';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -52,12 +56,15 @@ const allHandlers: HandlerSet = {
   ...logHandlers,
   ...fileHandlers,
   ...imageHandlers,
+  ...objectHandlers,
+  ...reviewHandlers,
 };
 
 function registerTasks(tasks: TaskRegistry): TaskRegistry {
   return tasks
     .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
-    .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage });
+    .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
+    .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) });
 }
 
 export interface RunningServer {
@@ -115,6 +122,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     jobs,
     storage: await createStorage(config),
     requestLogs: new RequestLogBuffer(db, log),
+    contractValidators: new ContractValidators(),
   } as AppContext;
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));

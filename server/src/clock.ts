@@ -6,7 +6,12 @@
 import type { Database } from './db/database';
 
 export class Clock {
-  private offsetMs = 0;
+  private offset = 0;
+
+  /** The test clock's offset from real time (0 unless TEST_CLOCK=1 moved it). */
+  get offsetMs(): number {
+    return this.offset;
+  }
 
   constructor(
     private readonly db: Database,
@@ -14,7 +19,7 @@ export class Clock {
   ) {}
 
   now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+    return new Date(Date.now() + this.offset);
   }
 
   /** A column expression reading the shared offset, for a query that runs anyway; undefined when fixed. */
@@ -24,14 +29,14 @@ export class Clock {
 
   /** Takes an offset read through `offsetColumn`. */
   useOffset(offsetMs: number): void {
-    if (this.adjustable) this.offsetMs = offsetMs;
+    if (this.adjustable) this.offset = offsetMs;
   }
 
   /** Re-reads the shared offset; called at the start of each request and job. */
   async refresh(): Promise<void> {
     if (!this.adjustable) return;
     const res = await this.db.query<{ offset_ms: number }>('SELECT offset_ms FROM clock_state WHERE id = 1');
-    this.offsetMs = Number(res.rows[0]?.offset_ms ?? 0);
+    this.offset = Number(res.rows[0]?.offset_ms ?? 0);
   }
 
   async setNow(target: Date): Promise<Date> {
@@ -46,7 +51,7 @@ export class Clock {
        RETURNING offset_ms`,
       [seconds * 1000],
     );
-    this.offsetMs = Number(res.rows[0].offset_ms);
+    this.offset = Number(res.rows[0].offset_ms);
     return this.now();
   }
 
@@ -59,7 +64,7 @@ export class Clock {
       `INSERT INTO clock_state (id, offset_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET offset_ms = EXCLUDED.offset_ms`,
       [offsetMs],
     );
-    this.offsetMs = offsetMs;
+    this.offset = offsetMs;
     return this.now();
   }
 }

@@ -9,6 +9,7 @@ import type { JobQueue } from './jobs/queue';
 import type { Scheduler } from './jobs/scheduler';
 import type { Storage } from './storage/storage';
 import type { RequestLogBuffer } from './http/request-log';
+import type { ContractValidators } from './core/entries/contracts';
 
 export interface AppContext {
   config: Config;
@@ -21,4 +22,6 @@ export interface AppContext {
   scheduler: Scheduler;
   storage: Storage;
   requestLogs: RequestLogBuffer;
+  /** Compiled contract validators, one per contract version. */
+  contractValidators: ContractValidators;
 }

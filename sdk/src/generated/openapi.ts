@@ -336,6 +336,412 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List published objects
+         * @description Published objects of the workspace (drafts never, even for wildcard keys), ordered by object
+         *     ID ascending, one cursor page at a time. One extra row is examined to detect a further page;
+         *     no total is computed, and pages are not a snapshot. Follow `next_page_url` while it is
+         *     non-null: it keeps the request's other query parameters (`bucket`, `prefix`, `view`,
+         *     `locale`, `per_page`, ...) and only replaces `cursor`. Files and legacy linked form
+         *     submissions are never listed.
+         *
+         *     - `bucket` (API name) or `bucket_id` narrows to one bucket; omitted, every bucket of the
+         *       workspace.
+         *     - `ref` is an exact reference; combine it with a bucket to name one address.
+         *     - `prefix` is a folder path: it matches that exact reference and everything below it
+         *       (`articles` matches `articles` and `articles/hello`, not `articles-old/x`). Leading and
+         *       trailing slashes are ignored; `%` and `_` are literal.
+         *     - `view=summary` (default) omits `data` and loads no documents; `view=full` includes
+         *       `data` (and `translations` with `locale=*`).
+         *     - `locale` picks the language of `data` (default `en-US`); an invalid or unconfigured
+         *       locale is a `400`.
+         *
+         *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
+         *     entries quota, 500 per minute per API key by default (`RATE_LIMIT_ENTRIES_PER_MINUTE`).
+         *     Objects must be enabled globally and for the workspace, otherwise `404`.
+         */
+        get: operations["listObjects"];
+        put?: never;
+        /**
+         * Create an object
+         * @description Creates an entry from a JSON document. Exactly one of `ref` and `path`: `ref` is the
+         *     bucket-relative reference; `path` places the entry at `<path>/<ULID>` with a
+         *     server-generated ULID (the bucket root when `path` is empty or null). Both, or neither, is
+         *     a `422`, and so are `id`, `entry_id` and `translations` (translations are added by an
+         *     update). The bucket defaults to General; `status` defaults to `draft`; `lock_version`
+         *     starts at 0. A reference already used by an entry or a file of the bucket is a `422` on
+         *     `ref`.
+         *
+         *     `contract`: omitted or null selects the contract automatically, `false` none, a string
+         *     that exact contract of the workspace. An `enforce` contract refuses an invalid document
+         *     with a `422` keyed `data.<path>`; a `report` contract accepts it and stores the issues in
+         *     `validation`.
+         *
+         *     Body: JSON, at most 1 MiB. Key ability `entries:write` (or `*`), creator permission
+         *     `create-entry`. Rate limit: the entries quota.
+         */
+        post: operations["createObject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Query objects
+         * @description Filters, sorts, projects and pages the workspace's objects, drafts and published alike (a
+         *     `@status` filter narrows them); no contract is needed. Filtering and sorting run in the
+         *     database before pagination (`offset` at most 10,000, `limit` 1 to 100, default 20).
+         *     `bucket`, `bucket_id`, `ref` and `prefix` narrow as on the listing. Files and legacy
+         *     linked form submissions are never included.
+         *
+         *     - **Data paths** (filter keys, `sort.field`, `fields`): dot-separated property names of
+         *       letters, digits, `-` and `_`, at most 12 steps and 256 characters; arrays and objects
+         *       can be selected whole; paths never traverse relationship IDs, array indexes or names
+         *       containing dots. **Metadata selectors** (filter keys and `sort.field` only): `@id`,
+         *       `@entry_id`, `@bucket_id`, `@ref`, `@status`, `@lock_version`, `@created_at`,
+         *       `@updated_at`.
+         *     - **Filter**: an object of conditions combined with AND, with nested `$and`/`$or` groups
+         *       (at most 8 deep; at most 100 groups, operators and `in` operands in total). Operators:
+         *       `eq`, `ne`, `lt`, `lte`, `gt`, `gte`, `in`, `startsWith`, `endsWith`, `contains`
+         *       (see `FilterCondition`).
+         *     - **Sort**: up to five keys; missing and null values last in both directions, ties broken
+         *       by object ID ascending; untyped sorts order mixed scalars by type (boolean, number,
+         *       string) then value; a typed sort rejects non-null values of another type; numeric sorts
+         *       need exact `DECIMAL(38,12)` values; whole arrays and objects cannot be sorted.
+         *     - **Fields**: up to 100 data paths projected into `data`; `[]` gives `{}`; a missing
+         *       property is `null`; a path and one of its descendants must not both be listed. The
+         *       envelope stays complete.
+         *     - **Locale**: one configured locale (default `en-US`), no `*`, no fallback; it applies to
+         *       filter, sort and `data`.
+         *
+         *     Every invalid query is a `422` with the error path: unsupported operators, unknown
+         *     properties, invalid paths or locales, limits exceeded, a filter that is not a JSON object,
+         *     a group that is not a JSON array, and, on this route, **malformed JSON** too (not `400`;
+         *     `x-malformed-json-status`). Array-membership filters, relationship expansion, aggregations
+         *     and grouping are not supported.
+         *
+         *     Body: JSON, at most 64 KiB. Key ability `entries:query` (or `*`), creator permission
+         *     `list-entries`. Rate limit: the entries quota.
+         */
+        post: operations["queryObjects"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/trash": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the Trash
+         * @description Deleted objects of the workspace that can still be recovered, newest deletion first, one
+         *     cursor page at a time; follow `next_page_url` while it is non-null. Each row is kept 30
+         *     days after deletion; expired rows are neither listed nor recoverable. Recover one with
+         *     `POST /objects/{object_id}/restore` and the row's `lock_version`.
+         *
+         *     `per_page` is 1 to 100, default 25: the document does not state the Trash's default and
+         *     maximum, so this API uses those of revisions.
+         *
+         *     Key ability `entries:history` (or `*`; `entries:read` is not enough), creator permissions
+         *     `list-entries` and `view-entry`. Rate limit: the entries quota.
+         */
+        get: operations["listObjectTrash"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/{objectRef}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a published object
+         * @description The full envelope of a published object. Missing, foreign, draft (even for wildcard keys),
+         *     deleted, non-JSON and file objects, and legacy linked form submissions, are a `404`.
+         *     `locale` picks the language of `data` (default `en-US`); a missing translation gives
+         *     `data: null` with no fallback; `locale=*` gives the base language in `data` plus
+         *     `translations` keyed by locale. An invalid or unconfigured locale is a `400`. Reading
+         *     acquires no editor lock and does not change `lock_version`.
+         *
+         *     Key ability `entries:read` (or `*`), creator permission `view-entry`. Rate limit: the
+         *     entries quota.
+         */
+        get: operations["getObject"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an object
+         * @description Moves an object, draft or published, to the Trash: it leaves listings, queries and
+         *     delivery at once and can be recovered for 30 days (`POST /objects/{objectRef}/restore`
+         *     with the Trash row's `lock_version`). The body must hold the current `lock_version`; a
+         *     missing, negative or stale one is a `422` and deletes nothing, and so is a pending review
+         *     of the entry. Related entries and files are kept (cascading fields included), comments and
+         *     tags are retained for recovery, and relationship-bearing contracts are queued for
+         *     revalidation. Dispatches `entry.deleted` and writes an audit record.
+         *
+         *     Missing, foreign and file objects are a `404`; a legacy linked form submission is
+         *     read-only: `403`. Body: JSON, at most 64 KiB.
+         *
+         *     Key ability `entries:delete` (or `*`), creator permission `delete-entry`. Rate limit: the
+         *     entries quota.
+         */
+        delete: operations["deleteObject"];
+        options?: never;
+        head?: never;
+        /**
+         * Replace an object
+         * @description Saves a complete new state of an object, draft or published. Required: the current
+         *     `lock_version` (a stale or missing one is a `422` on `lock_version` and changes nothing),
+         *     the full `data`, and exactly one of `ref` (keep or rename the reference) and `path`
+         *     (place the entry at `<path>/<ULID>`, as on creation). Omitted `bucket_id`, `status`,
+         *     `contract` and `translations` are preserved; `translations` replaces the whole map (`{}`
+         *     removes every translation; keys are configured locales other than `en-US`). A migrated
+         *     (converted) entry cannot move to another bucket. `contract` as on creation, with omitted
+         *     meaning kept; an `enforce` contract validates every saved language and refuses with a
+         *     `422` keyed `data.<path>` or `translations.<locale>.<path>`.
+         *
+         *     A reference used by another entry or a file of the bucket is a `422` on `ref`; a pending
+         *     review of the entry is a `422`. Missing, foreign, deleted and file objects are a `404`. A
+         *     successful save increments `lock_version` and answers with the full envelope. Body: JSON,
+         *     at most 1 MiB.
+         *
+         *     Key ability `entries:write` (or `*`), creator permission `update-entry`. Rate limit: the
+         *     entries quota.
+         */
+        patch: operations["updateObject"];
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/{objectRef}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an object's revisions
+         * @description The object's revisions, newest first, without snapshots, one cursor page at a time
+         *     (`per_page` 1 to 100, default 25); follow `next_page_url` while it is non-null. Drafts
+         *     have history too. Missing, foreign, expired and purged objects, files and legacy linked
+         *     form submissions are a `404` (they have no history here). A revision preserves content,
+         *     translations and locales, bucket and reference, contract selection, status and schedule;
+         *     no-op saves create none.
+         *
+         *     Key ability `entries:history` (or `*`; `entries:read` is not enough), creator permissions
+         *     `list-entries` and `view-entry`. Rate limit: the entries quota.
+         */
+        get: operations["listObjectRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/{objectRef}/revisions/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Compare two revisions
+         * @description The differences from the snapshot of revision `from` to that of revision `to`: each change
+         *     a JSON Pointer `path` into the snapshot, an `operation` (`added`, `removed`, `changed`)
+         *     and the `before` and `after` values (`added` has no `before`, `removed` no `after`, so an
+         *     absent value stays distinct from `null`). Objects compare property by property, arrays as
+         *     whole ordered values. At most 500 changes; `truncated: true` means there are more: read
+         *     both snapshots. Both revisions must belong to this object of this workspace, otherwise
+         *     `404`.
+         *
+         *     Key ability `entries:history` (or `*`), creator permissions `list-entries` and
+         *     `view-entry`. Rate limit: the entries quota.
+         */
+        get: operations["compareObjectRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/{objectRef}/revisions/{revisionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+                /**
+                 * @description Revision ID of this object.
+                 * @example 49
+                 */
+                revisionId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a revision
+         * @description One revision with its `snapshot` (content and translations with JSON types preserved,
+         *     locales, bucket and reference, contract selection, status, scheduled publication).
+         *     Opening it is read-only. A revision of another object or workspace, or of an expired or
+         *     purged object, is a `404`.
+         *
+         *     Key ability `entries:history` (or `*`), creator permissions `list-entries` and
+         *     `view-entry`. Rate limit: the entries quota.
+         */
+        get: operations["getObjectRevision"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/objects/{objectRef}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a revision or recover from the Trash
+         * @description Two forms, both answering with `{id, entry_id, ref, lock_version, status}`:
+         *
+         *     - **Restore a revision** of a live object: `revision_id` and the object's current
+         *       `lock_version`. Content, translations and locales, bucket and reference, and contract
+         *       selection are restored as a new revision whose `restored_from` is the chosen one;
+         *       history is never rewritten. The current status and publication schedule are kept, so
+         *       restoring a published object changes delivered content at once.
+         *     - **Recover from the Trash**: the Trash row's `lock_version` (not the entry's former
+         *       token); omit `revision_id` to recover the deleted content, or name a revision of this
+         *       object for an older state. The object comes back as a draft without a publication
+         *       schedule, with its original `id` and `entry_id`, tags and comments; versions keep
+         *       increasing. Deleted file binaries and other objects are not restored.
+         *
+         *     The current contract rules and relationships must accept every restored language. A stale
+         *     `lock_version`, an occupied reference, a failed validation or a pending review is a
+         *     `422`; missing buckets, content types or contracts block a restore too, and a revision
+         *     never replaces an unrelated entry. A failed restore changes neither content nor history.
+         *     A missing, foreign, expired or purged object is a `404`. Body: JSON, at most 64 KiB.
+         *
+         *     Key abilities `entries:history` and `entries:write` (or `*`), creator permissions
+         *     `list-entries`, `view-entry`, `create-entry` and `update-entry`. Rate limit: the entries
+         *     quota.
+         */
+        post: operations["restoreObject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_image/api/v1/{workspace}/files/{file}/{uuid}/{token}/{name}": {
         parameters: {
             query?: {
@@ -809,6 +1215,100 @@ export interface paths {
          */
         put: operations["replaceContract"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a review
+         * @description Opens a pending review of an entry of the workspace. While it is pending, the Objects API
+         *     refuses to update, delete or restore the entry (`422`). An unknown `entry_id` (or one of
+         *     another workspace) is a `422` on `entry_id`. Body: JSON, at most 64 KiB.
+         */
+        post: operations["createReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/reviews/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Review ID.
+                 * @example 5
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a review
+         * @description Marks the review `resolved`, which lifts the block it put on the entry. An unknown review (or one of another workspace) is a `404`.
+         */
+        post: operations["resolveReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/buckets/{bucket}/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store a legacy linked form submission
+         * @description Stores a legacy linked form submission in the bucket, as the older forms feature did. It
+         *     holds its `ref` (a reference already used by an entry or a file of the bucket is a `422` on
+         *     `ref`, and later objects cannot take it), but it is not an object: Objects reads, listings
+         *     and queries never show it (`404` on a read), and deleting it through the Objects API is a
+         *     `403` (read-only). An unknown bucket is a `404`. Body: JSON, at most 64 KiB.
+         */
+        post: operations["createSubmission"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1319,10 +1819,945 @@ export interface components {
          */
         Id: number;
         /**
+         * @description API name of a bucket, content type or contract.
+         * @example blog
+         */
+        ApiName: string;
+        /**
+         * @description A bucket-relative reference (`ref`), for example `articles/2026/hello`. References are unique
+         *     across entries and files within their bucket.
+         * @example articles/hello-world
+         */
+        ObjectReference: string;
+        /**
+         * @description A folder path. It matches the reference equal to it and every reference below it (`articles`
+         *     matches `articles` and `articles/hello`, but not `articles-old/x`). Leading and trailing
+         *     slashes are ignored; `%` and `_` are literal characters, not wildcards. Empty matches every
+         *     reference.
+         * @example articles
+         */
+        ObjectPrefix: string;
+        /**
+         * @description The ULID of an entry (26 characters of Crockford base32, upper case). It is the identity that
+         *     relationship values use; it never changes when the entry's reference or bucket changes.
+         * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+         */
+        ObjectEntryId: string;
+        /**
          * @description A locale code such as `en-US`, `de-DE` or `fr`.
          * @example de-DE
          */
         Locale: string;
+        /**
+         * @description Translations of the document, keyed by locale code; each value is the complete JSON document
+         *     of that language. The base language (`en-US`) is not a key: its document is `data`.
+         * @example {
+         *       "de-DE": {
+         *         "title": "Hallo Welt",
+         *         "rating": 4.5,
+         *         "tags": [
+         *           "news"
+         *         ]
+         *       }
+         *     }
+         */
+        ObjectTranslations: {
+            [key: string]: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description Publication status, shared by all languages of the entry. Published reads and listings show only `published` objects.
+         * @example published
+         * @enum {string}
+         */
+        ObjectStatus: "draft" | "published";
+        /**
+         * @description The object's concurrency token: 0 on creation, incremented by every write (versions continue
+         *     to increase across deletion and recovery). A write must send the current value; a stale or
+         *     missing value is a `422` on `lock_version` and changes nothing. It is not an API version.
+         * @example 3
+         */
+        ObjectLockVersion: number;
+        /**
+         * @description One stored diagnostic of the effective contract's last check.
+         * @example {
+         *       "path": "/data/title",
+         *       "message": "must be string",
+         *       "keyword": "type"
+         *     }
+         */
+        ObjectValidationIssue: {
+            /**
+             * @description JSON Pointer from the envelope to the offending value, for example `/data/title` or
+             *     `/translations/de-DE/title` (`~0` and `~1` escape `~` and `/`).
+             */
+            path: string;
+            /** @description Human-readable reason. */
+            message: string;
+            /** @description The JSON Schema keyword that failed, for example `required`, `type` or `maxLength`. */
+            keyword: string;
+        };
+        /**
+         * @description Stored validation state. Reads resolve the current effective contract but never run
+         *     validation nor rewrite content: `issues` are the diagnostics of the last completed check.
+         * @example {
+         *       "mode": "report",
+         *       "issues": [
+         *         {
+         *           "path": "/data/title",
+         *           "message": "must be string",
+         *           "keyword": "type"
+         *         }
+         *       ],
+         *       "checked_at": "2026-11-22T20:15:03.120000Z",
+         *       "pending": false,
+         *       "failed": false
+         *     }
+         */
+        ObjectValidation: {
+            /**
+             * @description The effective contract's mode: `enforce` (invalid writes are refused with `422`), `report` (accepted, diagnostics stored in `issues`), or `none` when no contract applies.
+             * @enum {string}
+             */
+            mode: "enforce" | "report" | "none";
+            /** @description Diagnostics of the last completed check; empty when the document passed or no contract applies. */
+            issues: components["schemas"]["ObjectValidationIssue"][];
+            /** @description When the last check completed; null when none has. */
+            checked_at: components["schemas"]["Timestamp"] | null;
+            /** @description Diagnostics await a newer check (for example after the contract changed, until the queued recheck stores fresh issues). */
+            pending: boolean;
+            /** @description The last check could not complete. */
+            failed: boolean;
+        };
+        /**
+         * @description An object: the JSON document of an entry with its metadata, returned unwrapped by reads,
+         *     create and update, and as the items of listings and queries. `id`, `entry_id` and `ref` are
+         *     distinct: a reference rename or a bucket move keeps `id` and `entry_id`. Reads resolve the
+         *     current effective contract without rewriting content or running validation.
+         * @example {
+         *       "id": 17,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "bucket_id": 1,
+         *       "bucket": "general",
+         *       "ref": "articles/hello-world",
+         *       "kind": "entry",
+         *       "contract": "article",
+         *       "data": {
+         *         "title": "Hello world",
+         *         "rating": 4.5,
+         *         "tags": [
+         *           "news"
+         *         ]
+         *       },
+         *       "locale": "en-US",
+         *       "locales": [
+         *         "en-US",
+         *         "de-DE"
+         *       ],
+         *       "status": "published",
+         *       "lock_version": 3,
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-23T08:01:44.502113Z",
+         *       "validation": {
+         *         "mode": "enforce",
+         *         "issues": [],
+         *         "checked_at": "2026-11-23T08:01:44.502113Z",
+         *         "pending": false,
+         *         "failed": false
+         *       }
+         *     }
+         */
+        ObjectEnvelope: {
+            /** @description Object ID; the `{objectRef}` of the paths. */
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @description ID of the object's bucket. */
+            bucket_id: number;
+            /** @description API name of the object's bucket. */
+            bucket: string;
+            /** @description Bucket-relative reference, unique across entries and files of the bucket. */
+            ref: string;
+            /**
+             * @description Kind of object; always `entry`.
+             * @constant
+             */
+            kind: "entry";
+            /** @description Name of the effective contract (the explicit one, or the one Automatic resolves to now); null when none applies. */
+            contract: string | null;
+            /**
+             * @description The JSON document in the language `locale`, types preserved. Omitted in summary list
+             *     views; null when the requested translation is absent (there is no fallback to another
+             *     language).
+             */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Present only when `locale=*` is requested on a single read or a full list view: every
+             *     translation keyed by locale, while `data` holds the base language.
+             */
+            translations?: components["schemas"]["ObjectTranslations"];
+            /**
+             * @description The language of `data`; `en-US` for `locale=*` requests (the base language).
+             * @example en-US
+             */
+            locale: string;
+            /** @description The languages the entry has a document in, the base language included. */
+            locales: string[];
+            status: components["schemas"]["ObjectStatus"];
+            lock_version: components["schemas"]["ObjectLockVersion"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            validation: components["schemas"]["ObjectValidation"];
+        };
+        /**
+         * @description One page of published objects, ordered by object ID ascending. Follow `next_page_url` while
+         *     it is non-null; there is no total. Pages are not a snapshot: objects published or removed
+         *     meanwhile may appear or be missed.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 17,
+         *           "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "bucket_id": 1,
+         *           "bucket": "general",
+         *           "ref": "articles/hello-world",
+         *           "kind": "entry",
+         *           "contract": "article",
+         *           "locale": "en-US",
+         *           "locales": [
+         *             "en-US"
+         *           ],
+         *           "status": "published",
+         *           "lock_version": 3,
+         *           "created_at": "2026-11-22T20:15:03.120000Z",
+         *           "updated_at": "2026-11-23T08:01:44.502113Z",
+         *           "validation": {
+         *             "mode": "enforce",
+         *             "issues": [],
+         *             "checked_at": "2026-11-23T08:01:44.502113Z",
+         *             "pending": false,
+         *             "failed": false
+         *           }
+         *         }
+         *       ],
+         *       "path": "http://localhost:3000/api/v1/acme/objects",
+         *       "per_page": 1,
+         *       "next_cursor": "eyJpZCI6MTd9",
+         *       "next_page_url": "http://localhost:3000/api/v1/acme/objects?prefix=articles&per_page=1&cursor=eyJpZCI6MTd9",
+         *       "prev_cursor": null,
+         *       "prev_page_url": null
+         *     }
+         */
+        ObjectPage: {
+            /** @description The objects of this page (without `data` in the summary view). */
+            data: components["schemas"]["ObjectEnvelope"][];
+            /**
+             * Format: uri
+             * @description The list URL without its query string.
+             */
+            path: string;
+            /** @description The page size used. */
+            per_page: number;
+            /** @description Opaque cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+            /**
+             * Format: uri
+             * @description The next page's URL, keeping the request's other query parameters; null on the last page.
+             */
+            next_page_url: string | null;
+            /** @description Opaque cursor of the previous page; null on the first page. */
+            prev_cursor: string | null;
+            /**
+             * Format: uri
+             * @description The previous page's URL, keeping the request's other query parameters; null on the first page.
+             */
+            prev_page_url: string | null;
+        };
+        /**
+         * @description The JSON document of an object, always a JSON object. Every JSON type inside it (numbers,
+         *     booleans, nulls, arrays, empty objects) is kept as given; relationship values and file IDs are
+         *     stored and returned as given, never expanded.
+         * @example {
+         *       "title": "Hello world",
+         *       "rating": 4.5,
+         *       "tags": [
+         *         "news"
+         *       ],
+         *       "author": "01JDQ40M2C7Y8S5K3P9V6TQXNB"
+         *     }
+         */
+        ObjectData: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A contract selection: a contract name of the workspace (exactly as named), `false` for no
+         *     contract, or `null` for Automatic (among contracts whose `bucket` is the object's bucket or
+         *     unset and whose `prefix` is unset or contains the object's `ref`, one with a bucket beats one
+         *     without, then the longest prefix wins; none matching means no contract).
+         * @example article
+         */
+        ObjectContractSelection: components["schemas"]["ApiName"] | false | null;
+        /**
+         * @description A new object. Exactly one of `ref` and `path` is required: both, or neither, is a `422`.
+         *     `id`, `entry_id` and `translations` are not accepted (`422`): the server assigns the IDs, and
+         *     translations are added by an update.
+         * @example {
+         *       "ref": "articles/hello-world",
+         *       "data": {
+         *         "title": "Hello world",
+         *         "rating": 4.5,
+         *         "tags": [
+         *           "news"
+         *         ]
+         *       },
+         *       "status": "published"
+         *     }
+         */
+        ObjectCreate: {
+            data: components["schemas"]["ObjectData"];
+            ref?: components["schemas"]["ObjectReference"];
+            /**
+             * @description A folder path instead of `ref`: the reference becomes `<path>/<ULID>` with a
+             *     server-generated ULID, or just the ULID (the bucket root) when `path` is empty or null.
+             *     Leading and trailing slashes are ignored.
+             * @example articles
+             */
+            path?: string | null;
+            /** @description The bucket; default the workspace's General bucket (`general`). */
+            bucket_id?: components["schemas"]["Id"];
+            /** @default draft */
+            status?: components["schemas"]["ObjectStatus"];
+            /**
+             * @description Omitted or null: Automatic; `false`: no contract; a string: exactly that contract of the
+             *     workspace (an unknown name is a `422` on `contract`).
+             */
+            contract?: components["schemas"]["ObjectContractSelection"];
+        };
+        /**
+         * @description A scalar operand: a string, a number or a boolean. The three are distinct types (`"1"` never
+         *     equals `1`, `true` never equals `"true"`); integers and decimals compare as numbers (`1`
+         *     equals `1.0`).
+         * @example published
+         */
+        FilterScalar: string | number | boolean;
+        /**
+         * @description The operators applied to one data path or metadata selector, combined with AND. At least one
+         *     operator; any other key is a `422` on its path (for example `filter.title.like`).
+         *
+         *     | Operator | Behavior |
+         *     |---|---|
+         *     | `eq`, `ne` | Same-type scalars; integers and decimals are compatible; strings, numbers and booleans are distinct. `eq: null` matches a missing or null value; `ne: null` needs a present, non-null value; any other `ne` operand excludes missing values, nulls and values of another type. |
+         *     | `lt`, `lte`, `gt`, `gte` | Numeric for a number operand; case-sensitive lexical for a string operand (consistently formatted ISO dates compare correctly). Values of the other type never match. |
+         *     | `in` | 1 to 100 scalar operands (or null), each with `eq` semantics, combined with OR. |
+         *     | `startsWith`, `endsWith`, `contains` | Case-sensitive literal string match; empty strings and whitespace are kept; `%` and `_` are not wildcards. Non-string values never match. |
+         *
+         *     Whole arrays and objects are not compared by these operators (array membership is not
+         *     supported).
+         * @example {
+         *       "gte": 4,
+         *       "lt": 5
+         *     }
+         */
+        FilterCondition: {
+            /** @description Equal to the operand (`null` matches missing or null). */
+            eq?: components["schemas"]["FilterScalar"] | null;
+            /** @description Not equal to the operand (`null` needs a present, non-null value; otherwise missing, null and other types are excluded). */
+            ne?: components["schemas"]["FilterScalar"] | null;
+            /** @description Less than (numeric for a number, case-sensitive lexical for a string). */
+            lt?: number | string;
+            /** @description Less than or equal (numeric for a number, case-sensitive lexical for a string). */
+            lte?: number | string;
+            /** @description Greater than (numeric for a number, case-sensitive lexical for a string). */
+            gt?: number | string;
+            /** @description Greater than or equal (numeric for a number, case-sensitive lexical for a string). */
+            gte?: number | string;
+            /** @description Equal to any operand (`eq` semantics, OR). */
+            in?: (components["schemas"]["FilterScalar"] | null)[];
+            /** @description The string value starts with the operand (case-sensitive, literal). */
+            startsWith?: string;
+            /** @description The string value ends with the operand (case-sensitive, literal). */
+            endsWith?: string;
+            /** @description The string value contains the operand (case-sensitive, literal). */
+            contains?: string;
+        };
+        /**
+         * @description Conditions combined with AND; `{}` (or an omitted `filter`) filters nothing. Each key other
+         *     than `$and` and `$or` is
+         *
+         *     - a **data path** into the document of the selected `locale`: dot-separated property names
+         *       of letters, digits, `-` and `_`, at most 12 steps and 256 characters (`author.name`).
+         *       A path selects an object property; it never traverses relationship IDs, array indexes or
+         *       names containing dots; or
+         *     - a **metadata selector**: `@id`, `@entry_id`, `@bucket_id`, `@ref`, `@status`,
+         *       `@lock_version`, `@created_at`, `@updated_at`. A data property named `status` is separate
+         *       from `@status`; with no `@status` condition, drafts and published objects both match.
+         *
+         *     Its value is a `FilterCondition`. `$and` and `$or` hold nonempty lists of further filters.
+         *     Limits: groups (`$and`/`$or`) nest at most 8 deep, and a filter holds at most 100 groups,
+         *     operators and `in` operands in total. Anything else (an unsupported operator, an invalid path,
+         *     a filter that is not a JSON object, a group that is not a JSON array) is a `422` with the
+         *     error path.
+         * @example {
+         *       "@status": {
+         *         "eq": "published"
+         *       },
+         *       "rating": {
+         *         "gte": 4
+         *       },
+         *       "$or": [
+         *         {
+         *           "tags": {
+         *             "eq": null
+         *           }
+         *         },
+         *         {
+         *           "title": {
+         *             "startsWith": "Hello"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ObjectFilter: {
+            /** @description Every filter of the list must match. */
+            $and?: components["schemas"]["ObjectFilter"][];
+            /** @description At least one filter of the list must match. */
+            $or?: components["schemas"]["ObjectFilter"][];
+        } & {
+            [key: string]: (components["schemas"]["FilterCondition"] | components["schemas"]["ObjectFilter"][]) | components["schemas"]["FilterCondition"] | never;
+        };
+        /**
+         * @description One sort key. Missing and null values come last in both directions; an explicit sort is
+         *     tie-broken by object ID ascending. Without `type`, values of mixed scalar types order by
+         *     type (booleans, then numbers, then strings) and then by value, and `desc` reverses that. With
+         *     `type`, the sort is typed and rejects non-null values of another type. Numeric sorts need
+         *     values that are exact `DECIMAL(38,12)` numbers. Whole arrays and objects cannot be sorted.
+         * @example {
+         *       "field": "rating",
+         *       "direction": "desc",
+         *       "type": "number"
+         *     }
+         */
+        ObjectSortKey: {
+            /** @description A data path (as in filters; at most 12 steps) or a metadata selector such as `@updated_at`. */
+            field: string;
+            /** @enum {string} */
+            direction: "asc" | "desc";
+            /**
+             * @description Sorts as this type only.
+             * @enum {string}
+             */
+            type?: "string" | "number" | "boolean";
+        };
+        /**
+         * @description A query over the workspace's objects, drafts and published alike (narrow with a `@status`
+         *     filter). Filtering and sorting run in the database before pagination. An empty body `{}`
+         *     returns the first 20 objects by ID.
+         * @example {
+         *       "bucket": "general",
+         *       "prefix": "articles",
+         *       "fields": [
+         *         "title",
+         *         "rating"
+         *       ],
+         *       "filter": {
+         *         "@status": {
+         *           "eq": "published"
+         *         },
+         *         "rating": {
+         *           "gte": 4
+         *         }
+         *       },
+         *       "sort": [
+         *         {
+         *           "field": "rating",
+         *           "direction": "desc",
+         *           "type": "number"
+         *         }
+         *       ],
+         *       "locale": "en-US",
+         *       "limit": 10
+         *     }
+         */
+        ObjectQuery: {
+            /** @description Bucket API name; omitted means every bucket of the workspace. */
+            bucket?: components["schemas"]["ApiName"];
+            /** @description Numeric bucket ID instead of `bucket`. */
+            bucket_id?: components["schemas"]["Id"];
+            /** @description Exact reference. */
+            ref?: components["schemas"]["ObjectReference"];
+            prefix?: components["schemas"]["ObjectPrefix"];
+            /**
+             * @description Data paths to project (at most 100, each at most 256 characters and 12 steps). Omitted:
+             *     the complete document of the selected language. `[]`: `data` is `{}`. A path missing from
+             *     a document is `null` in the result. A path and one of its descendants (`author` and
+             *     `author.name`) must not both be selected (`422`). Only the inner `data` is projected;
+             *     the envelope stays complete; metadata selectors are not accepted here.
+             */
+            fields?: string[];
+            filter?: components["schemas"]["ObjectFilter"];
+            /** @description Up to five sort keys, applied in order. Omitted or empty sorts by object ID ascending. */
+            sort?: components["schemas"]["ObjectSortKey"][];
+            /**
+             * @description One configured locale of the workspace, default `en-US`; no `*` and no fallback. It
+             *     applies to filter, sort, `fields` and `data`: an object without that language has
+             *     `data: null` and missing values.
+             */
+            locale?: components["schemas"]["Locale"];
+            /**
+             * @description Objects to skip.
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * @description Objects to return.
+             * @default 20
+             */
+            limit?: number;
+        };
+        /**
+         * @description A page of query results (full envelopes, `data` projected by `fields`).
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 17,
+         *           "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "bucket_id": 1,
+         *           "bucket": "general",
+         *           "ref": "articles/hello-world",
+         *           "kind": "entry",
+         *           "contract": "article",
+         *           "data": {
+         *             "title": "Hello world",
+         *             "rating": 4.5
+         *           },
+         *           "locale": "en-US",
+         *           "locales": [
+         *             "en-US",
+         *             "de-DE"
+         *           ],
+         *           "status": "published",
+         *           "lock_version": 3,
+         *           "created_at": "2026-11-22T20:15:03.120000Z",
+         *           "updated_at": "2026-11-23T08:01:44.502113Z",
+         *           "validation": {
+         *             "mode": "enforce",
+         *             "issues": [],
+         *             "checked_at": "2026-11-23T08:01:44.502113Z",
+         *             "pending": false,
+         *             "failed": false
+         *           }
+         *         }
+         *       ],
+         *       "pagination": {
+         *         "offset": 0,
+         *         "limit": 10,
+         *         "hasMore": false
+         *       }
+         *     }
+         */
+        ObjectQueryResult: {
+            data: components["schemas"]["ObjectEnvelope"][];
+            /** @description The page's position. There is no total. */
+            pagination: {
+                /** @description The `offset` used. */
+                offset: number;
+                /** @description The `limit` used. */
+                limit: number;
+                /** @description More objects match beyond this page (camelCase, as documented). */
+                hasMore: boolean;
+            };
+        };
+        /**
+         * @description A deleted object awaiting recovery or purge. No document body.
+         * @example {
+         *       "object_id": 17,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "bucket_id": 1,
+         *       "ref": "articles/hello-world",
+         *       "lock_version": 4,
+         *       "deleted_at": "2026-11-24T09:12:30.004211Z",
+         *       "expires_at": "2026-12-24T09:12:30.004211Z"
+         *     }
+         */
+        TrashRow: {
+            /** @description The object's ID, kept on recovery; the `{objectRef}` to restore it with. */
+            object_id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @description The bucket the object was in. */
+            bucket_id: number;
+            /** @description The reference the object had; recovery needs it to be free. */
+            ref: string;
+            /** @description The token to recover with (`POST /objects/{objectRef}/restore`), not the entry's former `lock_version`. */
+            lock_version: components["schemas"]["ObjectLockVersion"];
+            deleted_at: components["schemas"]["Timestamp"];
+            /** @description Thirty days after deletion; from then on the object cannot be recovered, even before the hourly `objects:prune-trash` task purges it. */
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One page of the workspace's Trash, newest deletion first. Follow `next_page_url` while it is non-null. Expired rows are not listed.
+         * @example {
+         *       "data": [
+         *         {
+         *           "object_id": 17,
+         *           "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "bucket_id": 1,
+         *           "ref": "articles/hello-world",
+         *           "lock_version": 4,
+         *           "deleted_at": "2026-11-24T09:12:30.004211Z",
+         *           "expires_at": "2026-12-24T09:12:30.004211Z"
+         *         }
+         *       ],
+         *       "next_cursor": null,
+         *       "next_page_url": null
+         *     }
+         */
+        TrashPage: {
+            data: components["schemas"]["TrashRow"][];
+            /** @description Opaque cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+            /**
+             * Format: uri
+             * @description The next page's URL, keeping the request's other query parameters; null on the last page.
+             */
+            next_page_url: string | null;
+        };
+        /**
+         * @description The object's current `lock_version`; a missing, negative or stale value is a `422` and deletes nothing.
+         * @example {
+         *       "lock_version": 3
+         *     }
+         */
+        ObjectDelete: {
+            lock_version: components["schemas"]["ObjectLockVersion"];
+        };
+        /**
+         * @description A complete replacement of an object. `lock_version` and the full `data` are required, and
+         *     exactly one of `ref` (the reference to keep or rename to) and `path` (a folder to place the
+         *     entry in, as on creation). Other omitted properties are preserved.
+         * @example {
+         *       "lock_version": 3,
+         *       "ref": "articles/hello-world",
+         *       "data": {
+         *         "title": "Hello world",
+         *         "rating": 5,
+         *         "tags": [
+         *           "news",
+         *           "featured"
+         *         ]
+         *       },
+         *       "translations": {
+         *         "de-DE": {
+         *           "title": "Hallo Welt",
+         *           "rating": 5,
+         *           "tags": [
+         *             "news",
+         *             "featured"
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
+        ObjectUpdate: {
+            lock_version: components["schemas"]["ObjectLockVersion"];
+            data: components["schemas"]["ObjectData"];
+            ref?: components["schemas"]["ObjectReference"];
+            /**
+             * @description A folder path instead of `ref`: the reference becomes `<path>/<ULID>` with a
+             *     server-generated ULID, or just the ULID (the bucket root) when `path` is empty or null.
+             *     Leading and trailing slashes are ignored.
+             * @example articles
+             */
+            path?: string | null;
+            /** @description Moves the object to another bucket of the workspace; omitted keeps it. A migrated (converted) entry cannot move to another bucket. */
+            bucket_id?: components["schemas"]["Id"];
+            /** @description Omitted keeps the current status. */
+            status?: components["schemas"]["ObjectStatus"];
+            /**
+             * @description Omitted: kept; null: Automatic; `false`: no contract; a string: exactly that contract of the
+             *     workspace. Validation covers every saved language.
+             */
+            contract?: components["schemas"]["ObjectContractSelection"];
+            /**
+             * @description Replaces the whole translation map: keys are configured locales of the workspace other than
+             *     `en-US` (the base language is `data`), values the complete JSON document of that language.
+             *     `{}` removes every translation; omitted keeps them.
+             */
+            translations?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /**
+         * @description Kind of change: `baseline` (the state when history began; it records no inferred author or
+         *     time), `created`, `updated`, `deleted` (moved to Trash), `restored` (a revision restored on a
+         *     live object) or `recovered` (back from Trash).
+         * @example updated
+         * @enum {string}
+         */
+        RevisionEvent: "baseline" | "created" | "updated" | "deleted" | "restored" | "recovered";
+        /**
+         * @description Origin of the change, where the writer supplies it: `api` (an API key), `user`, `system`, `job` (a queued job), `pipeline` or `ai` (an AI operation).
+         * @example api
+         * @enum {string}
+         */
+        RevisionSource: "api" | "user" | "system" | "job" | "pipeline" | "ai";
+        /**
+         * @description One saved state of an object, as listed (without `snapshot`). Revision IDs increase over time
+         *     and are independent of `lock_version`. No-op saves create no revision.
+         * @example {
+         *       "id": 52,
+         *       "object_id": 17,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "event": "restored",
+         *       "restored_from": 49,
+         *       "actor": "api_key:12",
+         *       "source": "api",
+         *       "created_at": "2026-11-23T08:01:44.502113Z"
+         *     }
+         */
+        Revision: {
+            /** @description Revision ID. */
+            id: number;
+            /** @description The object the revision belongs to. */
+            object_id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            event: components["schemas"]["RevisionEvent"];
+            /** @description The revision a restore came from; null for other events. */
+            restored_from: number | null;
+            /** @description Who made the change, for example `api_key:12`, `admin` or `system`; never a secret. Null when unknown (a baseline). */
+            actor: string | null;
+            source: components["schemas"]["RevisionSource"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One page of an object's revisions, newest first. Follow `next_page_url` while it is non-null.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 52,
+         *           "object_id": 17,
+         *           "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "event": "updated",
+         *           "restored_from": null,
+         *           "actor": "api_key:12",
+         *           "source": "api",
+         *           "created_at": "2026-11-23T08:01:44.502113Z"
+         *         }
+         *       ],
+         *       "next_cursor": "eyJpZCI6NTJ9",
+         *       "next_page_url": "http://localhost:3000/api/v1/acme/objects/17/revisions?per_page=1&cursor=eyJpZCI6NTJ9"
+         *     }
+         */
+        RevisionPage: {
+            data: components["schemas"]["Revision"][];
+            /** @description Opaque cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+            /**
+             * Format: uri
+             * @description The next page's URL, keeping the request's other query parameters; null on the last page.
+             */
+            next_page_url: string | null;
+        };
+        /**
+         * @description One difference between two snapshots. Objects compare property by property; arrays compare as
+         *     whole ordered values. An absent value stays distinct from an explicit `null` through
+         *     `operation`: `added` has no `before`, `removed` has no `after`.
+         * @example {
+         *       "path": "/data/rating",
+         *       "operation": "changed",
+         *       "before": 4.5,
+         *       "after": 5
+         *     }
+         */
+        RevisionChange: {
+            /** @description JSON Pointer into the snapshot (`~` escaped as `~0`, `/` as `~1`), for example `/data/title` or `/translations/de-DE/title`. */
+            path: string;
+            /** @enum {string} */
+            operation: "added" | "removed" | "changed";
+            /** @description The value in `from` (any JSON value, `null` included); absent for `added`. */
+            before?: unknown;
+            /** @description The value in `to` (any JSON value, `null` included); absent for `removed`. */
+            after?: unknown;
+        };
+        /**
+         * @description The differences from revision `from` to revision `to` of one object, at most 500.
+         * @example {
+         *       "from": 49,
+         *       "to": 52,
+         *       "truncated": false,
+         *       "changes": [
+         *         {
+         *           "path": "/data/rating",
+         *           "operation": "changed",
+         *           "before": 4.5,
+         *           "after": 5
+         *         },
+         *         {
+         *           "path": "/data/subtitle",
+         *           "operation": "added",
+         *           "after": null
+         *         },
+         *         {
+         *           "path": "/translations/de-DE",
+         *           "operation": "removed",
+         *           "before": {
+         *             "title": "Hallo Welt"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        RevisionComparison: {
+            /** @description The `from` revision ID. */
+            from: number;
+            /** @description The `to` revision ID. */
+            to: number;
+            changes: components["schemas"]["RevisionChange"][];
+            /** @description More than 500 changes exist; read both full snapshots for the rest. */
+            truncated: boolean;
+        };
+        /**
+         * @description The versioned state of the object at a revision, JSON types preserved: content,
+         *     translations and locales, bucket and reference, contract selection, publication status and
+         *     scheduled-publication time. Contracts themselves, file binaries, tags and comments are not
+         *     versioned.
+         * @example {
+         *       "data": {
+         *         "title": "Hello world",
+         *         "rating": 4.5,
+         *         "tags": [
+         *           "news"
+         *         ]
+         *       },
+         *       "translations": {
+         *         "de-DE": {
+         *           "title": "Hallo Welt",
+         *           "rating": 4.5,
+         *           "tags": [
+         *             "news"
+         *           ]
+         *         }
+         *       },
+         *       "locales": [
+         *         "en-US",
+         *         "de-DE"
+         *       ],
+         *       "bucket_id": 1,
+         *       "ref": "articles/hello-world",
+         *       "contract": null,
+         *       "status": "published",
+         *       "publish_at": null
+         *     }
+         */
+        RevisionSnapshot: {
+            /** @description The base-language document. */
+            data: {
+                [key: string]: unknown;
+            } | null;
+            translations: components["schemas"]["ObjectTranslations"];
+            /** @description The languages saved. */
+            locales: string[];
+            bucket_id: number;
+            ref: string;
+            /** @description The contract selection (not the effective contract), as saved. */
+            contract: components["schemas"]["ObjectContractSelection"];
+            status: components["schemas"]["ObjectStatus"];
+            /** @description Scheduled publication time; null when none was scheduled. */
+            publish_at: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * @description A revision with its `snapshot`. Opening it is read-only.
+         * @example {
+         *       "id": 49,
+         *       "object_id": 17,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "event": "updated",
+         *       "restored_from": null,
+         *       "actor": "api_key:12",
+         *       "source": "api",
+         *       "created_at": "2026-11-22T21:40:10.000031Z",
+         *       "snapshot": {
+         *         "data": {
+         *           "title": "Hello world",
+         *           "rating": 4.5,
+         *           "tags": [
+         *             "news"
+         *           ]
+         *         },
+         *         "translations": {
+         *           "de-DE": {
+         *             "title": "Hallo Welt",
+         *             "rating": 4.5,
+         *             "tags": [
+         *               "news"
+         *             ]
+         *           }
+         *         },
+         *         "locales": [
+         *           "en-US",
+         *           "de-DE"
+         *         ],
+         *         "bucket_id": 1,
+         *         "ref": "articles/hello-world",
+         *         "contract": null,
+         *         "status": "published",
+         *         "publish_at": null
+         *       }
+         *     }
+         */
+        RevisionDetail: {
+            /** @description Revision ID. */
+            id: number;
+            /** @description The object the revision belongs to. */
+            object_id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            event: components["schemas"]["RevisionEvent"];
+            /** @description The revision a restore came from; null for other events. */
+            restored_from: number | null;
+            /** @description Who made the change, for example `api_key:12`, `admin` or `system`; never a secret. Null when unknown (a baseline). */
+            actor: string | null;
+            source: components["schemas"]["RevisionSource"];
+            created_at: components["schemas"]["Timestamp"];
+            snapshot: components["schemas"]["RevisionSnapshot"];
+        };
+        /**
+         * @description Restore of a revision of a live object (`revision_id` required, `lock_version` the object's
+         *     current one), or recovery from Trash (`lock_version` of the Trash row; `revision_id`
+         *     optional: omitted recovers the deleted content, given recovers that older revision).
+         * @example {
+         *       "lock_version": 4,
+         *       "revision_id": 51
+         *     }
+         */
+        ObjectRestore: {
+            /** @description The live object's current `lock_version`, or the Trash row's `lock_version` when recovering (not the entry's former token). */
+            lock_version: components["schemas"]["ObjectLockVersion"];
+            /** @description A revision of this object. */
+            revision_id?: components["schemas"]["Id"];
+        };
+        /**
+         * @description The restored or recovered object, in short. Both restore forms answer with it.
+         * @example {
+         *       "id": 17,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "ref": "articles/hello-world",
+         *       "lock_version": 5,
+         *       "status": "published"
+         *     }
+         */
+        RestoreResult: {
+            /** @description Object ID (unchanged by recovery). */
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @description The reference after the restore. */
+            ref: string;
+            lock_version: components["schemas"]["ObjectLockVersion"];
+            status: components["schemas"]["ObjectStatus"];
+        };
         /**
          * @example {
          *       "name": "acme",
@@ -1498,11 +2933,6 @@ export interface components {
             /** @description The secret. It is returned only here; the server keeps only its hash. */
             key: string;
         };
-        /**
-         * @description API name of a bucket, content type or contract.
-         * @example blog
-         */
-        ApiName: string;
         /**
          * @example {
          *       "id": 2,
@@ -1699,6 +3129,63 @@ export interface components {
             bucket?: string | null;
             /** @description Folder path; leading and trailing slashes are ignored; omitted, null or empty for every path. */
             prefix?: string | null;
+        };
+        /**
+         * @example {
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
+         *     }
+         */
+        ReviewCreate: {
+            /** @description An entry of the workspace; an unknown one is a `422` on `entry_id`. */
+            entry_id: components["schemas"]["ObjectEntryId"];
+        };
+        /**
+         * @description A review of an entry. While `pending`, it blocks deleting the entry and restoring it (a revision or from Trash) through the Objects API (`422` on `review`).
+         * @example {
+         *       "id": 5,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "status": "pending",
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Review: {
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @enum {string} */
+            status: "pending" | "resolved";
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "ref": "forms/contact/2026-11-22",
+         *       "data": {
+         *         "name": "Ada",
+         *         "message": "Hello"
+         *       }
+         *     }
+         */
+        SubmissionCreate: {
+            /** @description The reference the submission holds; one already used by an entry or a file of the bucket is a `422` on `ref`. */
+            ref: components["schemas"]["ObjectReference"];
+            /** @description The submitted fields. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A legacy linked form submission.
+         * @example {
+         *       "id": 23,
+         *       "entry_id": "01JDQ4B7M2N8R3T5V9X1Z6C0EA",
+         *       "ref": "forms/contact/2026-11-22"
+         *     }
+         */
+        Submission: {
+            /** @description ID of the submission. */
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @description The reference it holds in its bucket. */
+            ref: string;
         };
         /**
          * @example {
@@ -2058,6 +3545,28 @@ export interface components {
         TransformFormat: "auto" | "jpeg" | "png" | "webp" | "avif";
         /** @description Encoding quality, 1 to 100. */
         TransformQuality: number;
+        /**
+         * @description A configured locale of the workspace, default `en-US`, or `*`: the base language in `data`
+         *     plus every translation in `translations` (on a single read, and in the `full` list view). A
+         *     locale that is malformed or that the workspace has not configured is a `400` with `{message}`
+         *     (`Invalid locale.`). There is no fallback: an
+         *     object without the requested language has `data: null`.
+         * @example de-DE
+         */
+        ObjectLocale: string;
+        /** @description Objects per page, 1 to 100; default 50. */
+        ObjectPerPage: number;
+        /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+        Cursor: string;
+        /** @description Trash rows per page, 1 to 100; default 25 (the document does not state them; chosen like revisions). */
+        TrashPerPage: number;
+        /**
+         * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+         * @example 17
+         */
+        ObjectRef: components["schemas"]["Id"];
+        /** @description Revisions per page, 1 to 100; default 25. */
+        RevisionPerPage: number;
         /**
          * @description Bucket API name.
          * @example blog
@@ -2462,6 +3971,476 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listObjects: {
+        parameters: {
+            query?: {
+                /** @description Bucket API name; omitted means every bucket of the workspace. */
+                bucket?: components["schemas"]["ApiName"];
+                /** @description Numeric bucket ID instead of `bucket`. */
+                bucket_id?: components["schemas"]["Id"];
+                /** @description Exact reference. */
+                ref?: components["schemas"]["ObjectReference"];
+                /** @description Folder path; the exact reference and its descendants. Leading and trailing slashes are ignored; `%` and `_` are literal. */
+                prefix?: components["schemas"]["ObjectPrefix"];
+                /** @description `summary` omits `data` (and loads no documents); `full` includes it. */
+                view?: "summary" | "full";
+                /**
+                 * @description A configured locale of the workspace, default `en-US`, or `*`: the base language in `data`
+                 *     plus every translation in `translations` (on a single read, and in the `full` list view). A
+                 *     locale that is malformed or that the workspace has not configured is a `400` with `{message}`
+                 *     (`Invalid locale.`). There is no fallback: an
+                 *     object without the requested language has `data: null`.
+                 * @example de-DE
+                 */
+                locale?: components["parameters"]["ObjectLocale"];
+                /** @description Objects per page, 1 to 100; default 50. */
+                per_page?: components["parameters"]["ObjectPerPage"];
+                /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of published objects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectCreate"];
+            };
+        };
+        responses: {
+            /** @description The new object, the full envelope (unwrapped). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    queryObjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectQuery"];
+            };
+        };
+        responses: {
+            /** @description The matching objects (full envelopes) and the page position. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectQueryResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listObjectTrash: {
+        parameters: {
+            query?: {
+                /** @description Trash rows per page, 1 to 100; default 25 (the document does not state them; chosen like revisions). */
+                per_page?: components["parameters"]["TrashPerPage"];
+                /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Trash rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrashPage"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getObject: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A configured locale of the workspace, default `en-US`, or `*`: the base language in `data`
+                 *     plus every translation in `translations` (on a single read, and in the `full` list view). A
+                 *     locale that is malformed or that the workspace has not configured is a `400` with `{message}`
+                 *     (`Invalid locale.`). There is no fallback: an
+                 *     object without the requested language has `data: null`.
+                 * @example de-DE
+                 */
+                locale?: components["parameters"]["ObjectLocale"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The object (unwrapped). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectDelete"];
+            };
+        };
+        responses: {
+            /** @description Moved to the Trash. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectUpdate"];
+            };
+        };
+        responses: {
+            /** @description The saved object (unwrapped), with `lock_version` incremented. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listObjectRevisions: {
+        parameters: {
+            query?: {
+                /** @description Revisions per page, 1 to 100; default 25. */
+                per_page?: components["parameters"]["RevisionPerPage"];
+                /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of revisions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionPage"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    compareObjectRevisions: {
+        parameters: {
+            query: {
+                /**
+                 * @description The older (base) revision ID.
+                 * @example 49
+                 */
+                from: components["schemas"]["Id"];
+                /**
+                 * @description The revision ID to compare it with.
+                 * @example 52
+                 */
+                to: components["schemas"]["Id"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The differences. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionComparison"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getObjectRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+                /**
+                 * @description Revision ID of this object.
+                 * @example 49
+                 */
+                revisionId: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revision (unwrapped). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionDetail"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    restoreObject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The integer object ID (`id` of the envelope; `object_id` of revisions and Trash rows).
+                 * @example 17
+                 */
+                objectRef: components["parameters"]["ObjectRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ObjectRestore"];
+            };
+        };
+        responses: {
+            /** @description The restored or recovered object, in short. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoreResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3235,6 +5214,119 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Contract"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewCreate"];
+            };
+        };
+        responses: {
+            /** @description The new review, `pending`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resolveReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Review ID.
+                 * @example 5
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review, `resolved`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmissionCreate"];
+            };
+        };
+        responses: {
+            /** @description The stored submission. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Submission"];
                 };
             };
             400: components["responses"]["BadRequest"];

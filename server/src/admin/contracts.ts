@@ -1,41 +1,15 @@
 // JSON Schema contracts for Objects. The schema must be a valid draft 2020-12 schema that Ajv can
 // compile; the Objects feature evaluates it.
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { components } from '../../../sdk/src/generated/openapi';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed, type FieldErrors } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
+import { normalizePrefix, schemaProblems } from '../core/contract-schema';
 import { requireWorkspace } from '../core/lookup';
 
 type ContractInput = components['schemas']['ContractInput'];
-
-/** An Ajv for contract schemas: full JSON Schema 2020-12 with formats, unknown keywords tolerated. */
-export function contractAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  return ajv;
-}
-
-/** The schema's problems as messages, or none. */
-export function schemaProblems(schema: object): string[] {
-  const ajv = contractAjv();
-  if (!ajv.validateSchema(schema)) return (ajv.errors ?? []).map((e) => `The schema is not a valid JSON Schema: ${e.instancePath || '/'} ${e.message}.`);
-  try {
-    ajv.compile(schema);
-    return [];
-  } catch (err) {
-    return [`The schema cannot be compiled: ${(err as Error).message}.`];
-  }
-}
-
-/** A folder path without leading or trailing slashes; empty means none. */
-export function normalizePrefix(prefix: string | null | undefined): string | null {
-  const trimmed = (prefix ?? '').replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? null : trimmed;
-}
 
 async function contractData(app: AppContext, workspaceId: number, body: ContractInput) {
   const errors: FieldErrors = {};

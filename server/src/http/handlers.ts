@@ -26,7 +26,13 @@ type ContentOf<R> = R extends { content: infer C } ? (C extends { 'application/j
 export type Reply<Op extends OperationId> = {
   [S in keyof Responses<Op> & SuccessStatus]: ContentOf<Responses<Op>[S]> extends undefined
     ? { status: S; body?: undefined; headers?: Record<string, string> }
-    : { status: S; body: ContentOf<Responses<Op>[S]>; headers?: Record<string, string> };
+    : {
+        status: S;
+        body: ContentOf<Responses<Op>[S]>;
+        headers?: Record<string, string>;
+        /** The body holds exact numbers (lib/exact-json.ts) and is written by lossless-json. */
+        exactJson?: boolean;
+      };
 }[keyof Responses<Op> & SuccessStatus];
 
 export interface HandlerRequest<Op extends OperationId> {

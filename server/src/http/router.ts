@@ -4,6 +4,7 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { json as parseJson } from 'co-body';
+import { parseExact, stringifyExact } from '../lib/exact-json';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
 import { HttpError, MESSAGES, invalid, notFound } from './errors';
@@ -33,10 +34,16 @@ function jsonBody(op: OperationSpec): Middleware {
     // Refuse a declared oversize body before reading it.
     if (Number(ctx.get('Content-Length') || 0) > op.bodyLimit) throw new HttpError(413, { message: MESSAGES.tooLarge });
     // (`onProtoPoisoning` is co-body's own option, missing from its type definitions.)
-    const body: unknown = await parseJson(ctx, { limit: op.bodyLimit, strict: true, onProtoPoisoning: 'ignore' } as Parameters<typeof parseJson>[1]);
+    const options = { limit: op.bodyLimit, strict: true, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<typeof parseJson>[1];
+    const { parsed, raw } = (await parseJson(ctx, options).catch((err: { status?: number }) => {
+      // A route may document malformed JSON as a validation failure (the Objects query does).
+      if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The body must be valid JSON.');
+      throw err;
+    })) as { parsed: unknown; raw: string };
     // The one nesting limit of every JSON body, before any code walks it.
-    if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
-    ctx.state.body = body;
+    if (deeperThan(parsed, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts).
+    ctx.state.body = op.exactNumbers ? parseExact(raw).value : parsed;
     return next();
   };
 }
@@ -44,7 +51,10 @@ function jsonBody(op: OperationSpec): Middleware {
 export function buildRouter(app: AppContext, operations: OperationSpec[], validator: SpecValidator, set: HandlerSet): Router {
   const router = new Router();
   for (const op of operations) {
-    const handler = (set as Record<string, unknown>)[op.operationId] as (req: unknown, app: AppContext) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
+    const handler = (set as Record<string, unknown>)[op.operationId] as (
+      req: unknown,
+      app: AppContext,
+    ) => Promise<{ status: number; body?: unknown; headers?: Record<string, string>; exactJson?: boolean }>;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     const rateLimit = op.rateLimitGroup;
 
@@ -78,7 +88,10 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       const reply = await handler(req, app);
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);
-      if (reply.body !== undefined) ctx.body = reply.body;
+      if (reply.body !== undefined && reply.exactJson) {
+        ctx.type = 'application/json';
+        ctx.body = stringifyExact(reply.body);
+      } else if (reply.body !== undefined) ctx.body = reply.body;
       // A bodiless redirect stays empty (Koa would write the status text).
       else if (reply.status !== 204) ctx.body = '';
     });

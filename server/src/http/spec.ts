@@ -36,6 +36,10 @@ export interface OperationSpec {
   permissions: string[];
   /** The handler reads the body itself as a stream (`x-streaming-body`: uploads). */
   streamingBody: boolean;
+  /** Numbers in the JSON body keep their exact value (`x-exact-numbers`: documents stored as jsonb). */
+  exactNumbers: boolean;
+  /** Status of a malformed JSON body (`x-malformed-json-status`), 400 by default. */
+  malformedJsonStatus: 400 | 422;
   /** The handler reads the server clock (false with `x-clock: false`: health, the document, the docs page). */
   readsClock: boolean;
   /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
@@ -125,6 +129,8 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         abilities: (op['x-abilities'] as string[] | undefined) ?? [],
         permissions: (op['x-permissions'] as string[] | undefined) ?? [],
         readsClock: op['x-clock'] !== false,
+        exactNumbers: op['x-exact-numbers'] === true,
+        malformedJsonStatus: op['x-malformed-json-status'] === 422 ? 422 : 400,
         rateLimitGroup: op['x-rate-limit'] as string | undefined,
         responsesPointer: `${opPointer}/responses`,
       });

@@ -72,12 +72,12 @@ function describe(err: ErrorObject, label: string): string {
  * Ajv errors as the documented map: dot paths with numeric indexes, no `body.` prefix. Errors on
  * the body as a whole are keyed `body`. `prefix` is used for parameters (keyed by their name).
  */
-export function toFieldErrors(errors: ErrorObject[], root = 'body'): FieldErrors {
+export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: string[] = []): FieldErrors {
   const out = fieldErrors();
   for (const err of errors) {
     // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
     if (['anyOf', 'oneOf', 'if', 'not'].includes(err.keyword) && errors.length > 1) continue;
-    const segments = err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const segments = [...prefix, ...err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];
     const p = err.params as Record<string, unknown>;
     if (err.keyword === 'required') segments.push(String(p.missingProperty));
     if (err.keyword === 'additionalProperties') segments.push(String(p.additionalProperty));

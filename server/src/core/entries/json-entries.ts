@@ -1,0 +1,374 @@
+// Writes of JSON entries (the Objects API and jobs): create, update, delete to Trash, restore a
+// revision, recover from Trash. Each runs in phases inside one transaction (core/transaction.ts):
+// lock and check the version, resolve the address and contract, validate every language, write,
+// record the revision, publish the event. A refused write changes nothing.
+import { ulid } from 'ulid';
+import type { AppContext } from '../../context';
+import type { SqlRunner } from '../../db/database';
+import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { publishEvent, type EventName } from '../../events/outbox';
+import { recordAudit } from '../../events/audit';
+import { approximate, stringifyExact } from '../../lib/exact-json';
+import { transaction } from '../transaction';
+import { rows, sql, sqlNow, type Sql } from '../sql';
+import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
+import { EntryError, invalidEntry } from './errors';
+import { recordRevision, snapshotOf, getRevision, type Author, type Snapshot } from './revisions';
+import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type EntryStatus } from './store';
+
+/** Who writes, for which workspace. */
+export interface WriteContext {
+  app: AppContext;
+  workspace: { id: number; locales: string[] };
+  author: Author;
+  skipWebhooks?: boolean;
+}
+
+/** A ref: names separated by single slashes, no leading or trailing slash, no control characters. */
+const REF = /^[^/\u0000-\u001f\u007f]+(\/[^/\u0000-\u001f\u007f]+)*$/;
+
+export interface Address {
+  /** Exactly one of `ref` and `path` (`path`: a folder; the ref becomes `<path>/<entry ULID>`). */
+  ref?: string;
+  path?: string | null;
+}
+
+function addressErrors(input: Address, errors: FieldErrors): void {
+  if (input.ref !== undefined && input.path !== undefined) errors.ref = ['The ref and path fields must not both be present.'];
+  else if (input.ref === undefined && input.path === undefined) errors.ref = ['The ref field is required when path is not present.'];
+  else if (input.ref !== undefined && !REF.test(input.ref)) errors.ref = ['The ref field must be folder names separated by single slashes, without a leading or trailing slash.'];
+  else if (input.path) {
+    const folder = input.path.replace(/^\/+|\/+$/g, '');
+    if (folder !== '' && !REF.test(folder)) errors.path = ['The path field must be folder names separated by single slashes.'];
+  }
+}
+
+function refOf(input: Address, entryId: string): string {
+  if (input.ref !== undefined) return input.ref;
+  const folder = (input.path ?? '').replace(/^\/+|\/+$/g, '');
+  return folder === '' ? entryId : `${folder}/${entryId}`;
+}
+
+const toChoice = (contract: string | false | null | undefined): ContractChoice =>
+  contract === false ? { choice: 'none' } : typeof contract === 'string' ? { choice: 'named', name: contract } : { choice: 'auto' };
+
+/** The bucket to write to (a bucket of the workspace, the General bucket by default), or an error. */
+async function resolveBucket(db: SqlRunner, workspaceId: number, bucketId: number | undefined, errors: FieldErrors): Promise<number | undefined> {
+  const [bucket] = await rows<{ id: number }>(
+    db,
+    bucketId === undefined
+      ? sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND name = 'general'`
+      : sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND id = ${bucketId}`,
+  );
+  if (!bucket) errors.bucket_id = [bucketId === undefined ? 'The workspace has no General bucket.' : 'The selected bucket_id is invalid.'];
+  return bucket?.id;
+}
+
+async function contractExists(db: SqlRunner, workspaceId: number, name: string): Promise<boolean> {
+  return (await rows(db, sql`SELECT 1 FROM contracts WHERE workspace_id = ${workspaceId} AND name = ${name}`)).length > 0;
+}
+
+/** Translations must be keyed by configured locales other than the base one. */
+function translationErrors(translations: Record<string, unknown>, locales: string[], errors: FieldErrors): void {
+  for (const locale of Object.keys(translations)) {
+    if (locale === BASE_LOCALE) errors[`translations.${locale}`] = [`The translations field must not hold ${BASE_LOCALE}: it is the base document (data).`];
+    else if (!locales.includes(locale)) errors[`translations.${locale}`] = [`The locale ${locale} is not configured for this workspace.`];
+  }
+}
+
+interface Validation {
+  contract: EffectiveContract | undefined;
+  issues: ValidationIssue[];
+}
+
+/** Validates every language against the contract that will govern the entry; throws in `enforce` mode. */
+async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref: string, choice: ContractChoice, documents: Map<string, unknown>, exact: boolean): Promise<Validation> {
+  const [contract] = await rows<EffectiveContract>(tx, effectiveContractOf(ctx.workspace.id, bucketId, ref, choice));
+  if (!contract) return { contract: undefined, issues: [] };
+  const plain = new Map([...documents].map(([locale, data]) => [locale, approximate(data as object, exact)]));
+  const { errors, issues } = checkLanguages(ctx.app.contractValidators.get(contract), plain);
+  if (contract.mode === 'enforce' && Object.keys(errors).length) throw new EntryError('invalid', errors);
+  return { contract, issues };
+}
+
+/** The columns of the validation state after a check. */
+const validationColumns = (v: Validation, now: Sql) =>
+  sql`validation_issues = ${JSON.stringify(v.issues)}::jsonb, validation_checked_at = ${v.contract ? now : sql`NULL`}, validation_pending = false, validation_failed = false`;
+
+async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
+  await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
+  const locales = [...documents.keys()];
+  const texts = locales.map((l) => stringifyExact(documents.get(l)));
+  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);
+}
+
+function eventData(entry: { id: number; entry_id: string; ref: string; bucket_id: number }, kind = 'object') {
+  return { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref };
+}
+
+async function publish(ctx: WriteContext, tx: SqlRunner, event: EventName, entry: { id: number; entry_id: string; ref: string; bucket_id: number }) {
+  await publishEvent(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event, data: eventData(entry), skipWebhooks: ctx.skipWebhooks });
+}
+
+const throwIfAny = (errors: FieldErrors) => {
+  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
+};
+
+export interface CreateInput extends Address {
+  data: object;
+  bucketId?: number;
+  status?: EntryStatus;
+  contract?: string | false | null;
+  /** `data` holds numbers a double cannot represent. */
+  exact: boolean;
+}
+
+/** Creates a JSON entry; returns its id. */
+export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Promise<number> {
+  const { app, workspace } = ctx;
+  const errors = fieldErrors();
+  addressErrors(input, errors);
+  const bucketId = await resolveBucket(app.db, workspace.id, input.bucketId, errors);
+  if (typeof input.contract === 'string' && !(await contractExists(app.db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
+  throwIfAny(errors);
+  const entryId = ulid();
+  const ref = refOf(input, entryId);
+  const choice = toChoice(input.contract);
+  const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
+  return transaction(app, async (tx) => {
+    const now = sqlNow(app.clock.offsetMs);
+    const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
+    const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validation: v, now });
+    await writeDocuments(tx, id, documents);
+    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
+    await publish(ctx, tx, 'entry.created', entry);
+    return id;
+  });
+}
+
+interface NewEntry {
+  entryId: string;
+  workspaceId: number;
+  bucketId: number;
+  kind: 'json' | 'submission';
+  ref: string;
+  status: EntryStatus;
+  choice: ContractChoice;
+  validation: Validation;
+  now: Sql;
+}
+
+/** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
+async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
+  const [created] = await rows<{ id: number }>(
+    tx,
+    sql`INSERT INTO entries (entry_id, workspace_id, bucket_id, kind, ref, live_ref, status, lock_version, locales,
+                             contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
+        VALUES (${n.entryId}, ${n.workspaceId}, ${n.bucketId}, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status}, 0, ${[BASE_LOCALE]}::text[],
+                ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validation.issues)}::jsonb,
+                ${n.validation.contract ? n.now : sql`NULL`}, ${n.now}, ${n.now})
+        ON CONFLICT (bucket_id, live_ref) DO NOTHING
+        RETURNING id`,
+  );
+  if (!created) throw invalidEntry('ref', 'The ref has already been taken.');
+  return created.id;
+}
+
+/**
+ * Stores a legacy linked form submission: it holds its ref in the bucket (no object may take
+ * it) but is not an object: Objects reads, listings and queries never show it, and its delete
+ * through the Objects API is refused.
+ */
+export async function createSubmission(app: AppContext, workspaceId: number, bucketId: number, ref: string, data: object): Promise<{ id: number; entry_id: string; ref: string }> {
+  const errors = fieldErrors();
+  addressErrors({ ref }, errors);
+  throwIfAny(errors);
+  const entryId = ulid();
+  return transaction(app, async (tx) => {
+    const now = sqlNow(app.clock.offsetMs);
+    const noContract: Validation = { contract: undefined, issues: [] };
+    const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, validation: noContract, now });
+    await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]));
+    return { id, entry_id: entryId, ref };
+  });
+}
+
+/** The live JSON entry `id` of the workspace, locked for the transaction; 404 otherwise. */
+async function lockLive(ctx: WriteContext, tx: SqlRunner, id: number, kinds: ('json' | 'submission')[] = ['json']): Promise<EntryRecord> {
+  const [entry] = await findEntries(tx, scope.and(sql`e.id = ${id}`, scope.workspace(ctx.workspace.id), scope.kinds(...kinds), scope.live), {
+    content: { kind: 'all' },
+    forUpdate: true,
+  });
+  if (!entry) throw new EntryError('not_found');
+  return entry;
+}
+
+function checkVersion(entry: EntryRecord, lockVersion: number): void {
+  if (entry.lock_version !== lockVersion) {
+    throw invalidEntry('lock_version', `The lock_version is stale: the current version is ${entry.lock_version}.`);
+  }
+}
+
+async function hasPendingReview(tx: SqlRunner, entryPk: number): Promise<boolean> {
+  return (await rows(tx, sql`SELECT 1 FROM reviews WHERE entry_pk = ${entryPk} AND status = 'pending'`)).length > 0;
+}
+
+export interface UpdateInput extends Address {
+  lockVersion: number;
+  data: object;
+  bucketId?: number;
+  status?: EntryStatus;
+  contract?: string | false | null;
+  translations?: Record<string, object>;
+  exact: boolean;
+}
+
+/** Replaces a JSON entry's document (and, when given, its translations, address, status, contract). */
+export async function updateJsonEntry(ctx: WriteContext, id: number, input: UpdateInput): Promise<number> {
+  const { app, workspace } = ctx;
+  return transaction(app, async (tx) => {
+    const current = await lockLive(ctx, tx, id);
+    checkVersion(current, input.lockVersion);
+    const errors = fieldErrors();
+    addressErrors(input, errors);
+    let bucketId = current.bucket_id;
+    if (input.bucketId !== undefined && input.bucketId !== current.bucket_id) {
+      if (current.migrated) errors.bucket_id = ['A migrated entry cannot move to another bucket.'];
+      else bucketId = (await resolveBucket(tx, workspace.id, input.bucketId, errors)) ?? bucketId;
+    }
+    if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
+    if (input.translations) translationErrors(input.translations, workspace.locales, errors);
+    throwIfAny(errors);
+
+    const ref = refOf(input, current.entry_id);
+    const choice = input.contract === undefined ? currentChoice(current) : toChoice(input.contract);
+    const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
+    const translations = input.translations ?? Object.fromEntries([...current.documents].filter(([l]) => l !== BASE_LOCALE));
+    for (const [locale, data] of Object.entries(translations)) documents.set(locale, data);
+    const now = sqlNow(app.clock.offsetMs);
+    const v = await validate(ctx, tx, bucketId, ref, choice, documents, input.exact || current.exact);
+    const before = snapshotOf(current);
+    const [updated] = await rows<{ id: number }>(
+      tx,
+      sql`UPDATE entries SET bucket_id = ${bucketId}, ref = ${ref}, live_ref = ${ref}, status = ${input.status ?? current.status},
+                 lock_version = lock_version + 1, locales = ${[...documents.keys()]}::text[],
+                 contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
+                 ${validationColumns(v, now)}, updated_at = ${now}
+           WHERE id = ${id}
+             AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.bucket_id = ${bucketId} AND o.live_ref = ${ref} AND o.id <> ${id})
+          RETURNING id`,
+    );
+    if (!updated) throw invalidEntry(input.ref !== undefined ? 'ref' : 'path', 'The ref has already been taken.');
+    await writeDocuments(tx, id, documents);
+    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before, skipUnchanged: true });
+    await publish(ctx, tx, 'entry.updated', entry);
+    return id;
+  });
+}
+
+const currentChoice = (e: EntryRecord): ContractChoice =>
+  e.contract_choice === 'named' ? { choice: 'named', name: e.contract_name! } : { choice: e.contract_choice };
+
+/** Moves a JSON entry to Trash (kept TRASH_DAYS); legacy submissions are read-only. */
+export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion: number): Promise<void> {
+  await transaction(ctx.app, async (tx) => {
+    const current = await lockLive(ctx, tx, id, ['json', 'submission']);
+    if (current.kind === 'submission') throw new EntryError('read_only');
+    checkVersion(current, lockVersion);
+    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
+    const now = sqlNow(ctx.app.clock.offsetMs);
+    await rows(tx, sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`);
+    await publish(ctx, tx, 'entry.deleted', current);
+    await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: current.entry_id, objectId: id });
+  });
+}
+
+export interface RestoreResult {
+  id: number;
+  entry_id: string;
+  ref: string;
+  lock_version: number;
+  status: EntryStatus;
+}
+
+/**
+ * Restores a revision of a live entry (a new revision with `restored_from`, status and schedule
+ * kept), or recovers an entry from Trash (the Trash row's lock_version; the deleted content or a
+ * revision of it; back as a draft without schedule, same ids).
+ */
+export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersion: number, revisionId: number | undefined): Promise<RestoreResult> {
+  const { app, workspace } = ctx;
+  return transaction(app, async (tx) => {
+    const now = sqlNow(app.clock.offsetMs);
+    const [current] = await findEntries(
+      tx,
+      scope.and(sql`e.id = ${id}`, scope.workspace(workspace.id), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`),
+      { content: { kind: 'all' }, forUpdate: true },
+    );
+    if (!current) throw new EntryError('not_found');
+    const recovering = current.deleted_at !== null;
+    checkVersion(current, lockVersion);
+    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
+    if (!recovering && revisionId === undefined) throw invalidEntry('revision_id', 'The revision_id field is required unless the object is in Trash.');
+
+    let target: Snapshot = snapshotOf(current);
+    let exact = current.exact;
+    if (revisionId !== undefined) {
+      const revision = await getRevision(tx, id, revisionId);
+      if (!revision) throw invalidEntry('revision_id', 'The selected revision_id is not a revision of this object.');
+      target = revision.snapshot;
+      exact = exact || revision.exact;
+    }
+    const errors = fieldErrors();
+    const buckets = await rows(tx, sql`SELECT 1 FROM buckets WHERE id = ${target.bucket_id} AND workspace_id = ${workspace.id}`);
+    if (!buckets.length) errors.revision_id = ['The bucket of the revision no longer exists.'];
+    if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract))) errors.revision_id = ['The contract of the revision no longer exists.'];
+    throwIfAny(errors);
+
+    const documents = new Map<string, unknown>();
+    if (target.data !== null) documents.set(BASE_LOCALE, target.data);
+    for (const [locale, data] of Object.entries(target.translations)) documents.set(locale, data);
+    const choice = toChoice(target.contract);
+    const v = await validate(ctx, tx, target.bucket_id, target.ref, choice, documents, exact);
+    const status = recovering ? 'draft' : current.status;
+    const [row] = await rows<RestoreResult>(
+      tx,
+      sql`UPDATE entries SET bucket_id = ${target.bucket_id}, ref = ${target.ref}, live_ref = ${target.ref}, status = ${status},
+                 ${recovering ? sql`publish_at = NULL, deleted_at = NULL,` : sql``}
+                 lock_version = lock_version + 1, locales = ${[...documents.keys()]}::text[],
+                 contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
+                 ${validationColumns(v, now)}, updated_at = ${now}
+           WHERE id = ${id}
+             AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.bucket_id = ${target.bucket_id} AND o.live_ref = ${target.ref} AND o.id <> ${id})
+          RETURNING id, entry_id, ref, lock_version, status`,
+    );
+    if (!row) throw invalidEntry('ref', 'The ref of the object is taken by another entry.');
+    await writeDocuments(tx, id, documents);
+    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });
+    await publish(ctx, tx, 'entry.restored', entry);
+    return row;
+  });
+}
+
+/** The `objects:prune-trash` task: purges entries past their Trash retention, in batches. */
+export async function pruneTrash(app: AppContext, budgetMs = 20_000, batch = 100): Promise<number> {
+  const started = Date.now();
+  let purged = 0;
+  for (;;) {
+    const now = sqlNow(app.clock.offsetMs);
+    const gone = await transaction(app, (tx) =>
+      rows(
+        tx,
+        sql`DELETE FROM entries WHERE id IN (
+              SELECT id FROM entries WHERE deleted_at IS NOT NULL AND deleted_at <= ${now} - make_interval(days => ${TRASH_DAYS}::int)
+               ORDER BY deleted_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
+            RETURNING id`,
+      ),
+    );
+    purged += gone.length;
+    if (gone.length < batch || Date.now() - started > budgetMs) return purged;
+  }
+}

@@ -1,0 +1,37 @@
+// Reviews of entries (created and resolved by operators): a pending review blocks what the
+// documents say it blocks (json-entries.ts asks `hasPendingReview`).
+import type { AppContext } from '../../context';
+import { isoTimestamp, rows, sql, sqlNow } from '../sql';
+import { EntryError, invalidEntry } from './errors';
+
+export interface ReviewRow {
+  id: number;
+  entry_id: string;
+  status: 'pending' | 'resolved';
+  created_at: string;
+}
+
+const RETURNING = sql`RETURNING id, (SELECT entry_id FROM entries WHERE id = entry_pk) AS entry_id, status, ${isoTimestamp(sql`created_at`)} AS created_at`;
+
+export async function createReview(app: AppContext, workspaceId: number, entryId: string): Promise<ReviewRow> {
+  const [row] = await rows<ReviewRow>(
+    app.db,
+    sql`INSERT INTO reviews (workspace_id, entry_pk, status, created_at)
+        SELECT ${workspaceId}::int, id, 'pending', ${sqlNow(app.clock.offsetMs)} FROM entries
+         WHERE workspace_id = ${workspaceId} AND entry_id = ${entryId} AND deleted_at IS NULL
+        ${RETURNING}`,
+  );
+  if (!row) throw invalidEntry('entry_id', 'The selected entry_id is invalid.');
+  return row;
+}
+
+export async function resolveReview(app: AppContext, workspaceId: number, id: number): Promise<ReviewRow> {
+  const [row] = await rows<ReviewRow>(
+    app.db,
+    sql`UPDATE reviews SET status = 'resolved', resolved_at = ${sqlNow(app.clock.offsetMs)}
+         WHERE id = ${id} AND workspace_id = ${workspaceId}
+        ${RETURNING}`,
+  );
+  if (!row) throw new EntryError('not_found');
+  return row;
+}

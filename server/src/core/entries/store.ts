@@ -1,0 +1,129 @@
+// The entry store: one table of entries (Objects, typed entries, legacy submissions), their
+// per-locale jsonb documents and their revisions. Every read of an entry goes through `ENTRY_SELECT`,
+// which also resolves the effective contract in the same statement (reads never run validation),
+// and formats timestamps in SQL so that microseconds survive.
+import type { SqlRunner } from '../../db/database';
+import { parseExact } from '../../lib/exact-json';
+import { effectiveContractJoin, type ValidationIssue } from './contracts';
+import { isoTimestamp, join, raw, rows, sql, type Sql } from '../sql';
+
+export const BASE_LOCALE = 'en-US';
+/** How long an entry stays recoverable in Trash. */
+export const TRASH_DAYS = 30;
+
+export type EntryKind = 'json' | 'typed' | 'submission';
+export type EntryStatus = 'draft' | 'published';
+
+export interface EntryRecord {
+  id: number;
+  entry_id: string;
+  workspace_id: number;
+  bucket_id: number;
+  bucket: string;
+  ref: string;
+  kind: EntryKind;
+  migrated: boolean;
+  status: EntryStatus;
+  publish_at: string | null;
+  lock_version: number;
+  locales: string[];
+  contract_choice: 'auto' | 'none' | 'named';
+  contract_name: string | null;
+  /** The effective contract (name and mode), resolved at read time. */
+  contract: string | null;
+  contract_mode: 'enforce' | 'report' | null;
+  validation_issues: ValidationIssue[];
+  validation_checked_at: string | null;
+  validation_pending: boolean;
+  validation_failed: boolean;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+  expires_at: string | null;
+  /** Documents by locale, as asked for (`content` option); absent locales are missing keys. */
+  documents: Map<string, unknown>;
+  /** A document holds a number a double cannot represent (see lib/exact-json.ts). */
+  exact: boolean;
+}
+
+/** Which documents a read loads: none (summary views), one locale, or every locale. */
+export type ContentChoice =
+  | { kind: 'none' }
+  | { kind: 'locale'; locale: string }
+  | { kind: 'all' }
+  /** The document of `c`, a join on entry_contents that the caller adds (queries filter on it). */
+  | { kind: 'joined'; locale: string };
+
+const e = raw('e');
+
+function contentColumn(content: ContentChoice): Sql {
+  if (content.kind === 'none') return raw('NULL::text AS documents');
+  if (content.kind === 'joined') return sql`CASE WHEN c.data IS NULL THEN NULL ELSE jsonb_build_object(${content.locale}::text, c.data)::text END AS documents`;
+  const filter = content.kind === 'locale' ? sql` AND ec.locale = ${content.locale}` : raw('');
+  // jsonb as text: parsed by lib/exact-json so that large and precise numbers keep their value.
+  return sql`(SELECT jsonb_object_agg(ec.locale, ec.data)::text FROM entry_contents ec WHERE ec.entry_pk = e.id${filter}) AS documents`;
+}
+
+/** The select list and FROM clause of every entry read; the caller adds WHERE, ORDER BY, LIMIT. */
+export function entrySelect(content: ContentChoice, more: { from?: Sql; columns?: Sql[] } = {}): Sql {
+  const extraColumns = more.columns?.length ? sql`, ${join(more.columns, ', ')}` : raw('');
+  return sql`SELECT e.id, e.entry_id, e.workspace_id, e.bucket_id, b.name AS bucket, e.ref, e.kind, e.migrated, e.status,
+      ${isoTimestamp(sql`e.publish_at`)} AS publish_at, e.lock_version, coalesce(e.locales, '{}') AS locales,
+      e.contract_choice, e.contract_name, ct.name AS contract, ct.mode AS contract_mode,
+      e.validation_issues, ${isoTimestamp(sql`e.validation_checked_at`)} AS validation_checked_at,
+      e.validation_pending, e.validation_failed, coalesce(e.tags, '{}') AS tags,
+      ${isoTimestamp(sql`e.created_at`)} AS created_at, ${isoTimestamp(sql`e.updated_at`)} AS updated_at,
+      ${isoTimestamp(sql`e.deleted_at`)} AS deleted_at,
+      ${isoTimestamp(sql`e.deleted_at + make_interval(days => ${TRASH_DAYS}::int)`)} AS expires_at,
+      ${contentColumn(content)}${extraColumns}
+    FROM entries e JOIN buckets b ON b.id = e.bucket_id ${more.from ?? raw('')}
+    ${effectiveContractJoin(e)}`;
+}
+
+type RawRecord = Omit<EntryRecord, 'documents' | 'exact'> & { documents: string | null };
+
+export function toRecord(row: RawRecord): EntryRecord {
+  const parsed = row.documents === null ? { value: {}, exact: false } : parseExact(row.documents);
+  return { ...row, documents: new Map(Object.entries(parsed.value as Record<string, unknown>)), exact: parsed.exact };
+}
+
+export interface FindOptions {
+  content: ContentChoice;
+  orderBy?: Sql;
+  limit?: number;
+  offset?: number;
+  /** Locks the entry rows for the rest of the transaction. */
+  forUpdate?: boolean;
+}
+
+/** Entries matching `where` (a condition on `e`). */
+export async function findEntries(db: SqlRunner, where: Sql, opts: FindOptions): Promise<EntryRecord[]> {
+  const parts = [entrySelect(opts.content), sql`WHERE ${where}`];
+  if (opts.orderBy) parts.push(sql`ORDER BY ${opts.orderBy}`);
+  if (opts.limit !== undefined) parts.push(sql`LIMIT ${opts.limit}`);
+  if (opts.offset) parts.push(sql`OFFSET ${opts.offset}`);
+  if (opts.forUpdate) parts.push(raw('FOR UPDATE OF e'));
+  return (await rows<RawRecord>(db, join(parts, '\n'))).map(toRecord);
+}
+
+/** Conditions that scope every read to what an API sees. */
+export const scope = {
+  workspace: (workspaceId: number) => sql`e.workspace_id = ${workspaceId}`,
+  kinds: (...kinds: EntryKind[]) => sql`e.kind = ANY(${kinds}::text[])`,
+  live: raw('e.deleted_at IS NULL'),
+  published: raw(`e.status = 'published'`),
+  /** In Trash and not yet expired (expired entries are gone even before the prune task runs). */
+  inTrash: (now: Sql) => sql`e.deleted_at IS NOT NULL AND e.deleted_at > ${now} - make_interval(days => ${TRASH_DAYS}::int)`,
+  and: (...conditions: Sql[]) => join(conditions.map((c) => sql`(${c})`), ' AND '),
+};
+
+/**
+ * Folder semantics of a `prefix`: the exact ref and its descendants; `%` and `_` are literal
+ * (no LIKE involved). An empty prefix (after trimming slashes) matches everything.
+ */
+export function refUnderPrefix(column: Sql, prefix: string): Sql {
+  const folder = prefix.replace(/^\/+|\/+$/g, '');
+  if (folder === '') return raw('true');
+  return sql`(${column} = ${folder} OR starts_with(${column}, ${`${folder}/`}))`;
+}

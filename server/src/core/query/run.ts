@@ -1,0 +1,45 @@
+// Runs a compiled query: one statement that filters and sorts in the database before paging
+// (`limit + 1` rows tell whether there is more), and reports in the same statement whether any
+// matched row holds a value a sort key cannot order.
+import type { SqlRunner } from '../../db/database';
+import { invalidEntry } from '../entries/errors';
+import { entrySelect, toRecord, type EntryRecord } from '../entries/store';
+import { join, raw, rows, sql, type Sql } from '../sql';
+import type { QueryPlan } from './ast';
+import { compileFilter, compileSort } from './compile';
+
+export async function runQuery(db: SqlRunner, scope: Sql, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
+  const sort = compileSort(plan.sort);
+  const flags = sort.violations.map((v, i) => sql`bool_or(${v.condition}) OVER () AS sort_violation_${raw(String(i))}`);
+  const statement = join(
+    [
+      entrySelect(
+        { kind: 'joined', locale: plan.locale },
+        { from: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`, columns: flags },
+      ),
+      sql`WHERE ${scope} AND ${compileFilter(plan.filter)}`,
+      sql`ORDER BY ${sort.orderBy}`,
+      sql`LIMIT ${plan.limit + 1} OFFSET ${plan.offset}`,
+    ],
+    '\n',
+  );
+  const found = await rows<Record<string, unknown>>(db, statement);
+  sort.violations.forEach((v, i) => {
+    if (found[0]?.[`sort_violation_${i}`]) throw invalidEntry(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
+  });
+  const records = found.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));
+  return { records, hasMore: found.length > plan.limit };
+}
+
+/** The projection of a document: only the selected paths, a missing one as null. */
+export function project(data: unknown, fields: string[][]): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null);
+  for (const path of fields) {
+    let value: unknown = data;
+    for (const key of path) value = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : null;
+    let node = out;
+    path.slice(0, -1).forEach((key) => (node = (node[key] ??= Object.create(null)) as Record<string, unknown>));
+    node[path[path.length - 1]] = value;
+  }
+  return out;
+}

@@ -1,0 +1,259 @@
+// The Objects API: thin handlers over the entry core (parse, call an operation, shape the answer).
+// Domain errors of the core become this document's wire errors in `toHttp`, the one place.
+import type { AppContext } from '../context';
+import type { ApiKeyPrincipal } from '../http/auth';
+import { handlers } from '../http/handlers';
+import { HttpError, MESSAGES, fieldErrors, forbidden, notFound, validationFailed } from '../http/errors';
+import { decodeCursor, encodeCursor, pageBase, pageUrl } from '../http/pagination';
+import { apiKeyActor } from '../events/audit';
+import { EntryError } from '../core/entries/errors';
+import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry, type WriteContext } from '../core/entries/json-entries';
+import { findEntries, refUnderPrefix, scope, type ContentChoice } from '../core/entries/store';
+import { getRevision, listRevisions } from '../core/entries/revisions';
+import { diff } from '../core/entries/diff';
+import { parseFields, parseFilter, parseSort } from '../core/query/parse';
+import { project, runQuery } from '../core/query/run';
+import { raw, sql, sqlNow, type Sql } from '../core/sql';
+import { presentObject, presentRevision, presentTrashRow } from './present';
+
+const COMPARE_LIMIT = 500;
+
+/** The core's refusals as this document answers them. */
+function toHttp(err: unknown): unknown {
+  if (!(err instanceof EntryError)) return err;
+  switch (err.kind) {
+    case 'not_found':
+      return notFound();
+    case 'read_only':
+      return forbidden();
+    case 'review_pending':
+      return validationFailed(Object.assign(fieldErrors(), { review: ['The object has a pending review.'] }));
+    case 'stale_version':
+    case 'invalid':
+      return validationFailed(err.errors);
+  }
+}
+
+/** Every handler of the set with the core's errors mapped. */
+function mapped<T extends Record<string, (...args: never[]) => Promise<unknown>>>(set: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(set)) {
+    out[name] = async (...args: never[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        throw toHttp(err);
+      }
+    };
+  }
+  return out as T;
+}
+
+/** The calling key's workspace, when Objects are on globally and for it (`404` otherwise). */
+function objectsWorkspace(app: AppContext, principal: ApiKeyPrincipal | undefined) {
+  const p = principal!;
+  if (!app.config.objectsEnabled || !p.workspace.objectsEnabled) throw notFound();
+  return p.workspace;
+}
+
+/** A list or read locale: a configured one or `*` (`400` otherwise, as the common document says). */
+function readLocale(locale: string | undefined, locales: string[]): string {
+  const value = locale ?? 'en-US';
+  if (value !== '*' && value !== 'en-US' && !locales.includes(value)) throw new HttpError(400, { message: 'Invalid locale.' });
+  return value;
+}
+
+const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
+  view === 'summary' ? { kind: 'none' } : locale === '*' ? { kind: 'all' } : { kind: 'locale', locale };
+
+function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteContext {
+  const workspace = objectsWorkspace(app, principal);
+  return {
+    app,
+    workspace: { id: workspace.id, locales: workspace.locales },
+    author: { actor: apiKeyActor(principal!.keyId), source: 'api' },
+  };
+}
+
+/** Where a listing or query looks: the workspace's JSON entries, narrowed by bucket, ref, prefix. */
+function placeScope(workspaceId: number, q: { bucket?: string; bucket_id?: number; ref?: string; prefix?: string }): Sql[] {
+  const parts = [scope.workspace(workspaceId), scope.kinds('json'), scope.live];
+  if (q.bucket !== undefined) parts.push(sql`b.name = ${q.bucket}`);
+  if (q.bucket_id !== undefined) parts.push(sql`e.bucket_id = ${q.bucket_id}`);
+  if (q.ref !== undefined) parts.push(sql`e.ref = ${q.ref}`);
+  if (q.prefix !== undefined) parts.push(refUnderPrefix(raw('e.ref'), q.prefix));
+  return parts;
+}
+
+/** A live JSON entry of the workspace, or one in Trash within its retention (history reads). */
+async function requireObjectWithHistory(app: AppContext, workspaceId: number, id: number) {
+  const now = sqlNow(app.clock.offsetMs);
+  const [entry] = await findEntries(app.db, scope.and(sql`e.id = ${id}`, scope.workspace(workspaceId), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`), {
+    content: { kind: 'none' },
+  });
+  if (!entry) throw notFound();
+  return entry;
+}
+
+export const objectHandlers = mapped(
+  handlers({
+    async listObjects({ query, principal, koa }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const locale = readLocale(query.locale, workspace.locales);
+      const view = query.view ?? 'summary';
+      const perPage = query.per_page ?? 50;
+      // Cursor: [direction (1 forward, 0 back), the id it continues from].
+      const [forward, from] = query.cursor ? decodeCursor<[number, number]>(query.cursor, ['integer', 'integer']) : [1, 0];
+      const where = scope.and(...placeScope(workspace.id, query), scope.published, forward ? sql`e.id > ${from}` : sql`e.id < ${from}`);
+      const found = await findEntries(app.db, where, { content: contentFor(view, locale), orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 });
+      const hasMore = found.length > perPage;
+      const page = found.slice(0, perPage);
+      if (!forward) page.reverse();
+      const first = page[0]?.id;
+      const last = page[page.length - 1]?.id;
+      // As Laravel's cursor paginator: a previous page exists once a cursor was followed, a next one
+      // when more rows were found going forward (or always, going back).
+      const next = page.length && (forward ? hasMore : true) ? encodeCursor([1, last!]) : null;
+      const prev = page.length && query.cursor && (forward || hasMore) ? encodeCursor([0, first!]) : null;
+      const base = app.config.baseUrl;
+      return {
+        status: 200,
+        exactJson: page.some((r) => r.exact),
+        body: {
+          data: page.map((r) => presentObject(r, { locale, view })),
+          path: pageBase(base, koa),
+          per_page: perPage,
+          next_cursor: next,
+          next_page_url: pageUrl(base, koa, next),
+          prev_cursor: prev,
+          prev_page_url: pageUrl(base, koa, prev),
+        },
+      };
+    },
+
+    async getObject({ params, query, principal }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const locale = readLocale(query.locale, workspace.locales);
+      const where = scope.and(sql`e.id = ${params.objectRef}`, scope.workspace(workspace.id), scope.kinds('json'), scope.live, scope.published);
+      const [entry] = await findEntries(app.db, where, { content: contentFor('full', locale) });
+      if (!entry) throw notFound();
+      return { status: 200, body: presentObject(entry, { locale, view: 'full' }), exactJson: entry.exact };
+    },
+
+    async queryObjects({ body, principal }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const errors = fieldErrors();
+      const locale = body.locale ?? 'en-US';
+      if (locale !== 'en-US' && !workspace.locales.includes(locale)) errors.locale = [`The locale ${locale} is not configured for this workspace.`];
+      const filter = parseFilter(body.filter as Record<string, unknown> | undefined, errors);
+      const sort = parseSort(body.sort, errors);
+      const fields = parseFields(body.fields, errors);
+      if (Object.keys(errors).length) throw validationFailed(errors);
+      const plan = { filter, sort, fields, locale, offset: body.offset ?? 0, limit: body.limit ?? 20 };
+      const { records, hasMore } = await runQuery(app.db, scope.and(...placeScope(workspace.id, body)), plan);
+      const projection = fields ? (stored: unknown) => project(stored, fields) : undefined;
+      return {
+        status: 200,
+        exactJson: records.some((r) => r.exact),
+        body: {
+          data: records.map((r) => presentObject(r, { locale, view: 'full', data: projection })),
+          pagination: { offset: plan.offset, limit: plan.limit, hasMore },
+        },
+      };
+    },
+
+    async createObject({ body, principal }, app) {
+      const ctx = writer(app, principal);
+      const id = await createJsonEntry(ctx, {
+        data: body.data,
+        ref: body.ref,
+        path: body.path,
+        bucketId: body.bucket_id,
+        status: body.status,
+        contract: body.contract,
+        exact: true,
+      });
+      return readBack(app, id, 201);
+    },
+
+    async updateObject({ params, body, principal }, app) {
+      const ctx = writer(app, principal);
+      const id = await updateJsonEntry(ctx, params.objectRef, {
+        lockVersion: body.lock_version,
+        data: body.data,
+        ref: body.ref,
+        path: body.path,
+        bucketId: body.bucket_id,
+        status: body.status,
+        contract: body.contract,
+        translations: body.translations as Record<string, object> | undefined,
+        exact: true,
+      });
+      return readBack(app, id, 200);
+    },
+
+    async deleteObject({ params, body, principal }, app) {
+      await deleteJsonEntry(writer(app, principal), params.objectRef, body.lock_version);
+      return { status: 204 };
+    },
+
+    async listObjectTrash({ query, principal, koa }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const perPage = query.per_page ?? 25;
+      const now = sqlNow(app.clock.offsetMs);
+      // Cursor: [deleted_at of the last row (wire format), its id]; newest deletion first.
+      const after = query.cursor ? decodeCursor<[string, number]>(query.cursor, ['string', 'integer']) : undefined;
+      const where = scope.and(
+        scope.workspace(workspace.id),
+        scope.kinds('json'),
+        scope.inTrash(now),
+        after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true'),
+      );
+      const found = await findEntries(app.db, where, { content: { kind: 'none' }, orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 });
+      const page = found.slice(0, perPage);
+      const next = found.length > perPage ? encodeCursor([page[page.length - 1].deleted_at!, page[page.length - 1].id]) : null;
+      return { status: 200, body: { data: page.map(presentTrashRow), next_cursor: next, next_page_url: pageUrl(app.config.baseUrl, koa, next) } };
+    },
+
+    async listObjectRevisions({ params, query, principal, koa }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const entry = await requireObjectWithHistory(app, workspace.id, params.objectRef);
+      const perPage = query.per_page ?? 25;
+      const before = query.cursor ? decodeCursor<[number]>(query.cursor, ['integer'])[0] : undefined;
+      const found = await listRevisions(app.db, entry.id, perPage + 1, before);
+      const page = found.slice(0, perPage);
+      const next = found.length > perPage ? encodeCursor([page[page.length - 1].id]) : null;
+      return { status: 200, body: { data: page.map(presentRevision), next_cursor: next, next_page_url: pageUrl(app.config.baseUrl, koa, next) } };
+    },
+
+    async getObjectRevision({ params, principal }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const entry = await requireObjectWithHistory(app, workspace.id, params.objectRef);
+      const revision = await getRevision(app.db, entry.id, params.revisionId);
+      if (!revision) throw notFound();
+      const { exact, snapshot, ...row } = revision;
+      return { status: 200, exactJson: exact, body: { ...presentRevision(row), snapshot: snapshot as never } };
+    },
+
+    async compareObjectRevisions({ params, query, principal }, app) {
+      const workspace = objectsWorkspace(app, principal);
+      const entry = await requireObjectWithHistory(app, workspace.id, params.objectRef);
+      const [from, to] = await Promise.all([getRevision(app.db, entry.id, query.from), getRevision(app.db, entry.id, query.to)]);
+      if (!from || !to) throw notFound();
+      const { changes, truncated } = diff(from.snapshot, to.snapshot, COMPARE_LIMIT);
+      return { status: 200, exactJson: from.exact || to.exact, body: { from: from.id, to: to.id, changes: changes as never, truncated } };
+    },
+
+    async restoreObject({ params, body, principal }, app) {
+      const result = await restoreJsonEntry(writer(app, principal), params.objectRef, body.lock_version, body.revision_id);
+      return { status: 200, body: result };
+    },
+  }),
+);
+
+/** The envelope of an entry just written (base language). */
+async function readBack<S extends 200 | 201>(app: AppContext, id: number, status: S) {
+  const [entry] = await findEntries(app.db, sql`e.id = ${id}`, { content: { kind: 'locale', locale: 'en-US' } });
+  if (!entry) throw new HttpError(404, { message: MESSAGES.notFound });
+  return { status, exactJson: entry.exact, body: presentObject(entry, { locale: 'en-US', view: 'full' }) };
+}
