@@ -40,6 +40,7 @@ import { apiKeyInfoHandlers } from './public/api-key';
 import { objectHandlers } from './objects/routes';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
+import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -64,7 +65,9 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
   return tasks
     .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
     .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
-    .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) });
+    .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
+    // Queued after each contract change; the minutely run picks up whatever a crash left pending.
+    .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) });
 }
 
 export interface RunningServer {
@@ -126,6 +129,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   } as AppContext;
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
+  jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
   return app;
 }
 

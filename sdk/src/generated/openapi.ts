@@ -1525,10 +1525,18 @@ export interface paths {
         /**
          * Run a scheduled task now
          * @description Runs one registered task at once and reports how many items it handled. The server also runs
-         *     every task on its own schedule. Registered in this version: `rate-limits:prune` (hourly:
-         *     removes expired rate-limit counters). Features add theirs (`objects:prune-trash`,
-         *     `idempotency:prune`, `entries:publish-scheduled`, `files:prune-storage`,
-         *     `objects:revalidate`) as they arrive. An unknown task is a `404`.
+         *     every task on its own schedule, once per period across all server processes. Registered in
+         *     this version:
+         *
+         *     - `rate-limits:prune` (hourly): removes expired rate-limit counters;
+         *     - `files:prune-storage` (daily): removes stored content no file refers to;
+         *     - `objects:prune-trash` (hourly): purges objects past their 30 days in Trash, in batches of
+         *       at most 100 within a 20-second budget (expired objects are unrecoverable before it runs);
+         *     - `objects:revalidate` (queued after every contract change, and minutely): rechecks the
+         *       objects marked `validation.pending` and stores fresh diagnostics.
+         *
+         *     `idempotency:prune` and `entries:publish-scheduled` arrive with the Entries API. An unknown
+         *     task is a `404`.
          */
         post: operations["runTask"];
         delete?: never;

@@ -1,5 +1,6 @@
 // JSON Schema contracts for Objects. The schema must be a valid draft 2020-12 schema that Ajv can
-// compile; the Objects feature evaluates it.
+// compile; saving one marks the objects it may govern `validation.pending` and queues their
+// recheck (core/entries/revalidate.ts).
 import type { components } from '../../../sdk/src/generated/openapi';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
@@ -8,6 +9,8 @@ import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
 import { normalizePrefix, schemaProblems } from '../core/contract-schema';
 import { requireWorkspace } from '../core/lookup';
+import { REVALIDATE_JOB, markForRevalidation } from '../core/entries/revalidate';
+import { prismaSql } from '../db/database';
 
 type ContractInput = components['schemas']['ContractInput'];
 
@@ -33,8 +36,13 @@ export const contractHandlers = handlers({
     const data = await contractData(app, workspace.id, body);
     const now = app.clock.now();
     const contract = await uniqueOr422('name', () =>
-      app.db.prisma.contract.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now }, include: { bucket: true } }),
+      app.db.prisma.$transaction(async (tx) => {
+        const created = await tx.contract.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now }, include: { bucket: true } });
+        await markForRevalidation(prismaSql(tx), workspace.id, created.name);
+        return created;
+      }),
     );
+    await app.jobs.send(REVALIDATE_JOB, {});
     return { status: 201, body: presentContract(contract) };
   },
 
@@ -60,8 +68,14 @@ export const contractHandlers = handlers({
     if (!current) throw notFound();
     const data = await contractData(app, workspace.id, body);
     const contract = await uniqueOr422('name', () =>
-      app.db.prisma.contract.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() }, include: { bucket: true } }),
+      app.db.prisma.$transaction(async (tx) => {
+        const updated = await tx.contract.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() }, include: { bucket: true } });
+        // Entries under the old and the new name (a rename) are rechecked.
+        for (const name of new Set([current.name, updated.name])) await markForRevalidation(prismaSql(tx), workspace.id, name);
+        return updated;
+      }),
     );
+    await app.jobs.send(REVALIDATE_JOB, {});
     return { status: 200, body: presentContract(contract) };
   },
 });
