@@ -81,3 +81,4 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
 
 export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';
 export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';
+export { paginate, pages, PageError, type CursorPath, type PageOf, type ItemOf, type PageParams } from './pagination.js';

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createAdminClient, createClient, isApiError, isValidationError, type AdminClient } from '../../sdk/src';
+import { PageError, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, type AdminClient } from '../../sdk/src';
 import { contractFetch } from './support/contract';
 import { uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
@@ -191,6 +191,37 @@ describe('errors', () => {
   });
 });
 
+describe('cursor pages', () => {
+  it('iterates every object of a list across pages (paginate) and every page (pages), typed by the path', async () => {
+    const name = uniqueName();
+    await admin.POST('/admin/v1/workspaces', { body: { name } });
+    const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
+      params: { path: { workspace: name } },
+      body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'view-entry', 'create-entry'] },
+    });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    const api = createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch: contractFetch });
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const created = await api.POST('/api/v1/{workspace}/objects', { params: { path: { workspace: name } }, body: { data: { i }, ref: `o${i}`, status: 'published' } });
+      ids.push(created.data!.id);
+    }
+    const seen: number[] = [];
+    for await (const o of paginate(api, '/api/v1/{workspace}/objects', { path: { workspace: name }, query: { per_page: 2, view: 'full' } })) {
+      seen.push(o.id);
+      expect(o.data).toEqual({ i: seen.length - 1 });
+    }
+    expect(seen).toEqual(ids);
+    const sizes: number[] = [];
+    for await (const page of pages(api, '/api/v1/{workspace}/objects', { path: { workspace: name }, query: { per_page: 2 } })) sizes.push(page.data.length);
+    expect(sizes).toEqual([2, 2, 1]);
+    const failing = paginate(api, '/api/v1/{workspace}/objects', { path: { workspace: 'missing-ws' } });
+    await expect(failing.next()).rejects.toEqual(expect.any(PageError));
+    // @ts-expect-error file details are not a cursor page
+    void (() => paginate(api, '/api/v1/{workspace}/files/{file}', { path: { workspace: name, file: 1 } }));
+  });
+});
+
 describe('the package', () => {
   it('packs the compiled client, its types and the generated types, and nothing of the server', async () => {
     // scripts/test.mjs has just built sdk/dist; --ignore-scripts keeps `prepack` from rebuilding it.
@@ -211,7 +242,7 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'parseWebhookEvent', 'refreshTemporaryUrls', 'uploadFile', 'verifyWebhookSignature'],
+      exports: ['PageError', 'bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'refreshTemporaryUrls', 'uploadFile', 'verifyWebhookSignature'],
       status: 200,
       id: key.id,
     };
@@ -222,8 +253,8 @@ describe('the package', () => {
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
     const esm = await run(process.execPath, ['--input-type=module', '-e', script(
         // Named imports: Node must detect the CommonJS exports.
-        `import { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
-         const sdk = { bearerAuth, createAdminClient, createClient, isApiError, isValidationError, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature };`,
+        `import { PageError, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+         const sdk = { PageError, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature };`,
       )], { cwd: root });
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });
