@@ -1,0 +1,109 @@
+// The query compiler without a database: each clause checked on the SQL text and bound values it
+// produces, and every parse rule on its error path. (The black-box query tests run the same
+// statements on PostgreSQL and on the embedded database.)
+import { fieldErrors } from '../src/http/errors';
+import { compileFilter, compileSort } from '../src/core/query/compile';
+import { parseFields, parseFilter, parseSort } from '../src/core/query/parse';
+import { project } from '../src/core/query/run';
+
+const compile = (filter: Record<string, unknown>) => {
+  const errors = fieldErrors();
+  const tree = parseFilter(filter, errors);
+  expect({ ...errors }).toEqual({});
+  return compileFilter(tree).toQuery();
+};
+const problems = (filter: Record<string, unknown>) => {
+  const errors = fieldErrors();
+  parseFilter(filter, errors);
+  return { ...errors };
+};
+
+describe('filters', () => {
+  it('writes eq on a data path as jsonb containment of the nested value', () => {
+    expect(compile({ 'author.name': { eq: 'Ada' } })).toEqual({ text: '(c.data @> $1::jsonb)', values: ['{"author":{"name":"Ada"}}'] });
+  });
+
+  it('writes eq null as missing-or-null and ne as same type and different value', () => {
+    expect(compile({ a: { eq: null } }).text).toBe(`(c.data -> $1::text IS NULL OR jsonb_typeof(c.data -> $2::text) = 'null')`);
+    expect(compile({ a: { ne: 5 } })).toEqual({
+      text: '(jsonb_typeof(c.data -> $1::text) = $2 AND c.data -> $3::text <> $4::jsonb)',
+      values: ['a', 'number', 'a', '5'],
+    });
+  });
+
+  it('compares numbers as numeric and strings in byte order', () => {
+    expect(compile({ n: { gt: 1.5 } }).text).toContain('::numeric > $3::numeric');
+    expect(compile({ s: { lte: 'B' } }).text).toContain(`COLLATE "C" <= $3::text COLLATE "C"`);
+  });
+
+  it('binds string operators as literal text (no LIKE, so % and _ stay literal)', () => {
+    const { text, values } = compile({ t: { contains: '50%_off' } });
+    expect(text).not.toMatch(/LIKE/i);
+    expect(text).toContain('strpos(');
+    expect(values).toContain('50%_off');
+  });
+
+  it('reads metadata from entry columns with typed parameters', () => {
+    expect(compile({ '@id': { in: [1, 2] } })).toEqual({ text: 'e.id = ANY($1::int[])', values: [[1, 2]] });
+    expect(compile({ '@ref': { startsWith: 'a/' } })).toEqual({ text: 'starts_with(e.ref COLLATE "C", $1::text)', values: ['a/'] });
+    expect(compile({ status: { eq: 'x' }, '@status': { eq: 'draft' } }).text).toBe(`((c.data @> $1::jsonb) AND e.status COLLATE "C" = $2::text)`);
+  });
+
+  it('combines $and and $or groups', () => {
+    const { text } = compile({ $or: [{ a: { eq: 1 } }, { $and: [{ b: { eq: 2 } }, { c: { eq: 3 } }] }] });
+    expect(text).toBe('((c.data @> $1::jsonb) OR ((c.data @> $2::jsonb) AND (c.data @> $3::jsonb)))');
+  });
+
+  it('reports each problem at its request path', () => {
+    expect(problems({ 'a..b': { eq: 1 }, '@nope': { eq: 1 }, '@id': { eq: 'x' }, '@created_at': { gt: 'yesterday' } })).toEqual({
+      'filter.a..b': ['The filter.a..b field must be dot-separated property names of letters, digits, hyphens and underscores.'],
+      'filter.@nope': ['The filter.@nope field is not a known metadata selector.'],
+      'filter.@id.eq': ['The filter.@id.eq field must be an integer.'],
+      'filter.@created_at.gt': ['The filter.@created_at.gt field must be an ISO 8601 timestamp.'],
+    });
+    expect(problems({ [Array.from({ length: 13 }, () => 'a').join('.')]: { eq: 1 } })).toHaveProperty(['filter.a.a.a.a.a.a.a.a.a.a.a.a.a']);
+  });
+
+  it('limits group nesting to 8 and groups, operators and in operands to 100', () => {
+    const nest = (depth: number): Record<string, unknown> => (depth === 0 ? { a: { eq: 1 } } : { $and: [nest(depth - 1)] });
+    expect(problems(nest(8))).toEqual({});
+    expect(Object.keys(problems(nest(9)))).toEqual([`filter${'.$and.0'.repeat(8)}.$and`]);
+    expect(problems({ a: { in: Array.from({ length: 99 }, (_, i) => i) } })).toEqual({});
+    expect(Object.keys(problems({ a: { in: Array.from({ length: 99 }, (_, i) => i) }, b: { eq: 1 } }))).toEqual(['filter']);
+  });
+});
+
+describe('sorting', () => {
+  it('puts missing and null last in both directions and ends with the id tie-break', () => {
+    const errors = fieldErrors();
+    const { orderBy, violations } = compileSort(parseSort([{ field: 'rating', direction: 'desc', type: 'number' }, { field: '@created_at', direction: 'asc' }], errors));
+    const { text } = orderBy.toQuery();
+    expect(text.startsWith(`(c.data -> $1::text IS NULL OR jsonb_typeof(c.data -> $2::text) = 'null') ASC`)).toBe(true);
+    expect(text).toContain('::numeric END DESC NULLS LAST');
+    expect(text.endsWith('e.created_at ASC, e.id ASC')).toBe(true);
+    expect(violations.map((v) => v.index)).toEqual([0]);
+  });
+
+  it('orders untyped values by type, then value', () => {
+    const { orderBy } = compileSort(parseSort([{ field: 'x', direction: 'asc' }], fieldErrors()));
+    expect(orderBy.toQuery().text).toContain(`CASE jsonb_typeof(c.data -> $3::text) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 WHEN 'string' THEN 2 END ASC NULLS LAST`);
+  });
+});
+
+describe('projection', () => {
+  it('refuses overlapping selections and metadata', () => {
+    const errors = fieldErrors();
+    parseFields(['a.b', 'c', 'a', '@id', 'c'], errors);
+    expect({ ...errors }).toEqual({
+      'fields.2': ['The fields.2 field overlaps fields.0: parent and child selections must not overlap.'],
+      'fields.3': ['The fields.3 field cannot select metadata (the envelope is always complete).'],
+      'fields.4': ['The fields.4 field overlaps fields.1: parent and child selections must not overlap.'],
+    });
+  });
+
+  it('selects paths, missing ones as null, whole arrays and objects', () => {
+    const data = { a: { b: 1, x: 2 }, list: [1, { y: 2 }], s: 'str' };
+    expect(JSON.parse(JSON.stringify(project(data, [['a', 'b'], ['list'], ['s', 'deeper'], ['none']])))).toEqual({ a: { b: 1 }, list: [1, { y: 2 }], s: { deeper: null }, none: null });
+    expect(JSON.parse(JSON.stringify(project(null, [])))).toEqual({});
+  });
+});
