@@ -3,7 +3,9 @@
 // process on one database moves together. Without TEST_CLOCK the offset is always zero and the
 // database is never read. Authenticated requests read the offset inside their key lookup
 // (`offsetColumn`), so the test clock costs them no round trip of its own.
+import { performance } from 'node:perf_hooks';
 import type { Database } from './db/database';
+import { raw, sql, type Sql } from './core/sql';
 
 export class Clock {
   private offset = 0;
@@ -20,6 +22,20 @@ export class Clock {
 
   now(): Date {
     return new Date(Date.now() + this.offset);
+  }
+
+  /**
+   * The server clock in SQL, with real microseconds: PostgreSQL's statement time moved by the
+   * offset. The embedded PostgreSQL's clock has only milliseconds, so there the time comes from
+   * Node's high-resolution clock.
+   */
+  sqlNow(): Sql {
+    if (this.db.kind === 'pglite') {
+      const micros = Math.round((performance.timeOrigin + performance.now() + this.offset) * 1000);
+      const iso = `${new Date(Math.floor(micros / 1000)).toISOString().slice(0, 19)}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
+      return sql`${iso}::timestamptz`;
+    }
+    return this.offset === 0 ? raw('statement_timestamp()') : sql`(statement_timestamp() + make_interval(secs => ${this.offset / 1000}::float8))`;
   }
 
   /** A column expression reading the shared offset, for a query that runs anyway; undefined when fixed. */

@@ -57,6 +57,3 @@ export async function rows<T>(db: SqlRunner, query: Sql): Promise<T[]> {
 
 /** A timestamp column as the wire format: UTC, microseconds, `Z`. */
 export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-/** The server clock in SQL: the statement's time (real microseconds) moved by the test clock's offset. */
-export const sqlNow = (offsetMs: number) => (offsetMs === 0 ? raw('statement_timestamp()') : sql`(statement_timestamp() + make_interval(secs => ${offsetMs / 1000}::float8))`);

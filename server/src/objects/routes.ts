@@ -13,7 +13,7 @@ import { getRevision, listRevisions } from '../core/entries/revisions';
 import { diff } from '../core/entries/diff';
 import { parseFields, parseFilter, parseSort } from '../core/query/parse';
 import { project, runQuery } from '../core/query/run';
-import { raw, sql, sqlNow, type Sql } from '../core/sql';
+import { raw, sql, type Sql } from '../core/sql';
 import { presentObject, presentRevision, presentTrashRow } from './present';
 
 const COMPARE_LIMIT = 500;
@@ -87,7 +87,7 @@ function placeScope(workspaceId: number, q: { bucket?: string; bucket_id?: numbe
 
 /** A live JSON entry of the workspace, or one in Trash within its retention (history reads). */
 async function requireObjectWithHistory(app: AppContext, workspaceId: number, id: number) {
-  const now = sqlNow(app.clock.offsetMs);
+  const now = app.clock.sqlNow();
   const [entry] = await findEntries(app.db, scope.and(sql`e.id = ${id}`, scope.workspace(workspaceId), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`), {
     content: { kind: 'none' },
   });
@@ -200,7 +200,7 @@ export const objectHandlers = mapped(
     async listObjectTrash({ query, principal, koa }, app) {
       const workspace = objectsWorkspace(app, principal);
       const perPage = query.per_page ?? 25;
-      const now = sqlNow(app.clock.offsetMs);
+      const now = app.clock.sqlNow();
       // Cursor: [deleted_at of the last row (wire format), its id]; newest deletion first.
       const after = query.cursor ? decodeCursor<[string, number]>(query.cursor, ['string', 'integer']) : undefined;
       const where = scope.and(

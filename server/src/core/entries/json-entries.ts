@@ -10,7 +10,7 @@ import { publishEvent, type EventName } from '../../events/outbox';
 import { recordAudit } from '../../events/audit';
 import { approximate, stringifyExact } from '../../lib/exact-json';
 import { transaction } from '../transaction';
-import { rows, sql, sqlNow, type Sql } from '../sql';
+import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { EntryError, invalidEntry } from './errors';
 import { recordRevision, snapshotOf, getRevision, type Author, type Snapshot } from './revisions';
@@ -136,7 +136,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   const choice = toChoice(input.contract);
   const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
   return transaction(app, async (tx) => {
-    const now = sqlNow(app.clock.offsetMs);
+    const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
     const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validation: v, now });
     await writeDocuments(tx, id, documents);
@@ -186,7 +186,7 @@ export async function createSubmission(app: AppContext, workspaceId: number, buc
   throwIfAny(errors);
   const entryId = ulid();
   return transaction(app, async (tx) => {
-    const now = sqlNow(app.clock.offsetMs);
+    const now = app.clock.sqlNow();
     const noContract: Validation = { contract: undefined, issues: [] };
     const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, validation: noContract, now });
     await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]));
@@ -246,7 +246,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
     const translations = input.translations ?? Object.fromEntries([...current.documents].filter(([l]) => l !== BASE_LOCALE));
     for (const [locale, data] of Object.entries(translations)) documents.set(locale, data);
-    const now = sqlNow(app.clock.offsetMs);
+    const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId, ref, choice, documents, input.exact || current.exact);
     const before = snapshotOf(current);
     const [updated] = await rows<{ id: number }>(
@@ -278,7 +278,7 @@ export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion
     if (current.kind === 'submission') throw new EntryError('read_only');
     checkVersion(current, lockVersion);
     if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
-    const now = sqlNow(ctx.app.clock.offsetMs);
+    const now = ctx.app.clock.sqlNow();
     await rows(tx, sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`);
     await publish(ctx, tx, 'entry.deleted', current);
     await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: current.entry_id, objectId: id });
@@ -301,7 +301,7 @@ export interface RestoreResult {
 export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersion: number, revisionId: number | undefined): Promise<RestoreResult> {
   const { app, workspace } = ctx;
   return transaction(app, async (tx) => {
-    const now = sqlNow(app.clock.offsetMs);
+    const now = app.clock.sqlNow();
     const [current] = await findEntries(
       tx,
       scope.and(sql`e.id = ${id}`, scope.workspace(workspace.id), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`),
@@ -358,7 +358,7 @@ export async function pruneTrash(app: AppContext, budgetMs = 20_000, batch = 100
   const started = Date.now();
   let purged = 0;
   for (;;) {
-    const now = sqlNow(app.clock.offsetMs);
+    const now = app.clock.sqlNow();
     const gone = await transaction(app, (tx) =>
       rows(
         tx,

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { parseExact, approximate } from '../../lib/exact-json';
 import { transaction } from '../transaction';
-import { rows, sql, sqlNow } from '../sql';
+import { rows, sql } from '../sql';
 import { checkLanguages, effectiveContractJoin, type EffectiveContract } from './contracts';
 
 export const REVALIDATE_JOB = 'objects.revalidate';
@@ -46,7 +46,7 @@ export async function revalidatePending(app: AppContext, budgetMs = 20_000, batc
               FROM (SELECT * FROM entries WHERE validation_pending AND deleted_at IS NULL ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED) e
               ${effectiveContractJoin(sql`e`)}`,
       );
-      const now = sqlNow(app.clock.offsetMs);
+      const now = app.clock.sqlNow();
       for (const entry of pending) {
         let issues: unknown[] = [];
         let failed = false;

@@ -1,7 +1,7 @@
 // Reviews of entries (created and resolved by operators): a pending review blocks what the
 // documents say it blocks (json-entries.ts asks `hasPendingReview`).
 import type { AppContext } from '../../context';
-import { isoTimestamp, rows, sql, sqlNow } from '../sql';
+import { isoTimestamp, rows, sql } from '../sql';
 import { EntryError, invalidEntry } from './errors';
 
 export interface ReviewRow {
@@ -17,7 +17,7 @@ export async function createReview(app: AppContext, workspaceId: number, entryId
   const [row] = await rows<ReviewRow>(
     app.db,
     sql`INSERT INTO reviews (workspace_id, entry_pk, status, created_at)
-        SELECT ${workspaceId}::int, id, 'pending', ${sqlNow(app.clock.offsetMs)} FROM entries
+        SELECT ${workspaceId}::int, id, 'pending', ${app.clock.sqlNow()} FROM entries
          WHERE workspace_id = ${workspaceId} AND entry_id = ${entryId} AND deleted_at IS NULL
         ${RETURNING}`,
   );
@@ -28,7 +28,7 @@ export async function createReview(app: AppContext, workspaceId: number, entryId
 export async function resolveReview(app: AppContext, workspaceId: number, id: number): Promise<ReviewRow> {
   const [row] = await rows<ReviewRow>(
     app.db,
-    sql`UPDATE reviews SET status = 'resolved', resolved_at = ${sqlNow(app.clock.offsetMs)}
+    sql`UPDATE reviews SET status = 'resolved', resolved_at = ${app.clock.sqlNow()}
          WHERE id = ${id} AND workspace_id = ${workspaceId}
         ${RETURNING}`,
   );
