@@ -32,7 +32,7 @@ describe('filters', () => {
   });
 
   it('compares numbers as numeric and strings in byte order', () => {
-    expect(compile({ n: { gt: 1.5 } }).text).toContain('::numeric > $3::numeric');
+    expect(compile({ n: { gt: 1.5 } }).text).toBe(`(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`);
     expect(compile({ s: { lte: 'B' } }).text).toContain(`COLLATE "C" <= $3::text COLLATE "C"`);
   });
 

@@ -2152,7 +2152,9 @@ export interface components {
         FilterScalar: string | number | boolean;
         /**
          * @description The operators applied to one data path or metadata selector, combined with AND. At least one
-         *     operator; any other key is a `422` on its path (for example `filter.title.like`).
+         *     operator; any other key is a `422` on its path (for example `filter.title.like`). Numeric
+         *     operands keep their exact value: `12345678901234567890123` or `0.1000000000000000055511151231257827`
+         *     compare with stored numbers exactly, as PostgreSQL `numeric`.
          *
          *     | Operator | Behavior |
          *     |---|---|

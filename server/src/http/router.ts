@@ -42,8 +42,10 @@ function jsonBody(op: OperationSpec): Middleware {
     })) as { parsed: unknown; raw: string };
     // The one nesting limit of every JSON body, before any code walks it.
     if (deeperThan(parsed, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
-    // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts).
-    ctx.state.body = op.exactNumbers ? parseExact(raw).value : parsed;
+    ctx.state.body = parsed;
+    // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts): the
+    // handler gets them exact, validation sees the plain parse.
+    if (op.exactNumbers) ctx.state.exactBody = parseExact(raw).value;
     return next();
   };
 }
@@ -85,6 +87,7 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
         koa: ctx,
       };
       validator.validateRequest(op, req);
+      if (ctx.state.exactBody !== undefined) req.body = ctx.state.exactBody;
       const reply = await handler(req, app);
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);

@@ -95,6 +95,9 @@ async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref:
 const validationColumns = (v: Validation, now: Sql) =>
   sql`validation_issues = ${JSON.stringify(v.issues)}::jsonb, validation_checked_at = ${v.contract ? now : sql`NULL`}, validation_pending = false, validation_failed = false`;
 
+/** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
+const localesOf = (documents: Map<string, unknown>) => [...documents.keys()].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
+
 async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
   await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
   const locales = [...documents.keys()];
@@ -230,6 +233,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
   return transaction(app, async (tx) => {
     const current = await lockLive(ctx, tx, id);
     checkVersion(current, input.lockVersion);
+    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
     const errors = fieldErrors();
     addressErrors(input, errors);
     let bucketId = current.bucket_id;
@@ -252,7 +256,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     const [updated] = await rows<{ id: number }>(
       tx,
       sql`UPDATE entries SET bucket_id = ${bucketId}, ref = ${ref}, live_ref = ${ref}, status = ${input.status ?? current.status},
-                 lock_version = lock_version + 1, locales = ${[...documents.keys()]}::text[],
+                 lock_version = lock_version + 1, locales = ${localesOf(documents)}::text[],
                  contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
                  ${validationColumns(v, now)}, updated_at = ${now}
            WHERE id = ${id}
@@ -337,7 +341,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
       tx,
       sql`UPDATE entries SET bucket_id = ${target.bucket_id}, ref = ${target.ref}, live_ref = ${target.ref}, status = ${status},
                  ${recovering ? sql`publish_at = NULL, deleted_at = NULL,` : sql``}
-                 lock_version = lock_version + 1, locales = ${[...documents.keys()]}::text[],
+                 lock_version = lock_version + 1, locales = ${localesOf(documents)}::text[],
                  contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
                  ${validationColumns(v, now)}, updated_at = ${now}
            WHERE id = ${id}

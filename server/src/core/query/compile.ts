@@ -9,6 +9,7 @@
 //     string) then value, and the id tie-break.
 // Data paths read `c.data` (the document of the query's locale), metadata reads `e`. An `eq` on a
 // data path is also written as jsonb containment, which the GIN index on documents serves.
+import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
 import { META_FIELDS, type Condition, type FilterNode, type SortKey, type Target } from './ast';
 
@@ -19,10 +20,14 @@ function jsonAt(path: string[]): Sql {
 
 /** `{"a": {"b": value}}` for a containment test. */
 function nested(path: string[], value: unknown): string {
-  return JSON.stringify(path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value));
+  return stringifyExact(path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value));
 }
 
-const jsonType = (value: unknown) => (typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : 'boolean');
+/** Operands keep their exact value (a number a double cannot hold arrives as a LosslessNumber). */
+const isNumber = (value: unknown) => typeof value === 'number' || value instanceof LosslessNumber;
+const jsonType = (value: unknown) => (typeof value === 'string' ? 'string' : isNumber(value) ? 'number' : 'boolean');
+/** A JSON value cast to numeric only where it is a number (CASE fixes the order of evaluation). */
+const numericOf = (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`;
 const isMissing = (v: Sql) => sql`(${v} IS NULL OR jsonb_typeof(${v}) = 'null')`;
 const text = (v: Sql) => sql`(${v} #>> '{}')`;
 
@@ -36,18 +41,18 @@ function dataCondition(c: Condition, path: string[]): Sql {
     case 'ne':
       return c.value === null
         ? sql`NOT ${isMissing(v)}`
-        : sql`(jsonb_typeof(${v}) = ${jsonType(c.value)} AND ${v} <> ${JSON.stringify(c.value)}::jsonb)`;
+        : sql`(jsonb_typeof(${v}) = ${jsonType(c.value)} AND ${v} <> ${stringifyExact(c.value)}::jsonb)`;
     case 'lt':
     case 'lte':
     case 'gt':
     case 'gte': {
       const op = raw(COMPARE[c.op]);
-      return typeof c.value === 'number'
-        ? sql`(jsonb_typeof(${v}) = 'number' AND (${v})::numeric ${op} ${String(c.value)}::numeric)`
+      return isNumber(c.value)
+        ? sql`(${numericOf(v)} ${op} ${String(c.value)}::numeric)`
         : sql`(jsonb_typeof(${v}) = 'string' AND ${text(v)} COLLATE "C" ${op} ${c.value}::text COLLATE "C")`;
     }
     case 'in': {
-      const scalars = c.values.filter((x) => x !== null).map((x) => JSON.stringify(x));
+      const scalars = c.values.filter((x) => x !== null).map((x) => stringifyExact(x));
       const parts = [];
       if (scalars.length) parts.push(sql`${v} = ANY(${scalars}::jsonb[])`);
       if (c.values.includes(null)) parts.push(isMissing(v));
@@ -56,7 +61,8 @@ function dataCondition(c: Condition, path: string[]): Sql {
     case 'startsWith':
       return sql`(jsonb_typeof(${v}) = 'string' AND starts_with(${text(v)}, ${c.value}::text))`;
     case 'endsWith':
-      return sql`(jsonb_typeof(${v}) = 'string' AND right(${text(v)}, ${c.value.length}) = ${c.value}::text)`;
+      // Characters as PostgreSQL counts them (code points), not UTF-16 units.
+      return sql`(jsonb_typeof(${v}) = 'string' AND right(${text(v)}, char_length(${c.value}::text)) = ${c.value}::text)`;
     case 'contains':
       return sql`(jsonb_typeof(${v}) = 'string' AND strpos(${text(v)}, ${c.value}::text) > 0)`;
   }
@@ -88,7 +94,7 @@ function metaCondition(c: Condition, name: keyof typeof META_FIELDS): Sql {
     case 'startsWith':
       return sql`starts_with(${column}, ${c.value}::text)`;
     case 'endsWith':
-      return sql`right(${column}, ${c.value.length}) = ${c.value}::text`;
+      return sql`right(${column}, char_length(${c.value}::text)) = ${c.value}::text`;
     case 'contains':
       return sql`strpos(${column}, ${c.value}::text) > 0`;
   }
@@ -104,8 +110,8 @@ export function compileFilter(node: FilterNode): Sql {
   return target.kind === 'meta' ? metaCondition(c, target.name) : dataCondition(c, target.path);
 }
 
-/** Values a numeric sort can order exactly: DECIMAL(38,12). */
-const exactDecimal = (v: Sql) => sql`(round((${v})::numeric, 12) = (${v})::numeric AND abs((${v})::numeric) < 1e26)`;
+/** A number a numeric sort can order exactly: DECIMAL(38,12). */
+const exactDecimal = (v: Sql) => sql`(round(${numericOf(v)}, 12) = ${numericOf(v)} AND abs(${numericOf(v)}) < 1e26)`;
 
 export interface CompiledSort {
   orderBy: Sql;
@@ -127,7 +133,7 @@ export function compileSort(keys: SortKey[]): CompiledSort {
     // Missing and null last, whatever the direction.
     order.push(sql`${isMissing(v)} ASC`);
     if (key.type === 'number') {
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`));
+      order.push(by(numericOf(v)));
       violations.push({ index, condition: sql`NOT ${isMissing(v)} AND (jsonb_typeof(${v}) <> 'number' OR NOT ${exactDecimal(v)})`, message: 'holds values that are not numbers within DECIMAL(38,12)' });
     } else if (key.type === 'string') {
       order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
