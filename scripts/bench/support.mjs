@@ -1,0 +1,343 @@
+// The machinery the load benches (hot-path.mjs, objects.mjs) share: cleanup that also happens on
+// errors and signals, throwaway PostgreSQL databases, free ports and temp dirs, the built server
+// (dist/) as a child process, set-up calls through the management API, autocannon runs with exact
+// latency percentiles, and plain-text tables.
+import autocannon from 'autocannon';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export const root = path.resolve(import.meta.dirname, '../..');
+export const mainJs = path.join(root, 'dist/server/src/main.js');
+export const ADMIN_TOKEN = 'bench-admin-token';
+export const APP_KEY = 'bench-app-key-0123456789abcdef0123456789abcdef';
+export const DEFAULT_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup that also happens on errors, Ctrl-C and SIGTERM of this process.
+
+const live = { children: new Set(), dirs: new Set(), databases: new Map() }; // databases: name -> admin URL
+
+function killChildrenSync() {
+  for (const child of live.children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {}
+  }
+}
+
+export function cleanupSync() {
+  killChildrenSync();
+  for (const dir of live.dirs) rmSync(dir, { recursive: true, force: true });
+  live.dirs.clear();
+  // Last resort on a plain exit: drop leftover databases from a short-lived helper process.
+  for (const [name, adminUrl] of live.databases) {
+    spawnSync(process.execPath, ['--input-type=module', '-e', dropScript(name, adminUrl)], { cwd: root, stdio: 'ignore', timeout: 15_000 });
+  }
+  live.databases.clear();
+}
+
+const dropScript = (name, adminUrl) =>
+  `import pg from 'pg'; const c = new pg.Client(${JSON.stringify(adminUrl)}); await c.connect();` +
+  `await c.query(${JSON.stringify(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)}); await c.end();`;
+
+/** Stops every server still running, drops every throwaway database, removes every temp dir. */
+export async function cleanupAsync() {
+  await Promise.all([...live.children].map((child) => stopServer(child, 5_000).catch(() => {})));
+  for (const [name, adminUrl] of [...live.databases]) await dropDatabase(name, adminUrl).catch(() => {});
+  cleanupSync();
+}
+
+/** SIGINT/SIGTERM clean up and exit; a plain exit cleans up synchronously. Returns the remover. */
+export function installSignalHandlers(label) {
+  let interrupted = false;
+  const onSignal = (signal) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${label}: ${signal}, cleaning up`);
+    cleanupAsync().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  const onExit = () => cleanupSync();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', onExit);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', onExit);
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+export const quoteIdent = (name) => `"${name.replaceAll('"', '""')}"`;
+
+export async function withAdminClient(adminUrl, fn) {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** true, or the connection error. */
+export async function postgresReachable(adminUrl) {
+  try {
+    await withAdminClient(adminUrl, (c) => c.query('SELECT 1'));
+    return true;
+  } catch (err) {
+    return err;
+  }
+}
+
+/** A new database `wsbench_<random>` on the server of `adminUrl`, dropped by the cleanup. */
+export async function createDatabase(adminUrl) {
+  const name = `wsbench_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(adminUrl, (c) => c.query(`CREATE DATABASE ${quoteIdent(name)}`));
+  live.databases.set(name, adminUrl);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+export async function dropDatabase(name, adminUrl) {
+  await withAdminClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+  live.databases.delete(name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function makeTempDir(prefix) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  live.dirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  live.dirs.delete(dir);
+}
+
+// Variables of the caller's environment that would change what is measured.
+const STRIPPED_ENV = /^(?:(?:DATABASE_URL|DATA_DIR|TEST_CLOCK|APP_ENV|REDIS_URL|REDIS_PREFIX|STORAGE_DRIVER|IMAGE_PROXY_URL|IMAGE_ORIGIN_URL|BASE_URL|HOST|PORT|ADMIN_TOKEN|APP_KEY|LOG_LEVEL|TRUST_PROXY)$|RATE_LIMIT_|S3_)/;
+
+/**
+ * Starts dist/server/src/main.js on a free port (PostgreSQL at `databaseUrl`, or the embedded
+ * database in `dataDir`) and waits until GET /health answers 200.
+ * Returns `{ child, base, startMs }`; `child.output()` is the tail of its stdout and stderr.
+ */
+export async function startServer({ databaseUrl, dataDir, variantEnv, profileDir }) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !STRIPPED_ENV.test(k)));
+  Object.assign(env, {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    BASE_URL: base,
+    ADMIN_TOKEN,
+    APP_KEY,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'silent',
+    ...variantEnv,
+  });
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const args = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, mainJs] : [mainJs];
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.children.add(child);
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-8_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  child.once('exit', () => live.children.delete(child));
+  child.output = () => output;
+
+  const started = performance.now();
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`server exited (${child.exitCode ?? child.signalCode}) before answering /health:\n${output}`);
+    }
+    try {
+      const res = await fetch(`${base}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      /* not up yet */
+    }
+    if (performance.now() - started > 120_000) {
+      await stopServer(child);
+      throw new Error(`server did not answer GET /health with 200 within 120 s:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, base, startMs: performance.now() - started };
+}
+
+/** SIGTERM (graceful: the server finishes in-flight requests and exits), SIGKILL after a timeout. */
+export async function stopServer(child, timeoutMs = 20_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return { graceful: true, code: child.exitCode };
+  const exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  child.kill('SIGTERM');
+  let timer;
+  const result = await Promise.race([exited, new Promise((r) => (timer = setTimeout(() => r(null), timeoutMs)))]);
+  clearTimeout(timer);
+  if (result) return { graceful: true, ...result };
+  child.kill('SIGKILL');
+  return { graceful: false, ...(await exited) };
+}
+
+/** An error of a set-up step with the tail of the server's output (or how to get it). */
+export function withServerOutput(server, err) {
+  const out = server.child.output().trim();
+  return new Error(`${err.message}${out ? `\nserver output:\n${out}` : '\n(BENCH_LOG_LEVEL=error shows the server log)'}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up through the management API and the public API
+
+/** One JSON call; anything but 2xx throws with the status and the start of the body. */
+export async function call(base, method, p, token, body) {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${text.slice(0, 500)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** A workspace, a creator with `permissions` and a `*` API key on it. */
+export async function setup(base, { ws = 'bench', permissions = ['view-file', 'create-file'], email = 'bench@example.com' } = {}) {
+  await call(base, 'POST', '/admin/v1/workspaces', ADMIN_TOKEN, { name: ws });
+  const user = await call(base, 'POST', `/admin/v1/workspaces/${ws}/users`, ADMIN_TOKEN, { email, permissions });
+  const { key } = await call(base, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, ADMIN_TOKEN, {
+    name: 'bench',
+    user_id: user.id,
+    abilities: ['*'],
+  });
+  return { ws, key, userId: user.id };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+function runCannon(opts, onResponse) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+    if (onResponse) instance.on('response', onResponse);
+  });
+}
+
+/**
+ * Warm-up (not counted), then the measured run. Latency percentiles come from the exact response
+ * times (autocannon's own histogram has 1 ms resolution, too coarse for a "p50 < 4 ms" target).
+ * `request` goes to autocannon as is: `method`, `body`, or `requests` (e.g. with a
+ * `setupRequest` that picks another path for every request).
+ */
+export async function measure(url, headers, { seconds, warmupSeconds, connections }, request = {}) {
+  const common = { url, headers, connections, pipelining: 1, timeout: 10, ...request };
+  if (warmupSeconds > 0) await runCannon({ ...common, duration: warmupSeconds });
+  const latencies = [];
+  const result = await runCannon({ ...common, duration: seconds }, (_client, statusCode, _bytes, responseTime) => {
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+  });
+  latencies.sort((a, b) => a - b);
+  const statusCodes = Object.entries(result.statusCodeStats ?? {})
+    .map(([code, { count }]) => `${code}×${count}`)
+    .join(' ');
+  return {
+    rps: result.requests.average,
+    total: result.requests.total,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+export const pad = (s, n) => String(s).padEnd(n);
+export const lpad = (s, n) => String(s).padStart(n);
+export const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+
+/**
+ * Lines of a plain-text table: a header line, then one line per row, each starting with `indent`.
+ * A column is `{ title, value(row), width?, align? ('left' | 'right', default right), gap? }`;
+ * cells are padded to `width` and written without separators; a column without `width` (the
+ * last one, usually) is written as is after its `gap`.
+ */
+export function tableLines(columns, rows, indent = '  ') {
+  const cell = (c, v) => (c.width === undefined ? `${c.gap ?? ''}${v}` : c.align === 'left' ? pad(v, c.width) : lpad(v, c.width));
+  const line = (values) => indent + columns.map((c, i) => cell(c, values[i])).join('');
+  return [line(columns.map((c) => c.title)), ...rows.map((row) => line(columns.map((c) => c.value(row))))];
+}
+
+/** The newest modification time of the .ts files under `dir` (recursive). */
+export function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Throws when dist/ is missing; warns (with `label`) when server/src is newer than the build. */
+export function checkBuild(label) {
+  let built;
+  try {
+    built = statSync(mainJs).mtimeMs;
+  } catch {
+    throw new Error(`${path.relative(root, mainJs)} is missing: run \`npm run build\` first`);
+  }
+  if (newestMtime(path.join(root, 'server/src')) > built) {
+    console.log(`${label}: WARNING: server/src has changes newer than dist/: the figures are of the last build (\`npm run build\`)`);
+  }
+}
+
+// Other work on the machine (a test run, a build) shows in every figure: sample how busy the CPUs
+// are just before a run (the load average would still count the previous run of a bench).
+export async function cpuBusy(sampleMs = 1000) {
+  const total = () => os.cpus().reduce((acc, c) => {
+    const t = c.times;
+    acc.idle += t.idle;
+    acc.all += t.user + t.nice + t.sys + t.idle + t.irq;
+    return acc;
+  }, { idle: 0, all: 0 });
+  const a = total();
+  await new Promise((r) => setTimeout(r, sampleMs));
+  const b = total();
+  return b.all > a.all ? 1 - (b.idle - a.idle) / (b.all - a.all) : 0;
+}
+export const pct = (x) => `${(x * 100).toFixed(0)} %`;
