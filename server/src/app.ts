@@ -9,7 +9,7 @@ import type { AppContext } from './context';
 import { Clock } from './clock';
 import { openDatabase, type Database } from './db/database';
 import { migrate, withSchemaLock } from './db/migrate';
-import { errorResponder, notFound } from './http/errors';
+import { MESSAGES, errorResponder, notFound } from './http/errors';
 import { requestId } from './http/request-id';
 import { RateLimits, pruneRateLimits } from './http/rate-limit';
 import { buildRouter } from './http/router';
@@ -146,6 +146,13 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     return handle(req, res);
   });
   server.keepAliveTimeout = 5_000;
+  // Bytes that are not HTTP (a body sent without Content-Length or chunked framing is read as the
+  // next request) get the documented error body, not Node's bare 400.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
+    const body = JSON.stringify({ message: MESSAGES.malformedRequest });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

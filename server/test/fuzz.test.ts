@@ -46,7 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const statuses = harness ? [...harness.statuses].sort(([a], [b]) => a - b).map(([k, v]) => `${k}: ${v}`).join(', ') : '';
   console.log(
-    `fuzz: ${harness?.requests ?? 0} requests (+${harness?.setupRequests ?? 0} setup) on ${operations.length} operations in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+    `fuzz: ${harness?.requests ?? 0} requests (+${harness?.setupRequests ?? 0} setup, +${harness?.connectionChecks ?? 0} connection checks) on ${operations.length} operations in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
       `FUZZ_SEED=${settings.seed} FUZZ_RUNS=${settings.runs}; statuses {${statuses}}`,
   );
   if (settings.report) writeFileSync(settings.report, JSON.stringify({ seed: settings.seed, runs: settings.runs, failures: allFailures }, null, 2));

@@ -66,11 +66,21 @@ describe('prototype-named strings', () => {
     expect((await s.admin.get(path)).body.data.map((b: { name: string }) => b.name)).toEqual(['general']);
   });
 
-  it.each(PROTOTYPE_NAMES)('answers an unknown query parameter or a NUL-bearing one named %s without a 500', async (name) => {
+  it.each(PROTOTYPE_NAMES)('ignores an unknown query parameter named %s, NUL and all', async (name) => {
     const { workspace } = await setupWorkspace(s.admin);
     const res = await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?${encodeURIComponent(name)}=%00`);
-    expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual({ [name]: [`The ${name} field must not contain NUL characters.`] });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: [] });
+  });
+
+  it('refuses a NUL in a parameter the operation reads: 422 where documented, 403 on a signed link', async () => {
+    const { workspace, key } = await setupWorkspace(s.admin, { permissions: ['list-entries'] });
+    const listed = await client(s.url, key.key).get(`/api/v1/${workspace.name}/objects?ref=a%00b`);
+    expect(listed.status).toBe(422);
+    expect(listed.body.errors).toEqual({ ref: ['The ref field must not contain NUL characters.'] });
+    const signed = await client(s.url).get(`/api/v1/${workspace.name}/files/1/temporary?uuid=%00&expires=1&signature=x`);
+    expect(signed.status).toBe(403);
+    expect(signed.body).toEqual({ message: 'Forbidden' });
   });
 
   it('keeps resources named like prototype members apart from everything else', async () => {
@@ -174,5 +184,22 @@ describe('text PostgreSQL cannot store', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ message: 'Not Found' });
     }
+  });
+});
+
+describe('bytes that are not HTTP', () => {
+  it('answers them with a JSON 400 and closes the connection', async () => {
+    const net = await import('node:net');
+    const { port } = new URL(s.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('    {"lock_version":0} \r\n\r\n'));
+      let text = '';
+      socket.on('data', (d) => (text += d));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer).toContain('Connection: close');
+    expect(answer.split('\r\n\r\n')[1]).toBe('{"message":"Malformed HTTP request."}');
   });
 });

@@ -28,6 +28,7 @@ export const MESSAGES = {
   notPermitted: 'This API key is not permitted to perform this action',
   suspended: 'Workspace suspended',
   malformedJson: 'Malformed JSON body.',
+  malformedRequest: 'Malformed HTTP request.',
   tooLarge: 'The request body is too large.',
   unsupportedMediaType: 'Unsupported Media Type: expected application/json.',
   tooManyRequests: 'Too Many Attempts.',
@@ -74,6 +75,9 @@ export function errorResponder(log: (err: unknown, requestId: string) => void): 
     try {
       await next();
     } catch (thrown) {
+      // An answer sent before the request body was read leaves the rest of it on the socket:
+      // close the connection after the answer instead of reading (or misreading) what remains.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       const err = thrown instanceof HttpError ? thrown : fromParserError(thrown as ParserError);
       if (err) {
         ctx.status = err.status;

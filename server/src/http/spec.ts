@@ -46,6 +46,8 @@ export interface OperationSpec {
   rateLimitGroup?: string;
   /** Pointer to `responses` of the operation, for the contract test. */
   responsesPointer: string;
+  /** The response statuses the operation documents (`200`, `4XX`, ...). */
+  statuses: string[];
 }
 
 export type OpenApiDocument = {
@@ -133,6 +135,7 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         malformedJsonStatus: op['x-malformed-json-status'] === 422 ? 422 : 400,
         rateLimitGroup: op['x-rate-limit'] as string | undefined,
         responsesPointer: `${opPointer}/responses`,
+        statuses: Object.keys((op.responses as Record<string, unknown> | undefined) ?? {}),
       });
     }
   }

@@ -4,7 +4,7 @@
 // Responses are validated the same way by the contract test (`validateResponse`).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { fieldErrors, validationFailed, notFound, type FieldErrors } from './errors';
+import { fieldErrors, forbidden, validationFailed, notFound, type FieldErrors } from './errors';
 import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
 
 const DOC_ID = 'openapi.json';
@@ -207,9 +207,14 @@ export class SpecValidator {
       }
     }
     if (c.body && !c.body(req.body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
-    for (const [name, value] of Object.entries(req.query)) textErrors(value, [name], errors, name);
+    // Only the parameters the operation reads: anything else in the query string is ignored.
+    for (const p of op.parameters) if (p.in === 'query' && req.query[p.name] !== undefined) textErrors(req.query[p.name], [p.name], errors, p.name);
     textErrors(req.body, [], errors, 'body');
-    if (Object.keys(errors).length) throw validationFailed(errors);
+    if (Object.keys(errors).length === 0) return;
+    // An operation that documents no 422 (a signed link's parameters) refuses the request as it
+    // would refuse a tampered one.
+    if (!op.statuses.includes('422')) throw op.statuses.includes('403') ? forbidden() : notFound();
+    throw validationFailed(errors);
   }
 
   /** For the contract test: is `status` documented for the operation, and does `body` match it? */

@@ -14,7 +14,7 @@ import { bodyGenerators, planBytes, type BodyMutation, type Generator } from './
 import { pathGenerators, queryGenerators, type PathMutation, type QueryMutation } from './params';
 import { allowedTypes, bodyInfo, serialize, validateAt, validateParams, minimal, node, type JTree, type BodySpecInfo } from './schema';
 import { settle, StateProbe, type Snapshot } from './state';
-import { baselineQuery, buildTenant, realPathValue, type Tenant, type World } from './world';
+import { baselineQuery, buildTenant, create, paramKey, realPathValue, type Tenant, type World } from './world';
 import { ConnectionReset, Sender, type Sent } from './send';
 
 /** How the request authenticates. `right` is the operation's own credential (none for public routes). */
@@ -77,13 +77,17 @@ export function operationSeed(seed: number, operationId: string): number {
 }
 
 export class FuzzHarness {
-  /** Fuzz requests sent (setup requests are counted in `setupRequests`). */
+  /** Fuzz requests sent (setup requests and connection checks are counted apart). */
   requests = 0;
   setupRequests = 0;
+  connectionChecks = 0;
   readonly statuses = new Map<number, number>();
   private world?: World;
-  /** The rows each tenant's resources are made of: a tenant is rebuilt when one of them is gone or changed. */
-  private readonly tenantRows = new Map<Tenant, Set<string>>();
+  /**
+   * The rows each tenant's resources are made of: a tenant is rebuilt when one of them is gone, or
+   * when one changed and the tenant no longer answers its plain reads (see checkWorld).
+   */
+  private readonly tenantRows = new Map<Tenant, Map<string, string>>();
   private stale = { a: true, b: true };
   private broken?: Error;
   /** `operationId:param` of path parameters that name a resource (see calibrate). */
@@ -180,12 +184,21 @@ export class FuzzHarness {
       const build = async (old: Tenant | undefined, stale: boolean) => {
         if (old && !stale) return old;
         if (process.env.FUZZ_VERBOSE === '1') process.stderr.write(`fuzz: building a tenant${old ? ' again' : ''}\n`);
-        const before = await this.probe.rowSet();
-        const t = await buildTenant(this.s.url, this.s.admin, this.receiver.url);
+        const before = await this.probe.rows();
+        // Setup is not under test: a request that fails there (a busy machine) is tried again.
+        let t: Tenant | undefined;
+        for (let attempt = 1; !t; attempt++) {
+          try {
+            t = await buildTenant(this.s.url, this.s.admin, this.receiver.url);
+          } catch (err) {
+            if (attempt === 3) throw err;
+            await new Promise((r) => setTimeout(r, 1_000));
+          }
+        }
         this.setupRequests += t.requests;
         await this.settle();
-        const rows = await this.probe.rowSet();
-        for (const r of before) rows.delete(r);
+        const rows = await this.probe.rows();
+        for (const [k, h] of before) if (rows.get(k) === h) rows.delete(k);
         this.tenantRows.set(t, rows);
         if (old) this.tenantRows.delete(old);
         return t;
@@ -199,20 +212,71 @@ export class FuzzHarness {
   }
 
   private async settle(): Promise<void> {
+    const t0 = Date.now();
     try {
       await settle(this.s, this.probe);
+      if (process.env.FUZZ_VERBOSE === '1' && Date.now() - t0 > 200) process.stderr.write(`fuzz: waited ${Date.now() - t0} ms for the server's background work\n`);
     } catch (err) {
       this.broken = err as Error;
       throw err;
     }
   }
 
-  /** After a successful write: which tenants lost or changed one of their rows. */
+  /**
+   * After a successful DELETE of a tenant's resource: a new one of the same kind takes its place
+   * (instead of building the whole tenant again).
+   */
+  private async replaceDeleted(op: OperationSpec, m: Mutation): Promise<void> {
+    if (!this.world) return;
+    const last = /\{(\w+)\}$/.exec(op.path)?.[1];
+    if (!last || last === 'workspace') return;
+    let t: Tenant | undefined = this.world.a;
+    if (m.target === 'path' && m.param === last) t = 'world' in m.value && m.value.world === 'foreign' ? this.world.b : undefined;
+    const key = paramKey(op, last);
+    if (!t || !Object.hasOwn(t.values, key)) return;
+    const before = await this.probe.rows();
+    delete t.values[key];
+    this.setupRequests += await create(this.s.url, t, this.receiver.url, key);
+    if (!Object.hasOwn(t.values, key)) return; // Not replaced: checkWorld rebuilds the tenant.
+    await this.settle();
+    const after = await this.probe.rows();
+    const own = new Map<string, string>();
+    for (const [k] of this.tenantRows.get(t) ?? []) if (before.has(k)) own.set(k, before.get(k)!);
+    for (const [k, h] of after) if (!before.has(k)) own.set(k, h);
+    this.tenantRows.set(t, own);
+    if (process.env.FUZZ_VERBOSE === '1') process.stderr.write(`fuzz: replaced the deleted ${key} resource\n`);
+  }
+
+  /**
+   * After a successful write: a tenant that lost one of its rows is rebuilt; one whose rows only
+   * changed (a suspended workspace, a moved lock version, background rechecks) is rebuilt when its
+   * plain reads no longer succeed.
+   */
   private async checkWorld(): Promise<void> {
     if (!this.world) return;
-    const rows = await this.probe.rowSet();
-    const intact = (t: Tenant) => [...(this.tenantRows.get(t) ?? [])].every((r) => rows.has(r));
-    this.stale = { a: !intact(this.world.a), b: !intact(this.world.b) };
+    const rows = await this.probe.rows();
+    const check = async (t: Tenant) => {
+      const own = [...(this.tenantRows.get(t) ?? new Map<string, string>())];
+      if (own.some(([k]) => !rows.has(k))) return false;
+      if (own.every(([k, h]) => rows.get(k) === h)) return true;
+      const healthy = await this.healthy(t);
+      if (healthy) this.tenantRows.set(t, new Map(own.map(([k]) => [k, rows.get(k)!])));
+      return healthy;
+    };
+    this.stale = { a: !(await check(this.world.a)), b: !(await check(this.world.b)) };
+  }
+
+  /** Whether a tenant's resources still answer: the item GET of each of them, and a GET with its key. */
+  private async healthy(t: Tenant): Promise<boolean> {
+    for (const op of healthChecks()) {
+      const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => realPathValue(t, op, name));
+      const token = op.security === 'adminToken' ? ADMIN_TOKEN : op.security === 'apiKey' ? t.key : undefined;
+      this.setupRequests++;
+      const res = await fetch(`${this.s.url}${path}`, { headers: token ? { Authorization: `Bearer ${token}` } : {}, redirect: 'manual' });
+      await res.arrayBuffer();
+      if (res.status >= 400) return false;
+    }
+    return true;
   }
 
   private authorization(op: OperationSpec, world: World, c: Credential): string | undefined {
@@ -362,6 +426,7 @@ export class FuzzHarness {
       failure('connection-reset', res.status, res.text, `answered with Connection: ${res.headers.connection ?? '(none)'}, then the next request on that connection failed (${why})`);
     // A refused body may have been left unread: is the connection the answer kept alive usable?
     if (bytes !== undefined && res.status >= 400 && res.headers.connection !== 'close' && this.healthPath) {
+      this.connectionChecks++;
       const dead = await this.sender.checkConnection(this.healthPath);
       if (dead) failures.push(failure('connection-dead', res.status, res.text, `answered with Connection: ${res.headers.connection ?? '(none)'} but left the connection dead: ${dead}`));
       this.previous = undefined;
@@ -406,6 +471,7 @@ export class FuzzHarness {
           await this.s.admin.delete('/admin/v1/clock');
         }
         await this.settle();
+        if (op.method === 'delete') await this.replaceDeleted(op, m);
         await this.checkWorld();
       }
     }
@@ -462,6 +528,27 @@ export class FuzzHarness {
     }
     return reasons;
   }
+}
+
+let healthCheckOps: OperationSpec[] | undefined;
+
+/**
+ * GETs that show whether a tenant still works: for each kind of resource, the first GET whose
+ * path ends with it; the first GET of the workspace alone with each kind of credential (public
+ * routes without credentials are left out).
+ */
+function healthChecks(): OperationSpec[] {
+  if (healthCheckOps) return healthCheckOps;
+  const gets = readOperations(loadDocument()).filter((o) => o.method === 'get' && o.security !== 'none' && !o.parameters.some((p) => p.in === 'query' && p.required));
+  const out = new Map<string, OperationSpec>();
+  for (const op of gets) {
+    const params = op.parameters.filter((p) => p.in === 'path').map((p) => p.name);
+    if (params.length === 1 && params[0] === 'workspace' && !out.has(`workspace:${op.security}`)) out.set(`workspace:${op.security}`, op);
+    const last = /\{(\w+)\}$/.exec(op.path)?.[1];
+    if (last && last !== 'workspace' && !out.has(paramKey(op, last))) out.set(paramKey(op, last), op);
+  }
+  healthCheckOps = [...out.values()];
+  return healthCheckOps;
 }
 
 function locationOf(m: Mutation): string {

@@ -37,6 +37,8 @@ export class Sender {
     }
     const all: Record<string, string> = { ...headers };
     if (body !== undefined && !chunked) all['Content-Length'] = String(body.length);
+    // Node's client frames GET/DELETE bodies as chunked only when told to.
+    if (body !== undefined && chunked) all['Transfer-Encoding'] = 'chunked';
     return new Promise<Sent>((resolve, reject) => {
       let answered = false;
       const req = http.request({ host: this.base.hostname, port: this.base.port, method, path: pathAndQuery, headers: all, agent: this.agent });

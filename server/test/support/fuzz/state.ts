@@ -26,6 +26,8 @@ export class StateProbe {
   private constructor(
     private readonly query: Query,
     private readonly tables: string[],
+    /** Tables with an `id` column: their rows are told apart by it. */
+    private readonly withId: Set<string>,
     private readonly close_: () => Promise<void>,
   ) {}
 
@@ -44,7 +46,8 @@ export class StateProbe {
     }
     const rows = await query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`);
     const tables = rows.map((r) => String(r.table_name)).filter((t) => !VOLATILE_TABLES.includes(t));
-    return new StateProbe(query, tables, close);
+    const ids = await query(`SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'id'`);
+    return new StateProbe(query, tables, new Set(ids.map((r) => String(r.table_name))), close);
   }
 
   get watched(): readonly string[] {
@@ -59,10 +62,10 @@ export class StateProbe {
     return new Map(rows.map((r) => [String(r.t), { rows: Number(r.n), hash: String(r.h) }]));
   }
 
-  /** Every row of the watched tables, as `table:md5(row)`. */
-  async rowSet(): Promise<Set<string>> {
-    const sql = this.tables.map((t) => `SELECT '${t}' AS t, md5(x::text) AS h FROM "${t}" x`).join(' UNION ALL ');
-    return new Set((await this.query(sql)).map((r) => `${r.t}:${r.h}`));
+  /** Every row of the watched tables: `table:id` (or `table:md5(row)` without an id) to md5(row). */
+  async rows(): Promise<Map<string, string>> {
+    const sql = this.tables.map((t) => `SELECT '${t}' AS t, ${this.withId.has(t) ? 'x.id::text' : 'md5(x::text)'} AS k, md5(x::text) AS h FROM "${t}" x`).join(' UNION ALL ');
+    return new Map((await this.query(sql)).map((r) => [`${r.t}:${r.k}`, String(r.h)]));
   }
 
   /** What differs between two snapshots, one line per table (empty when nothing does). */

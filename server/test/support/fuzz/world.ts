@@ -10,7 +10,7 @@ import { client, request } from '../http';
 import { ADMIN_TOKEN } from '../server';
 import { uniqueName } from '../fixtures';
 import { matchOperation } from '../contract';
-import { allowedTypes, bodyInfo, doc, minimal, node, serialize, validateAt, type JTree } from './schema';
+import { allowedTypes, bodyInfo, doc, minimal, node, PROPERTY_HINTS, serialize, validateAt, type JTree } from './schema';
 
 type Admin = ReturnType<typeof client>;
 
@@ -51,7 +51,12 @@ function enumOf(schemaName: string): string[] {
   return s?.enum ?? [];
 }
 
-/** A workspace with a creator holding every permission and a `*` key, a weak creator and key, and one of each resource. */
+/**
+ * A workspace with a creator holding every permission and a `*` key (the right credential), a
+ * weak creator and key, a bucket, a content type, a contract, a webhook and an image (whose URLs
+ * the download routes use). The resources the cases address by ID and may delete or change (a
+ * creator, a key, a file, objects, ...) are found by `discover`, apart from the credentials.
+ */
 export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: string): Promise<Tenant> {
   let requests = 0;
   const call = async <T>(p: Promise<T>) => {
@@ -81,10 +86,7 @@ export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: str
   ok('file', file, 201);
   const values: ParamValues = {
     workspace: name,
-    users: String(user.body.id),
-    'api-keys': String(key.body.id),
     webhooks: String(hook.body.id),
-    files: String(file.body.id),
     buckets: 'fuzzbucket',
     'content-types': 'fuzztype',
     contracts: 'fuzzcontract',
@@ -106,25 +108,48 @@ export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: str
 }
 
 /**
- * Finds a value for every path parameter the setup above does not cover, through the spec: the
- * collection's POST (with the body schema's example when it is valid, else a minimal body), or
- * the first item of the collection's GET. Best effort: what fails keeps the parameter's example.
+ * Finds a value for every path parameter the setup above does not cover, through the spec (see
+ * `create`). Best effort: what fails keeps the parameter's example.
  */
 async function discover(baseUrl: string, t: Tenant, webhookUrl: string): Promise<number> {
   let requests = 0;
-  const ops = readOperations(loadDocument()).sort((x, y) => x.path.length - y.path.length);
   const tried = new Set<string>();
-  const fill = (path: string) => {
-    let missing = false;
-    const out = path.replace(/\{(\w+)\}/g, (_m, n: string) => {
-      const k = paramKey(path, n);
-      if (!Object.hasOwn(t.values, k)) missing = true;
-      return encodeURIComponent(t.values[k] ?? '');
-    });
-    return missing ? undefined : out;
-  };
+  for (const op of operations()) {
+    for (const p of op.parameters.filter((q) => q.in === 'path')) {
+      const key = paramKey(op, p.name);
+      if (Object.hasOwn(t.values, key) || tried.has(key)) continue;
+      tried.add(key);
+      requests += await create(baseUrl, t, webhookUrl, key);
+    }
+  }
+  return requests;
+}
+
+let sortedOperations: OperationSpec[] | undefined;
+const operations = () => (sortedOperations ??= readOperations(loadDocument()).sort((x, y) => x.path.length - y.path.length));
+
+/**
+ * A new resource of the kind a path parameter key names (`webhooks`, `objects`, ...), through the
+ * spec: the POST of its collection, with the body schema's example (world values in place of
+ * `user_id` and `url`) when it is valid, else a minimal body; or else the first item the
+ * collection's GET lists. Sets `t.values[key]` on success; returns the requests it sent.
+ */
+export async function create(baseUrl: string, t: Tenant, webhookUrl: string, key: string): Promise<number> {
+  let requests = 0;
+  const ops = operations();
+  const owner = ops.flatMap((op) => op.parameters.filter((q) => q.in === 'path' && paramKey(op, q.name) === key).map((p) => ({ op, p })))[0];
+  if (!owner) return 0;
+  const { op: ownerOp, p } = owner;
+  const collection = ownerOp.path.slice(0, ownerOp.path.indexOf(`/{${p.name}}`));
+  let missing = false;
+  const path = collection.replace(/\{(\w+)\}/g, (_m, n: string) => {
+    const k = paramKey(collection, n);
+    if (!Object.hasOwn(t.values, k)) missing = true;
+    return encodeURIComponent(t.values[k] ?? '');
+  });
+  if (missing) return 0;
   const world = (k: string): JTree => (k === 'user_id' ? t.userId : k === 'webhook_url' ? webhookUrl : null);
-  const call = async (op: OperationSpec, path: string, body?: string) => {
+  const call = async (op: OperationSpec, body?: string) => {
     requests++;
     const token = op.security === 'adminToken' ? ADMIN_TOKEN : op.security === 'apiKey' ? t.key : undefined;
     const res = await fetch(baseUrl + path, {
@@ -135,39 +160,44 @@ async function discover(baseUrl: string, t: Tenant, webhookUrl: string): Promise
     const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     return res.ok ? json : undefined;
   };
-  for (const op of ops) {
-    for (const p of op.parameters.filter((q) => q.in === 'path')) {
-      const key = paramKey(op.path, p.name);
-      if (Object.hasOwn(t.values, key) || tried.has(key)) continue;
-      tried.add(key);
-      const collection = op.path.slice(0, op.path.indexOf(`/{${p.name}}`));
-      const path = fill(collection);
-      if (!path) continue;
-      const integer = allowedTypes(node(p.schemaPointer)).has('integer');
-      const pickValue = (item: Record<string, unknown> | undefined) => {
-        const v = item?.id ?? item?.name ?? item?.ref;
-        return typeof v === 'number' || (typeof v === 'string' && !integer) ? String(v) : undefined;
-      };
-      let value: string | undefined;
-      const creator = ops.find((o) => o.method === 'post' && o.path === collection);
-      const pointer = creator ? bodyInfo(creator).jsonPointer : undefined;
-      if (creator && pointer) {
-        const example = node(pointer).schema.example;
-        const candidates = [...(example !== undefined && validateAt(pointer, example).valid ? [example as JTree] : []), minimal(node(pointer))];
-        for (const candidate of candidates) {
-          value = pickValue(await call(creator, path, serialize(candidate, world)));
-          if (value) break;
-        }
-      }
-      const lister = ops.find((o) => o.method === 'get' && o.path === collection);
-      if (!value && lister) {
-        const page = await call(lister, path);
-        value = pickValue(Array.isArray(page?.data) ? (page.data[0] as Record<string, unknown>) : undefined);
-      }
-      if (value) t.values[key] = value;
+  const integer = allowedTypes(node(p.schemaPointer)).has('integer');
+  const pickValue = (item: Record<string, unknown> | undefined) => {
+    const v = item?.id ?? item?.name ?? item?.ref;
+    return typeof v === 'number' || (typeof v === 'string' && !integer) ? String(v) : undefined;
+  };
+  let value: string | undefined;
+  const creator = ops.find((o) => o.method === 'post' && o.path === collection);
+  const pointer = creator ? bodyInfo(creator).jsonPointer : undefined;
+  if (creator && pointer) {
+    const example = node(pointer).schema.example;
+    const hinted = example === undefined ? undefined : withHints(example as JTree);
+    const candidates = [...(example !== undefined && validateAt(pointer, example).valid ? [hinted!] : []), minimal(node(pointer))];
+    for (const candidate of candidates) {
+      value = pickValue(await call(creator, serialize(candidate, world)));
+      if (value) break;
     }
   }
+  const lister = ops.find((o) => o.method === 'get' && o.path === collection);
+  if (!value && lister) {
+    const page = await call(lister);
+    value = pickValue(Array.isArray(page?.data) ? (page.data[0] as Record<string, unknown>) : undefined);
+  }
+  if (value) t.values[key] = value;
   return requests;
+}
+
+/** An example body with the world's values where PROPERTY_HINTS names them (a real creator for `user_id`). */
+function withHints(t: JTree): JTree {
+  if (Array.isArray(t)) return t.map(withHints);
+  if (t && typeof t === 'object' && t.constructor === Object) {
+    const out: Record<string, JTree> = {};
+    for (const [k, v] of Object.entries(t)) {
+      const hint = Object.hasOwn(PROPERTY_HINTS, k) ? PROPERTY_HINTS[k] : undefined;
+      out[k] = hint && (typeof v === (hint.type === 'integer' ? 'number' : hint.type)) ? hint.ref : withHints(v as JTree);
+    }
+    return out;
+  }
+  return t;
 }
 
 /** The key of a path parameter in ParamValues: its name, or the collection segment before it. */
