@@ -269,33 +269,21 @@ async function shapeCheck(base, ws, key, client, created, count) {
 }
 
 /**
- * The statement `POST /objects/query` runs, built with the server's own compiled modules the way
- * core/query/run.ts builds it (scope as objects/routes.ts `placeScope` for a body without bucket,
- * ref or prefix).
+ * The statement `POST /objects/query` runs, built by the server's own compiled `queryStatement`
+ * (scope as objects/routes.ts `placeScope` for a body without bucket, ref or prefix).
  */
 function queryStatement(workspaceId, body) {
   const require = createRequire(import.meta.url);
   const load = (p) => require(path.join(root, 'dist/server/src', p));
   const { parseFilter, parseSort } = load('core/query/parse.js');
-  const { compileFilter, compileSort } = load('core/query/compile.js');
-  const { entrySelect, scope } = load('core/entries/store.js');
-  const { join, raw, sql } = load('core/sql.js');
+  const { queryStatement: build } = load('core/query/run.js');
+  const { scope } = load('core/entries/store.js');
   const { fieldErrors } = load('http/errors.js');
   const errors = fieldErrors();
   const plan = { filter: parseFilter(body.filter, errors), sort: parseSort(body.sort, errors), locale: body.locale ?? 'en-US', offset: body.offset ?? 0, limit: body.limit ?? 20 };
   if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
   const where = scope.and(scope.workspace(workspaceId), scope.kinds('json'), scope.live);
-  const sort = compileSort(plan.sort);
-  const flags = sort.violations.map((v, i) => sql`bool_or(${v.condition}) OVER () AS sort_violation_${raw(String(i))}`);
-  return join(
-    [
-      entrySelect({ kind: 'joined', locale: plan.locale }, { from: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`, columns: flags }),
-      sql`WHERE ${where} AND ${compileFilter(plan.filter)}`,
-      sql`ORDER BY ${sort.orderBy}`,
-      sql`LIMIT ${plan.limit + 1} OFFSET ${plan.offset}`,
-    ],
-    '\n',
-  ).toQuery();
+  return build(where, plan).statement.toQuery();
 }
 
 /**

@@ -61,13 +61,24 @@ const allHandlers: HandlerSet = {
   ...reviewHandlers,
 };
 
+/**
+ * The embedded database has no autovacuum: refresh its planner statistics (a PostgreSQL server
+ * keeps its own). Without them a list page may read every row.
+ */
+async function analyzeEmbedded(app: AppContext): Promise<number> {
+  if (app.db.kind !== 'pglite') return 0;
+  await app.db.exec('ANALYZE');
+  return 1;
+}
+
 function registerTasks(tasks: TaskRegistry): TaskRegistry {
   return tasks
     .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
     .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
     .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
-    .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) });
+    .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
+    .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 
 export interface RunningServer {

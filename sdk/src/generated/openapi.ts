@@ -1533,7 +1533,9 @@ export interface paths {
          *     - `objects:prune-trash` (hourly): purges objects past their 30 days in Trash, in batches of
          *       at most 100 within a 20-second budget (expired objects are unrecoverable before it runs);
          *     - `objects:revalidate` (queued after every contract change, and minutely): rechecks the
-         *       objects marked `validation.pending` and stores fresh diagnostics.
+         *       objects marked `validation.pending` and stores fresh diagnostics;
+         *     - `database:analyze` (hourly): refreshes the embedded database's planner statistics (it
+         *       has no autovacuum); nothing to do on a PostgreSQL server.
          *
          *     `idempotency:prune` and `entries:publish-scheduled` arrive with the Entries API. An unknown
          *     task is a `404`.

@@ -49,10 +49,13 @@ export function join(parts: Sql[], separator: string): Sql {
   return parts.slice(1).reduce((acc, part) => sql`${acc}${raw(separator)}${part}`, parts[0]);
 }
 
-/** Runs a fragment and returns its rows. */
-export async function rows<T>(db: SqlRunner, query: Sql): Promise<T[]> {
+/**
+ * Runs a fragment and returns its rows. `prepare`: the statement's text is one of a few fixed
+ * shapes (never one built from a request's filter), so PostgreSQL may keep it prepared.
+ */
+export async function rows<T>(db: SqlRunner, query: Sql, prepare = false): Promise<T[]> {
   const { text, values } = query.toQuery();
-  return (await db.query<T>(text, values)).rows;
+  return (await db.query<T>(text, values, prepare)).rows;
 }
 
 /** A timestamp column as the wire format: UTC, microseconds, `Z`. */

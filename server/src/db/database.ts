@@ -1,5 +1,6 @@
 // One interface over the two supported engines: a PostgreSQL server (DATABASE_URL) and the
 // embedded PostgreSQL (PGlite in DATA_DIR). Everything above this module is engine-agnostic.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Pool, types as pgTypes, type QueryResult as PgResult } from 'pg';
@@ -16,7 +17,11 @@ export interface QueryResult<T> {
 
 /** A place to run SQL: the database itself or one transaction on it. */
 export interface SqlRunner {
-  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<QueryResult<T>>;
+  /**
+   * Runs one statement. `prepare` names it on a PostgreSQL server: each connection parses and
+   * plans it once and then only binds values (for the few fixed statements every request runs).
+   */
+  query<T = Record<string, unknown>>(text: string, values?: unknown[], prepare?: boolean): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters). */
   exec(sql: string): Promise<void>;
   /** Like `exec`, returning the rows of the script's last statement (pg-boss runs scripts). */
@@ -30,6 +35,9 @@ export interface Database extends SqlRunner {
   transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** A prepared statement's name, from its text (the same statement gets the same name everywhere). */
+const statementName = (text: string) => `s_${createHash('sha1').update(text).digest('hex')}`;
 
 // int8 arrives as a string from pg; our bigint columns (counters, offsets) fit in a double.
 pgTypes.setTypeParser(20, (v) => Number(v));
@@ -45,14 +53,20 @@ function normalizeRows<T>(rows: T[]): T[] {
 async function openPostgres(url: string): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
   // (the request then gets 503, see lib/db-errors.ts).
-  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    // Many short requests at once: a parallel scan for one of them takes cores from the others.
+    options: '-c max_parallel_workers_per_gather=0',
+  });
   // An idle connection dropped by the server (restart, failover) is replaced on the next query;
   // without a listener the error would end the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const runner = (client: { query: Pool['query'] }): SqlRunner => ({
-    async query(text, values) {
-      const res = await client.query(text, values as unknown[]);
+    async query(text, values, prepare) {
+      const res = prepare ? await client.query({ name: statementName(text), text, values: values as unknown[] }) : await client.query(text, values as unknown[]);
       return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql) {
@@ -104,6 +118,8 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
   const pg = await PGlite.create(dir, seed ? { loadDataDir: seed } : {});
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
   type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
+  // `prepare` is ignored: PGlite's protocol has no named statements (and EXECUTE takes no bound
+  // parameters), so each statement is parsed and planned in process as it comes.
   const runner = (client: PgliteLike): SqlRunner => ({
     async query<T>(text: string, values?: unknown[]) {
       const res = await client.query<T>(text, values as unknown[]);

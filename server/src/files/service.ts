@@ -56,6 +56,7 @@ export async function requireWorkspaceFile(app: AppContext, workspaceId: number,
             content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"
        FROM files WHERE id = $1 AND workspace_id = $2 AND user_id IS NULL`,
     [id, workspaceId],
+    true,
   );
   if (!rows[0]) throw notFound();
   return { ...rows[0], size: BigInt(rows[0].size) };

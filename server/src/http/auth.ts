@@ -58,7 +58,7 @@ const keyQuery = (clockColumn: string | undefined) => `
 export async function authenticateApiKey(ctx: Context, db: SqlRunner, clock: Clock, workspaceName: string): Promise<ApiKeyPrincipal> {
   const token = bearerToken(ctx.get('Authorization'));
   if (!token) throw forbidden();
-  const { rows } = await db.query<KeyRow>(keyQuery(clock.offsetColumn), [sha256(token), workspaceName]);
+  const { rows } = await db.query<KeyRow>(keyQuery(clock.offsetColumn), [sha256(token), workspaceName], true);
   const row = rows[0];
   if (row.clock_offset_ms !== undefined) clock.useOffset(Number(row.clock_offset_ms ?? 0));
   if (row.key_id === null) throw forbidden();

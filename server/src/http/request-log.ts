@@ -66,6 +66,7 @@ export class RequestLogBuffer {
         `INSERT INTO request_logs (workspace_id, method, path, status, upload_size, response_size, api_key_id, created_at)
          SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::int[], $5::int8[], $6::int8[], $7::int[], $8::timestamptz[])`,
         [col('workspaceId'), col('method'), col('path'), col('status'), col('uploadSize'), col('responseSize'), col('apiKeyId'), rows.map((r) => r.createdAt.toISOString())],
+        true,
       );
     } catch (err) {
       // Kept for the next flush (the database may be back by then); bounded by MAX_PENDING.

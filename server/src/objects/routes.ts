@@ -105,7 +105,7 @@ export const objectHandlers = mapped(
       // Cursor: [direction (1 forward, 0 back), the id it continues from].
       const [forward, from] = query.cursor ? decodeCursor<[number, number]>(query.cursor, ['integer', 'integer']) : [1, 0];
       const where = scope.and(...placeScope(workspace.id, query), scope.published, forward ? sql`e.id > ${from}` : sql`e.id < ${from}`);
-      const found = await findEntries(app.db, where, { content: contentFor(view, locale), orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 });
+      const found = await findEntries(app.db, where, { content: contentFor(view, locale), page: { orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 } });
       const hasMore = found.length > perPage;
       const page = found.slice(0, perPage);
       if (!forward) page.reverse();
@@ -209,7 +209,7 @@ export const objectHandlers = mapped(
         scope.inTrash(now),
         after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true'),
       );
-      const found = await findEntries(app.db, where, { content: { kind: 'none' }, orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 });
+      const found = await findEntries(app.db, where, { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } });
       const page = found.slice(0, perPage);
       const next = found.length > perPage ? encodeCursor([page[page.length - 1].deleted_at!, page[page.length - 1].id]) : null;
       return { status: 200, body: { data: page.map(presentTrashRow), next_cursor: next, next_page_url: pageUrl(app.config.baseUrl, koa, next) } };

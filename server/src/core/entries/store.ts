@@ -65,8 +65,11 @@ function contentColumn(content: ContentChoice): Sql {
   return sql`(SELECT jsonb_object_agg(ec.locale, ec.data)::text FROM entry_contents ec WHERE ec.entry_pk = e.id${filter}) AS documents`;
 }
 
-/** The select list and FROM clause of every entry read; the caller adds WHERE, ORDER BY, LIMIT. */
-export function entrySelect(content: ContentChoice, more: { from?: Sql; columns?: Sql[] } = {}): Sql {
+/**
+ * The select list and FROM clause of every entry read; the caller adds WHERE, ORDER BY, LIMIT.
+ * `source` replaces `entries e` (a page of ids joined to the entries), `from` adds joins.
+ */
+export function entrySelect(content: ContentChoice, more: { source?: Sql; from?: Sql; columns?: Sql[] } = {}): Sql {
   const extraColumns = more.columns?.length ? sql`, ${join(more.columns, ', ')}` : raw('');
   return sql`SELECT e.id, e.entry_id, e.workspace_id, e.bucket_id, b.name AS bucket, e.ref, e.kind, e.migrated, e.status,
       ${isoTimestamp(sql`e.publish_at`)} AS publish_at, e.lock_version, coalesce(e.locales, '{}') AS locales,
@@ -77,7 +80,7 @@ export function entrySelect(content: ContentChoice, more: { from?: Sql; columns?
       ${isoTimestamp(sql`e.deleted_at`)} AS deleted_at,
       ${isoTimestamp(sql`e.deleted_at + make_interval(days => ${TRASH_DAYS}::int)`)} AS expires_at,
       ${contentColumn(content)}${extraColumns}
-    FROM entries e JOIN buckets b ON b.id = e.bucket_id ${more.from ?? raw('')}
+    FROM ${more.source ?? raw('entries e')} JOIN buckets b ON b.id = e.bucket_id ${more.from ?? raw('')}
     ${effectiveContractJoin(e)}`;
 }
 
@@ -88,23 +91,49 @@ export function toRecord(row: RawRecord): EntryRecord {
   return { ...row, documents: new Map(Object.entries(parsed.value as Record<string, unknown>)), exact: parsed.exact };
 }
 
-export interface FindOptions {
-  content: ContentChoice;
-  orderBy?: Sql;
-  limit?: number;
+export interface PageOptions {
+  orderBy: Sql;
+  limit: number;
   offset?: number;
-  /** Locks the entry rows for the rest of the transaction. */
-  forUpdate?: boolean;
+  /** Joins the filter and the order need (the query's document, `c`); repeated for the page. */
+  join?: Sql;
+  /** Columns computed over every matching row, not just the page (window aggregates). */
+  flags?: Sql[];
 }
 
-/** Entries matching `where` (a condition on `e`). */
+/**
+ * A page of entries in two steps within one statement: the page's ids are found on light rows
+ * (filter, order, limit), then only those rows are read in full (documents, formatted timestamps,
+ * the effective contract). The cost of a page does not grow with the rows the filter matches.
+ */
+export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions): Sql {
+  const flags = o.flags?.length ? sql`, ${join(o.flags, ', ')}` : raw('');
+  const page = sql`SELECT e.id AS page_id, row_number() OVER (ORDER BY ${o.orderBy}) AS page_pos${flags}
+      FROM entries e JOIN buckets b ON b.id = e.bucket_id ${o.join ?? raw('')}
+     WHERE ${where}
+     ORDER BY ${o.orderBy} LIMIT ${o.limit} OFFSET ${o.offset ?? 0}`;
+  return sql`${entrySelect(content, { source: sql`(${page}) page JOIN entries e ON e.id = page.page_id`, from: o.join, columns: [raw('page.*')] })}
+    ORDER BY page.page_pos`;
+}
+
+export type FindOptions = { content: ContentChoice } & (
+  | { page: PageOptions }
+  | {
+      page?: undefined;
+      /** Locks the entry rows for the rest of the transaction. */
+      forUpdate?: boolean;
+    }
+);
+
+/**
+ * Entries matching `where` (a condition on `e`): the few rows of a lookup, or a page. Prepared:
+ * `where` is one of a few shapes per caller (the query compiler's statements use `pagedSelect`).
+ */
 export async function findEntries(db: SqlRunner, where: Sql, opts: FindOptions): Promise<EntryRecord[]> {
-  const parts = [entrySelect(opts.content), sql`WHERE ${where}`];
-  if (opts.orderBy) parts.push(sql`ORDER BY ${opts.orderBy}`);
-  if (opts.limit !== undefined) parts.push(sql`LIMIT ${opts.limit}`);
-  if (opts.offset) parts.push(sql`OFFSET ${opts.offset}`);
-  if (opts.forUpdate) parts.push(raw('FOR UPDATE OF e'));
-  return (await rows<RawRecord>(db, join(parts, '\n'))).map(toRecord);
+  const statement = opts.page
+    ? pagedSelect(opts.content, where, opts.page)
+    : sql`${entrySelect(opts.content)} WHERE ${where}${opts.forUpdate ? raw(' FOR UPDATE OF e') : raw('')}`;
+  return (await rows<RawRecord>(db, statement, true)).map(toRecord);
 }
 
 /** Conditions that scope every read to what an API sees. */

@@ -1,28 +1,30 @@
 // Runs a compiled query: one statement that filters and sorts in the database before paging
-// (`limit + 1` rows tell whether there is more), and reports in the same statement whether any
-// matched row holds a value a sort key cannot order.
+// (`limit + 1` rows tell whether there is more; only the page's rows are read in full), and
+// reports in the same statement whether any matched row holds a value a sort key cannot order.
 import type { SqlRunner } from '../../db/database';
 import { invalidEntry } from '../entries/errors';
-import { entrySelect, toRecord, type EntryRecord } from '../entries/store';
-import { join, raw, rows, sql, type Sql } from '../sql';
+import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
+import { raw, rows, sql, type Sql } from '../sql';
 import type { QueryPlan } from './ast';
 import { compileFilter, compileSort } from './compile';
 
-export async function runQuery(db: SqlRunner, scope: Sql, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
+/** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
+export function queryStatement(scope: Sql, plan: QueryPlan) {
   const sort = compileSort(plan.sort);
   const flags = sort.violations.map((v, i) => sql`bool_or(${v.condition}) OVER () AS sort_violation_${raw(String(i))}`);
-  const statement = join(
-    [
-      entrySelect(
-        { kind: 'joined', locale: plan.locale },
-        { from: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`, columns: flags },
-      ),
-      sql`WHERE ${scope} AND ${compileFilter(plan.filter)}`,
-      sql`ORDER BY ${sort.orderBy}`,
-      sql`LIMIT ${plan.limit + 1} OFFSET ${plan.offset}`,
-    ],
-    '\n',
-  );
+  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${scope} AND ${compileFilter(plan.filter)}`, {
+    orderBy: sort.orderBy,
+    limit: plan.limit + 1,
+    offset: plan.offset,
+    join: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`,
+    flags,
+  });
+  return { statement, sort };
+}
+
+export async function runQuery(db: SqlRunner, scope: Sql, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
+  const { statement, sort } = queryStatement(scope, plan);
+  // Not prepared: every filter is a statement of its own.
   const found = await rows<Record<string, unknown>>(db, statement);
   sort.violations.forEach((v, i) => {
     if (found[0]?.[`sort_violation_${i}`]) throw invalidEntry(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
