@@ -45,7 +45,12 @@ function jsonBody(op: OperationSpec): Middleware {
     ctx.state.body = parsed;
     // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts): the
     // handler gets them exact, validation sees the plain parse.
-    if (op.exactNumbers) ctx.state.exactBody = parseExact(raw).value;
+    if (op.exactNumbers) {
+      const exact = parseExact(raw);
+      ctx.state.exactBody = exact.value;
+      // Whether any number needed keeping: documents without one skip the lossless paths.
+      ctx.state.exactNumbers = exact.exact;
+    }
     return next();
   };
 }

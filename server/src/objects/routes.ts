@@ -162,7 +162,7 @@ export const objectHandlers = mapped(
       };
     },
 
-    async createObject({ body, principal }, app) {
+    async createObject({ body, principal, koa }, app) {
       const ctx = writer(app, principal);
       const id = await createJsonEntry(ctx, {
         data: body.data,
@@ -171,12 +171,12 @@ export const objectHandlers = mapped(
         bucketId: body.bucket_id,
         status: body.status,
         contract: body.contract,
-        exact: true,
+        exact: koa.state.exactNumbers === true,
       });
       return readBack(app, id, 201);
     },
 
-    async updateObject({ params, body, principal }, app) {
+    async updateObject({ params, body, principal, koa }, app) {
       const ctx = writer(app, principal);
       const id = await updateJsonEntry(ctx, params.objectRef, {
         lockVersion: body.lock_version,
@@ -187,7 +187,7 @@ export const objectHandlers = mapped(
         status: body.status,
         contract: body.contract,
         translations: body.translations as Record<string, object> | undefined,
-        exact: true,
+        exact: koa.state.exactNumbers === true,
       });
       return readBack(app, id, 200);
     },
