@@ -54,20 +54,25 @@ const CACHE_SIZE = 256;
 
 /** Compiled validators, one per contract version; the oldest is dropped past CACHE_SIZE. */
 export class ContractValidators {
-  private readonly cache = new Map<string, ValidateFunction>();
+  private readonly cache = new Map<string, { validate: ValidateFunction; schema: object }>();
   private readonly ajv = contractAjv();
 
   get(contract: EffectiveContract): ValidateFunction {
     const key = `${contract.id}:${contract.version}`;
-    let validate = this.cache.get(key);
-    if (!validate) {
+    let entry = this.cache.get(key);
+    if (!entry) {
       // Each version compiles on its own Ajv entry; no `$id` may clash across versions.
       const { $id: _ignored, ...schema } = contract.schema as Record<string, unknown>;
-      validate = this.ajv.compile(schema);
-      this.cache.set(key, validate);
-      if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      entry = { validate: this.ajv.compile(schema), schema };
+      this.cache.set(key, entry);
+      if (this.cache.size > CACHE_SIZE) {
+        const [oldest, evicted] = this.cache.entries().next().value!;
+        this.cache.delete(oldest);
+        // Ajv keeps every compiled schema too: drop it with ours, so the cache stays bounded.
+        this.ajv.removeSchema(evicted.schema);
+      }
     }
-    return validate;
+    return entry.validate;
   }
 }
 
