@@ -48,14 +48,22 @@ execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 
 // PGlite loads its WebAssembly through a dynamic import, which jest's module sandbox runs only
 // with --experimental-vm-modules.
 const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
-const resultsFile = path.join(root, '.cache', 'jest-results.json');
-mkdirSync(path.dirname(resultsFile), { recursive: true });
-rmSync(resultsFile, { force: true });
-const result = spawnSync(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile}`, ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  cwd: root,
-  env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },
-});
+const resultsFile = (pass) => path.join(root, '.cache', `jest-results${pass}.json`);
+mkdirSync(path.join(root, '.cache'), { recursive: true });
+const runJest = (pass, args) => {
+  rmSync(resultsFile(pass), { force: true });
+  return spawnSync(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile(pass)}`, ...args], {
+    stdio: 'inherit',
+    cwd: root,
+    env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },
+  }).status;
+};
+// A whole run keeps the fuzz test (CPU-heavy, two minutes) apart: it runs alone after the rest,
+// so that it does not starve the timing-sensitive tests of the other jest worker.
+const own = process.argv.slice(2);
+const passes = own.length ? [['', own]] : [['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']], ['-fuzz', ['server/test/fuzz.test.ts']]];
+const statuses = passes.map(([pass, args]) => runJest(pass, args));
+const result = { status: statuses.every((x) => x === 0) ? 0 : (statuses.find((x) => x !== 0) ?? 1) };
 
 if (mode === 'postgres') {
   // Drop whatever a crashed test left behind.
@@ -65,9 +73,10 @@ if (mode === 'postgres') {
   for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   await client.end();
 }
-// One plain closing line, whatever reads the log.
-if (existsSync(resultsFile)) {
-  const r = JSON.parse(readFileSync(resultsFile, 'utf8'));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+// One plain closing line over every pass, whatever reads the log.
+const results = passes.map(([pass]) => resultsFile(pass)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
+if (results.length) {
+  const sum = (k) => results.reduce((n, r) => n + r[k], 0);
+  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${sum('numPendingTests') + sum('numTodoTests')} skipped`);
 }
 process.exit(result.status ?? 1);

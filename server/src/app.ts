@@ -34,7 +34,7 @@ import { RequestLogBuffer, requestLog } from './http/request-log';
 import { ContractValidators } from './core/entries/contracts';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
-import { applyUsage, pruneStorage, USAGE_JOB } from './files/service';
+import { applyUsage, loadUploadModules, pruneStorage, USAGE_JOB } from './files/service';
 import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
 import { objectHandlers } from './objects/routes';
@@ -148,6 +148,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
 export async function startServer(config: Config, log?: Logger): Promise<RunningServer> {
   const app = await createAppContext(config, log);
   const koa = await createKoa(app);
+  await loadUploadModules();
   let draining = false;
   const handle = koa.callback();
   const server = http.createServer((req, res) => {
