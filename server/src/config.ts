@@ -33,6 +33,8 @@ export interface Config {
   host: string;
   baseUrl: string;
   databaseUrl: string | undefined;
+  /** Connections of the PostgreSQL pool (DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
   dataDir: string;
   adminToken: string;
   /** True when ADMIN_TOKEN was generated (printed once at start-up). */
@@ -132,6 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: Math.max(1, Math.min(100, Number(env.DATABASE_POOL_SIZE) || 10)),
     dataDir,
     adminToken: admin.value,
     adminTokenGenerated: admin.generated,

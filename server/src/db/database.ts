@@ -50,12 +50,12 @@ function normalizeRows<T>(rows: T[]): T[] {
   return rows;
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
   // (the request then gets 503, see lib/db-errors.ts).
   const pool = new Pool({
     connectionString: url,
-    max: 10,
+    max: poolSize,
     connectionTimeoutMillis: 5_000,
     // Many short requests at once: a parallel scan for one of them takes cores from the others.
     options: '-c max_parallel_workers_per_gather=0',
@@ -167,7 +167,7 @@ export function prismaSql(tx: { $queryRawUnsafe<T = unknown>(query: string, ...v
   };
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10) : openPglite(opts.dataDir);
 }
 

@@ -28,6 +28,8 @@ function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string
     DATA_DIR: db.dataDir,
     ADMIN_TOKEN,
     APP_KEY: 'test-app-key',
+    // Many test servers share one PostgreSQL (max_connections 100): small pools keep them under it.
+    DATABASE_POOL_SIZE: '4',
     ...(db.url ? { DATABASE_URL: db.url } : {}),
     ...env,
   };
