@@ -174,14 +174,23 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   // database their queries run on this thread, and the first requests should not wait for them.
   // `send`/`work` of the queue wait for its start themselves.
   let background: Promise<void> | undefined;
-  const delay = setTimeout(() => {
-    background = withSchemaLock(app.db, () => app.jobs.start())
-      .then(() => app.scheduler.start())
-      // Libraries loaded lazily, warmed now so that the first image or body does not wait for them.
-      .then(() => import('sharp').then(() => undefined))
-      .catch((err) => app.log.error('job queue failed to start', { error: err instanceof Error ? err.stack : String(err) }));
-  }, config.schedulerTickMs);
   let closing: Promise<void> | undefined;
+  let delay: NodeJS.Timeout | undefined;
+  // A failed start (the database unreachable for a moment) is retried with backoff until the
+  // server closes: a server that answers must not go on without its queue and scheduler.
+  const startBackground = (attempt: number) => {
+    delay = setTimeout(() => {
+      background = withSchemaLock(app.db, () => app.jobs.start())
+        .then(() => app.scheduler.start())
+        // Libraries loaded lazily, warmed now so that the first image does not wait for them.
+        .then(() => import('sharp').then(() => undefined))
+        .catch((err) => {
+          app.log.error('job queue failed to start; retrying', { attempt, error: err instanceof Error ? err.stack : String(err) });
+          if (!closing) startBackground(attempt + 1);
+        });
+    }, attempt === 0 ? config.schedulerTickMs : Math.min(30_000, config.schedulerTickMs * 2 ** attempt));
+  };
+  startBackground(0);
   return {
     app,
     url: `http://127.0.0.1:${port}`,
