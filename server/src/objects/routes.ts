@@ -3,7 +3,7 @@
 import type { AppContext } from '../context';
 import type { ApiKeyPrincipal } from '../http/auth';
 import { handlers } from '../http/handlers';
-import { HttpError, MESSAGES, fieldErrors, forbidden, notFound, validationFailed } from '../http/errors';
+import { HttpError, fieldErrors, forbidden, notFound, validationFailed } from '../http/errors';
 import { decodeCursor, encodeCursor, pageBase, pageUrl } from '../http/pagination';
 import { apiKeyActor } from '../events/audit';
 import { EntryError } from '../core/entries/errors';
@@ -254,6 +254,6 @@ export const objectHandlers = mapped(
 /** The envelope of an entry just written (base language). */
 async function readBack<S extends 200 | 201>(app: AppContext, id: number, status: S) {
   const [entry] = await findEntries(app.db, sql`e.id = ${id}`, { content: { kind: 'locale', locale: 'en-US' } });
-  if (!entry) throw new HttpError(404, { message: MESSAGES.notFound });
+  if (!entry) throw notFound();
   return { status, exactJson: entry.exact, body: presentObject(entry, { locale: 'en-US', view: 'full' }) };
 }

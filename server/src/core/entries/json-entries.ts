@@ -105,8 +105,9 @@ async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<str
   await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);
 }
 
-function eventData(entry: { id: number; entry_id: string; ref: string; bucket_id: number }, kind = 'object') {
-  return { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref };
+/** Event data of a JSON entry; `kind` tells subscribers it came through the Objects side. */
+function eventData(entry: { id: number; entry_id: string; ref: string; bucket_id: number }) {
+  return { kind: 'object', id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref };
 }
 
 async function publish(ctx: WriteContext, tx: SqlRunner, event: EventName, entry: { id: number; entry_id: string; ref: string; bucket_id: number }) {
