@@ -21,7 +21,6 @@
 //   BENCH_PROFILE=1           run the server under `node --cpu-prof`; the .cpuprofile of each run
 //                             is written when it stops (SIGTERM) to BENCH_PROFILE_DIR or a new
 //                             temp directory, and its path printed (open it in Chrome DevTools)
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,12 +39,12 @@ import {
   pct,
   postgresReachable,
   removeTempDir,
-  root,
   setup,
   startServer,
   stopServer,
   tableLines,
   withServerOutput,
+  runStandalone,
 } from './support.mjs';
 
 const TARGETS = {
@@ -245,17 +244,4 @@ export async function benchHotPath(options = {}) {
   return { results, invalid, profileRoot };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes('--build')) {
-    const build = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
-    if (build.status !== 0) process.exit(build.status ?? 1);
-  }
-  try {
-    const { invalid } = await benchHotPath();
-    // Missed targets are only reported; non-2xx answers mean the bench itself did not work.
-    if (invalid) process.exitCode = 1;
-  } catch (err) {
-    console.error(`hot path bench failed: ${err.stack ?? err}`);
-    process.exitCode = 1;
-  }
-}
+await runStandalone(import.meta, 'hot path', benchHotPath);

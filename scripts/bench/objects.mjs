@@ -25,6 +25,9 @@
 // Standalone: `node scripts/bench/objects.mjs [--build]` (without --build it runs dist/ as it is).
 // Environment:
 //   BENCH_SECONDS=10          measured seconds per route        BENCH_WARMUP_SECONDS=2
+//   BENCH_SERVER_WARMUP_SECONDS=20  random reads before the first route, not counted (each
+//                             PostgreSQL connection of a fresh server first maps the shared
+//                             buffers it touches, a page fault each: slow in a VM)
 //   BENCH_CONNECTIONS=10      concurrent connections
 //   BENCH_DATABASES=postgres,embedded   which databases to run (default both)
 //   BENCH_OBJECTS=100000      objects on PostgreSQL             BENCH_OBJECTS_EMBEDDED=10000
@@ -35,8 +38,8 @@
 //                             (wsbench_<random>) are created and dropped WITH (FORCE); the role
 //                             must be allowed to create databases
 //   BENCH_REQUIRE_POSTGRES=1  fail instead of skipping when that server is not reachable
+//   BENCH_KEEP_DATABASE=1     keep the PostgreSQL database (its URL is printed) to EXPLAIN by hand
 //   BENCH_LOG_LEVEL=silent    the server's LOG_LEVEL (its output is shown when the set-up fails)
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
@@ -51,9 +54,9 @@ import {
   cpuBusy,
   createDatabase,
   dropDatabase,
+  keepDatabase,
   installSignalHandlers,
   makeTempDir,
-  measure,
   ms,
   pct,
   percentile,
@@ -65,6 +68,13 @@ import {
   stopServer,
   tableLines,
   withServerOutput,
+  failed,
+  getJson,
+  printRouteTable,
+  seconds,
+  shapeOf,
+  runStandalone,
+  measureSteady,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry'];
@@ -134,12 +144,6 @@ SELECT id, 'en-US', jsonb_build_object(
 
 const objectsPath = (ws) => `/api/v1/${ws}/objects`;
 
-async function getJson(url, key, init = {}) {
-  const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${key}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
-  const text = await res.text();
-  if (res.status < 200 || res.status > 299) throw new Error(`${init.method ?? 'GET'} ${url}: HTTP ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text);
-}
 
 /** Runs `fn(i)` for i = 0..count-1 with at most `concurrency` at a time. */
 async function inParallel(count, concurrency, fn) {
@@ -150,11 +154,8 @@ async function inParallel(count, concurrency, fn) {
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
 }
 
-const seconds = (msValue) => `${(msValue / 1000).toFixed(1)} s`;
 const encodeCursor = (keys) => Buffer.from(JSON.stringify(keys)).toString('base64url');
 const decodeCursor = (cursor) => JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-const shapeOf = (envelope) => Object.fromEntries(Object.entries(envelope).map(([k, v]) => [k, typeOf(v)]));
 
 /** The routes loaded with autocannon; each answers 200 (and what it should) before the load. */
 function loadRoutes(base, ws, key, ids, deepCursor) {
@@ -220,9 +221,7 @@ async function measureRoutes(routes, opts) {
     if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
     if (!r.check(r.ceiling ? text : JSON.parse(text))) throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 600)}`);
   }
-  const rows = [];
-  for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
-  return rows;
+  return measureSteady(routes, opts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,7 +359,8 @@ async function benchCompare(base, ws, key, runs) {
 async function runPostgres({ adminUrl, opts, count, compareRuns }) {
   const dataDir = makeTempDir('wsapi-bench-objects-');
   const db = await createDatabase(adminUrl);
-  const client = new pg.Client({ connectionString: db.url });
+  // The server's session settings (server/src/db/database.ts), so that EXPLAIN shows its plan.
+  const client = new pg.Client({ connectionString: db.url, options: '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1' });
   let server;
   try {
     server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local' } });
@@ -401,7 +401,9 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
       const stopped = await stopServer(server.child);
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
-    await dropDatabase(db.name, adminUrl);
+    // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
+    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`objects: kept ${db.url}`);
+    else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
   }
 }
@@ -472,49 +474,8 @@ async function runEmbedded({ opts, count, analyze }) {
 
 // autocannon counts a timeout (no answer within 10 s) as an error too: a timeout is a slow server,
 // any other error or a non-2xx answer means the bench itself did not work.
-const failed = (row) => row.non2xx > 0 || row.errors - row.timeouts > 0;
 
-function verdict(row) {
-  const t = row.target;
-  if (row.ceiling) return '(ceiling of this machine)';
-  if (!t) return '(no target)';
-  const parts = [];
-  let ok = true;
-  if (t.rps !== undefined) {
-    parts.push(`>= ${t.rps} req/s`);
-    ok = ok && row.rps >= t.rps;
-  }
-  if (t.p50 !== undefined) {
-    parts.push(`${row.route === 'compare' ? 'median' : 'p50'} < ${t.p50} ms`);
-    ok = ok && row.p50 < t.p50;
-  }
-  if (row.timeouts > 0) ok = false;
-  return `${parts.join(', ')}: ${failed(row) ? 'INVALID (non-2xx/errors)' : ok ? 'met' : 'MISSED'}`;
-}
 
-function printTable(title, rows) {
-  console.log(title);
-  const lines = tableLines(
-    [
-      { title: 'route', width: 68, align: 'left', value: (r) => r.label },
-      { title: 'req/s', width: 8, value: (r) => (Number.isFinite(r.rps) ? r.rps.toFixed(0) : '-') },
-      { title: 'p50 ms', width: 9, value: (r) => ms(r.p50) },
-      { title: 'p99 ms', width: 9, value: (r) => ms(r.p99) },
-      { title: 'non-2xx', width: 9, value: (r) => r.non2xx },
-      { title: 'errors', width: 8, value: (r) => r.errors - r.timeouts },
-      { title: 'timeouts', width: 10, value: (r) => r.timeouts },
-      { title: 'target', gap: '  ', value: verdict },
-    ],
-    rows,
-  );
-  for (const line of lines) console.log(line);
-  for (const row of rows.filter(failed)) {
-    console.log(`    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors - row.timeouts} errors (status codes: ${row.statusCodes})`);
-  }
-  for (const row of rows.filter((r) => r.timeouts > 0)) {
-    console.log(`    NOTE: ${row.label}: ${row.timeouts} requests had no answer within 10 s (autocannon's timeout); its percentiles leave them out`);
-  }
-}
 
 function reportPostgres(r, count, opts) {
   const compareRow = {
@@ -528,7 +489,7 @@ function reportPostgres(r, count, opts) {
     timeouts: 0,
     target: TARGETS.compare,
   };
-  printTable(
+  printRouteTable(
     `objects on PostgreSQL server, ${count.toLocaleString('en-US')} objects, APP_ENV=local, ${opts.connections} connections (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
     [...r.rows, compareRow],
   );
@@ -563,6 +524,7 @@ export async function benchObjects(options = {}) {
   const opts = {
     seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
     warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
+    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
     connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
   };
   const count = Number(options.objects ?? env.BENCH_OBJECTS ?? 100_000);
@@ -581,7 +543,7 @@ export async function benchObjects(options = {}) {
   const started = performance.now();
   try {
     console.log(
-      `objects: ${opts.connections} connections, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s per route; ` +
+      `objects: ${opts.connections} connections, ${opts.serverWarmupSeconds} s of random reads first, then ${opts.warmupSeconds} s warm-up + ${opts.seconds} s per route; ` +
         `node ${process.version}, ${os.cpus().length} CPUs (autocannon runs on the same machine)`,
     );
     for (const database of databases) {
@@ -600,7 +562,7 @@ export async function benchObjects(options = {}) {
       } else if (database === 'embedded') {
         const r = await runEmbedded({ opts, count: embeddedCount, analyze: embeddedAnalyze });
         results.embedded = r;
-        printTable(
+        printRouteTable(
           `objects on embedded PostgreSQL (PGlite), ${embeddedCount.toLocaleString('en-US')} objects${embeddedAnalyze ? ' (ANALYZEd)' : ''}, APP_ENV=local, ${opts.connections} connections — for information, no targets (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
           r.rows,
         );
@@ -624,17 +586,4 @@ export async function benchObjects(options = {}) {
   return { results, invalid };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes('--build')) {
-    const build = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
-    if (build.status !== 0) process.exit(build.status ?? 1);
-  }
-  try {
-    const { invalid } = await benchObjects();
-    // Missed targets are only reported; non-2xx answers mean the bench itself did not work.
-    if (invalid) process.exitCode = 1;
-  } catch (err) {
-    console.error(`objects bench failed: ${err.stack ?? err}`);
-    process.exitCode = 1;
-  }
-}
+await runStandalone(import.meta, 'objects', benchObjects);

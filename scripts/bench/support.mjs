@@ -107,6 +107,9 @@ export async function createDatabase(adminUrl) {
   return { name, url: url.toString() };
 }
 
+/** Leaves a database out of the cleanup (kept for inspection). */
+export const keepDatabase = (name) => live.databases.delete(name);
+
 export async function dropDatabase(name, adminUrl) {
   await withAdminClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
   live.databases.delete(name);
@@ -341,3 +344,96 @@ export async function cpuBusy(sampleMs = 1000) {
   return b.all > a.all ? 1 - (b.idle - a.idle) / (b.all - a.all) : 0;
 }
 export const pct = (x) => `${(x * 100).toFixed(0)} %`;
+
+// ---------------------------------------------------------------------------------------------
+// What the route benches (objects, entries) share: JSON calls, shapes, verdicts and tables
+
+/** A JSON answer of an authenticated call; any non-2xx status throws. */
+export async function getJson(url, key, init = {}) {
+  const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${key}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
+  const text = await res.text();
+  if (res.status < 200 || res.status > 299) throw new Error(`${init.method ?? 'GET'} ${url}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+export const seconds = (msValue) => `${(msValue / 1000).toFixed(1)} s`;
+export const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+/** The type of each property of an object (envelope comparisons). */
+export const shapeOf = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeOf(v)]));
+export const failed = (row) => row.non2xx > 0 || row.errors - row.timeouts > 0;
+
+export function routeVerdict(row) {
+  const t = row.target;
+  if (row.ceiling) return '(ceiling of this machine)';
+  if (!t) return '(no target)';
+  const parts = [];
+  let ok = true;
+  if (t.rps !== undefined) {
+    parts.push(`>= ${t.rps} req/s`);
+    ok = ok && row.rps >= t.rps;
+  }
+  if (t.p50 !== undefined) {
+    parts.push(`${row.route === 'compare' ? 'median' : 'p50'} < ${t.p50} ms`);
+    ok = ok && row.p50 < t.p50;
+  }
+  if (row.timeouts > 0) ok = false;
+  return `${parts.join(', ')}: ${failed(row) ? 'INVALID (non-2xx/errors)' : ok ? 'met' : 'MISSED'}`;
+}
+
+export function printRouteTable(title, rows, routeWidth = 68) {
+  console.log(title);
+  const lines = tableLines(
+    [
+      { title: 'route', width: routeWidth, align: 'left', value: (r) => r.label },
+      { title: 'req/s', width: 8, value: (r) => (Number.isFinite(r.rps) ? r.rps.toFixed(0) : '-') },
+      { title: 'p50 ms', width: 9, value: (r) => ms(r.p50) },
+      { title: 'p99 ms', width: 9, value: (r) => ms(r.p99) },
+      { title: 'non-2xx', width: 9, value: (r) => r.non2xx },
+      { title: 'errors', width: 8, value: (r) => r.errors - r.timeouts },
+      { title: 'timeouts', width: 10, value: (r) => r.timeouts },
+      { title: 'target', gap: '  ', value: routeVerdict },
+    ],
+    rows,
+  );
+  for (const line of lines) console.log(line);
+  for (const row of rows.filter(failed)) {
+    console.log(`    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors - row.timeouts} errors (status codes: ${row.statusCodes})`);
+  }
+  for (const row of rows.filter((r) => r.timeouts > 0)) {
+    console.log(`    NOTE: ${row.label}: ${row.timeouts} requests had no answer within 10 s (autocannon's timeout); its percentiles leave them out`);
+  }
+}
+
+/**
+ * Runs a section when its file is run directly (`node scripts/bench/<name>.mjs [--build]`;
+ * without --build it runs dist/ as it is). Missed targets are only reported; non-2xx answers mean
+ * the bench itself did not work (exit code 1).
+ */
+export async function runStandalone(meta, label, bench) {
+  if (meta.url !== `file://${process.argv[1]}`) return;
+  if (process.argv.includes('--build')) {
+    const build = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) process.exit(build.status ?? 1);
+  }
+  try {
+    const { invalid } = await bench();
+    if (invalid) process.exitCode = 1;
+  } catch (err) {
+    console.error(`${label} bench failed: ${err.stack ?? err}`);
+    process.exitCode = 1;
+  }
+}
+
+/**
+ * Measures each route in turn on a server in steady state: each of its PostgreSQL connections maps
+ * the shared buffers it touches page by page (a page fault each, costly in a VM), so a fresh server
+ * reads slower for its first tens of seconds. The `read` route runs `opts.serverWarmupSeconds`
+ * first, not counted.
+ */
+export async function measureSteady(routes, opts) {
+  const warm = routes.find((r) => r.route === 'read');
+  if (warm && opts.serverWarmupSeconds > 0) await measure(warm.url, warm.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, warm.request);
+  const rows = [];
+  for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
+  return rows;
+}

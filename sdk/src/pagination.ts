@@ -1,19 +1,20 @@
 // Cursor pages: `for await` over every item (or every page) of a cursor-paged list, following
-// `next_cursor` until it is null. Typed by the generated paths: only GET routes whose answer is a
-// cursor page are accepted, and items have the route's item type.
+// `next_cursor` (or the cursor of `next_page_url`) until it is null. Typed by the generated paths:
+// only GET routes that can answer with a cursor page are accepted, and items have the route's item
+// type. (The v1 entries list answers a plain array unless paged: it is then one page.)
 import type { PublicClient, PublicPaths } from './index.js';
 
 type JsonOk<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
-type Page = { data: unknown[]; next_cursor: string | null };
+type Page = { data: unknown[] } & ({ next_cursor: string | null } | { next_page_url: string | null });
 
 /** GET paths of the public API that answer with a cursor page (`{data, next_cursor, ...}`). */
 export type CursorPath = {
-  [P in keyof PublicPaths]: PublicPaths[P] extends { get: infer Op } ? (JsonOk<Op> extends Page ? P : never) : never;
+  [P in keyof PublicPaths]: PublicPaths[P] extends { get: infer Op } ? ([Extract<JsonOk<Op>, Page>] extends [never] ? never : P) : never;
 }[keyof PublicPaths];
 
 type OperationOf<P extends CursorPath> = PublicPaths[P] extends { get: infer Op } ? Op : never;
 /** One page of `P`. */
-export type PageOf<P extends CursorPath> = JsonOk<OperationOf<P>>;
+export type PageOf<P extends CursorPath> = Extract<JsonOk<OperationOf<P>>, Page>;
 /** One item of `P`'s pages. */
 export type ItemOf<P extends CursorPath> = PageOf<P> extends { data: (infer T)[] } ? T : never;
 /** The request parameters of `P` (path and query), without `cursor`. */
@@ -37,12 +38,16 @@ export async function* pages<P extends CursorPath>(client: PublicClient, path: P
   do {
     const query = { ...(params.query ?? {}), ...(next ? { cursor: next } : {}) };
     // The path is one of the cursor paths; openapi-fetch's overloads cannot follow a generic path.
-    const { data, error, response } = await (client.GET as unknown as (p: string, init: unknown) => Promise<{ data?: Page; error?: unknown; response: Response }>)(path, {
+    const { data, error, response } = await (client.GET as unknown as (p: string, init: unknown) => Promise<{ data?: Page | unknown[]; error?: unknown; response: Response }>)(path, {
       params: { path: params.path, query },
     });
     if (!data) throw new PageError(response.status, error);
+    if (Array.isArray(data)) {
+      yield { data, next_page_url: null } as unknown as PageOf<P>;
+      return;
+    }
     yield data as PageOf<P>;
-    next = data.next_cursor;
+    next = 'next_cursor' in data ? data.next_cursor : data.next_page_url ? new URL(data.next_page_url).searchParams.get('cursor') : null;
   } while (next);
 }
 

@@ -31,6 +31,8 @@ import { metaHandlers } from './public/meta';
 import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
 import { RequestLogBuffer, requestLog } from './http/request-log';
+import { LookupCache } from './core/lookup-cache';
+import type { KeyRow } from './http/auth';
 import { ContractValidators } from './core/entries/contracts';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
@@ -38,6 +40,8 @@ import { applyUsage, loadUploadModules, pruneStorage, USAGE_JOB } from './files/
 import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
 import { objectHandlers } from './objects/routes';
+import { entryHandlers } from './entries/routes';
+import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
 import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
@@ -58,6 +62,7 @@ const allHandlers: HandlerSet = {
   ...fileHandlers,
   ...imageHandlers,
   ...objectHandlers,
+  ...entryHandlers,
   ...reviewHandlers,
 };
 
@@ -76,6 +81,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
     .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
     .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
+    .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
@@ -122,6 +128,11 @@ export async function createKoa(app: AppContext): Promise<Koa> {
   return koa;
 }
 
+function lookupCaches(): AppContext['lookups'] {
+  const keys = new LookupCache<KeyRow>();
+  return { keys, contentTypes: keys.follower(1_000) };
+}
+
 export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {
   const db: Database = await openDatabase(config);
   await migrate(db);
@@ -137,7 +148,10 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     storage: await createStorage(config),
     requestLogs: new RequestLogBuffer(db, log),
     contractValidators: new ContractValidators(),
+    lookups: lookupCaches(),
   } as AppContext;
+  // With the test clock every lookup reads the clock's offset too, so nothing is cached.
+  if (!config.testClock) app.lookups.keys.listen(db);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
@@ -210,6 +224,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await app.scheduler.stop();
         await app.jobs.stop();
         await app.rateLimits.close();
+        await app.lookups.keys.stop();
         await app.db.close();
       })();
       return closing;

@@ -10,6 +10,9 @@ import type { Scheduler } from './jobs/scheduler';
 import type { Storage } from './storage/storage';
 import type { RequestLogBuffer } from './http/request-log';
 import type { ContractValidators } from './core/entries/contracts';
+import type { LookupCache } from './core/lookup-cache';
+import type { KeyRow } from './http/auth';
+import type { ContentTypeDef } from './core/entries/content-types';
 
 export interface AppContext {
   config: Config;
@@ -22,6 +25,13 @@ export interface AppContext {
   scheduler: Scheduler;
   storage: Storage;
   requestLogs: RequestLogBuffer;
+  /** Lookups of this process, dropped on every change in any process (core/lookup-cache.ts). */
+  lookups: {
+    /** API key lookups; its listener drives the others. */
+    keys: LookupCache<KeyRow>;
+    /** Content types by bucket (`id:<bucket id>` or `<workspace id>/<bucket name>`). */
+    contentTypes: LookupCache<Map<string, ContentTypeDef>>;
+  };
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
 }

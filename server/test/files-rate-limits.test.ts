@@ -2,7 +2,7 @@
 import { startTestServer, type TestServer } from './support/server';
 import { client, request } from './support/http';
 import { setupWorkspace } from './support/fixtures';
-import { presentFile } from '../src/files/urls';
+import { presentFile } from '../src/core/file-urls';
 
 let s: TestServer;
 beforeAll(async () => {

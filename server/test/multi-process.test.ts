@@ -2,6 +2,8 @@
 // on one database: shared rate limits, a shared test clock, migrations under a lock, graceful
 // shutdown, and the embedded default from an empty DATA_DIR.
 import http from 'node:http';
+import pg from 'pg';
+import { isDeepStrictEqual } from 'node:util';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +16,7 @@ import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
 import { describeWithPostgres, testMode } from './support/env';
 import { startReceiver, eventually } from './support/receiver';
-import { openDatabase } from '../src/db/database';
+import { openDatabase, type Database, type Listener } from '../src/db/database';
 import { migrate } from '../src/db/migrate';
 import { JobQueue } from '../src/jobs/queue';
 import { TASK_JOB } from '../src/jobs/scheduler';
@@ -125,6 +127,94 @@ describeWithPostgres('several server processes on one database', () => {
 
     await adminA.delete(`/admin/v1/workspaces/${workspace.name}/api-keys/${key.id}`);
     expect(await onB.get(keyInfo)).toMatchObject({ status: 403, body: { message: 'Forbidden' } });
+  });
+
+  it('sees a content type created in one process on the very next request of another (cached content types are dropped)', async () => {
+    const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
+    const adminA = client(a.url, ADMIN_TOKEN);
+    const { workspace, key } = await setupWorkspace(adminA, { permissions: ['list-entries', 'create-entry'] });
+    const onB = client(b.url, key.key);
+    const type = (name: string) => adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name, fields: [{ name: 'title', type: 'text' }] });
+    const list = (name: string) => onB.get(`/api/v1/${workspace.name}/entries?contentBucket=general&contentType=${name}`);
+    expect((await type('first')).status).toBe(201);
+    expect((await list('first')).status).toBe(200);
+    expect((await list('second')).status).toBe(404);
+    expect((await type('second')).status).toBe(201);
+    expect((await list('second')).status).toBe(200);
+    const created = await onB.post(`/api/v1/${workspace.name}/entries?contentBucket=general&contentType=second`, { fields: { title: 't' } });
+    expect(created.status).toBe(201);
+  });
+
+  it('confirms a change only once every listening connection of the database has handled it', async () => {
+    const [x, y] = await Promise.all([0, 1].map(() => openDatabase({ databaseUrl: db.url, dataDir: db.dataDir, databasePoolSize: 1 })));
+    // A third listener, played by hand: it answers a ping only when the test says so.
+    const slow = new pg.Client({ connectionString: db.url, application_name: 'workspace-api listener' });
+    try {
+      let heardByY = 0;
+      const listenOn = (d: Database, onNotify: () => void) =>
+        new Promise<Listener>((resolve) => {
+          const listener = d.listen('confirm_test', onNotify, (on) => on && resolve(listener));
+        });
+      const lx = await listenOn(x, () => undefined);
+      const ly = await listenOn(y, () => heardByY++);
+      await slow.connect();
+      const pings: string[] = [];
+      slow.on('notification', (n) => n.channel === 'confirm_test' && pings.push(n.payload!));
+      await slow.query('LISTEN confirm_test');
+
+      let confirmed = false;
+      const confirming = lx.confirm(20_000).then(() => (confirmed = true));
+      await eventually(async () => pings.length > 0);
+      expect(pings[0]).toMatch(/^ping:/);
+      await new Promise((r) => setTimeout(r, 200));
+      // x and y answered long ago; the third has not.
+      expect(confirmed).toBe(false);
+      expect(heardByY).toBe(1);
+      await slow.query('SELECT pg_notify($1, $2)', ['confirm_test_ack', pings[0]!.slice('ping:'.length)]);
+      const started = Date.now();
+      await confirming;
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await Promise.all([lx.stop(), ly.stop()]);
+    } finally {
+      await slow.end();
+      await Promise.all([x.close(), y.close()]);
+    }
+  });
+
+  it('drops cached key lookups on changes made in the database directly, and reads the database on every request while its listener is lost', async () => {
+    const a = await spawnTracked();
+    const { workspace, user, key } = await setupWorkspace(client(a.url, ADMIN_TOKEN), { permissions: ['view-file'] });
+    const onA = client(a.url, key.key);
+    const keyInfo = `/api/v1/${workspace.name}/api-key`;
+    const permissions = async () => (await onA.get(keyInfo)).body.user.permissions;
+    const sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
+    try {
+      const setPermissions = (p: string[]) => sql.query('UPDATE users SET permissions = $1 WHERE id = $2', [p, user.id]);
+      const listeners = async () => (await sql.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'workspace-api listener'`)).rows.map((r) => r.pid);
+      expect(await permissions()).toEqual(['view-file']);
+      expect(await permissions()).toEqual(['view-file']);
+      // Not through the API: the trigger's notification drops the cached lookup (it travels on
+      // its own connection, so it may arrive just after this request: API changes wait for it).
+      await setPermissions(['create-file']);
+      await eventually(async () => isDeepStrictEqual(await permissions(), ['create-file']), 2_000);
+
+      // The listening connection is cut: until it is back, every request reads the database.
+      const [pid] = await listeners();
+      expect(pid).toEqual(expect.any(Number));
+      await sql.query('SELECT pg_terminate_backend($1)', [pid]);
+      await new Promise((r) => setTimeout(r, 200));
+      await setPermissions(['delete-file']);
+      expect(await permissions()).toEqual(['delete-file']);
+      await setPermissions(['view-file']);
+      expect(await permissions()).toEqual(['view-file']);
+      await eventually(async () => (await listeners()).some((p) => p !== pid));
+      await permissions();
+      await setPermissions(['create-file', 'view-file']);
+      await eventually(async () => isDeepStrictEqual(await permissions(), ['create-file', 'view-file']), 2_000);
+    } finally {
+      await sql.end();
+    }
   });
 
   it('writes the buffered request logs of a process when it stops', async () => {

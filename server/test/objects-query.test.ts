@@ -421,6 +421,21 @@ describe('sort', () => {
     expect((await refused({ sort: [{ field: 'n', direction: 'asc' }], filter: { '@ref': { eq: 'd/int1' } } })).some((k) => k.startsWith('sort'))).toBe(true);
   });
 
+  it('refuses a value no page shows: the whole matching set is checked, key by key', async () => {
+    const x = await objectsWorkspace(s);
+    for (const [ref, text] of [['a', '{"n":1,"t":"x"}'], ['b', '{"n":2,"t":"y"}'], ['c', '{"n":"3","t":5}'], ['d', '{"n":4,"t":"z"}']]) await createRaw(x, ref, text);
+    const byNumber = { field: 'n', direction: 'asc', type: 'number' };
+    const byString = { field: 't', direction: 'asc', type: 'string' };
+    expect(await refused({ sort: [byNumber], limit: 1 }, x)).toEqual(['sort.0.field']);
+    expect(await refused({ sort: [byNumber], limit: 1, offset: 3 }, x)).toEqual(['sort.0.field']);
+    // Both keys fail on the same row: the first key is reported; only the second fails elsewhere.
+    expect(await refused({ sort: [byString, byNumber], limit: 1 }, x)).toEqual(['sort.0.field']);
+    expect(await refused({ sort: [{ field: '@id', direction: 'asc' }, byString], limit: 1 }, x)).toEqual(['sort.1.field']);
+    const fine = await x.api.post(x.at('query'), { sort: [byNumber], limit: 2, filter: { '@ref': { in: ['a', 'b', 'd'] } } });
+    expect(fine.status).toBe(200);
+    expect(fine.body.data.map((o: any) => o.ref)).toEqual(['a', 'b']);
+  });
+
   it('needs exact DECIMAL(38,12) numbers for a numeric sort', async () => {
     const v = await objectsWorkspace(s);
     await createRaw(v, 'a', '{"n":1.5}');

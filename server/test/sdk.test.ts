@@ -220,6 +220,36 @@ describe('cursor pages', () => {
     // @ts-expect-error file details are not a cursor page
     void (() => paginate(api, '/api/v1/{workspace}/files/{file}', { path: { workspace: name, file: 1 } }));
   });
+
+  it('follows next_page_url through typed entry lists (v2, and v1 when paged or not)', async () => {
+    const name = uniqueName();
+    await admin.POST('/admin/v1/workspaces', { body: { name } });
+    await admin.POST('/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types', {
+      params: { path: { workspace: name, bucket: 'general' } },
+      body: { name: 'note', fields: [{ name: 'title', type: 'text' }] },
+    });
+    const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
+      params: { path: { workspace: name } },
+      body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'create-entry'] },
+    });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    const api = createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch: contractFetch });
+    const query = { contentBucket: 'general', contentType: 'note' };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await api.POST('/api/v1/{workspace}/entries', { params: { path: { workspace: name }, query }, body: { fields: { title: `n${i}` }, status: 'published' } });
+      ids.push(created.data!.id);
+    }
+    const v2: string[] = [];
+    for await (const e of paginate(api, '/api/v2/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } })) v2.push(e.id);
+    expect(v2).toEqual(ids);
+    const sizes: number[] = [];
+    for await (const page of pages(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } })) sizes.push(page.data.length);
+    expect(sizes).toEqual([2, 1]);
+    const plain: string[] = [];
+    for await (const e of paginate(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query })) plain.push(e.id);
+    expect(plain).toEqual(ids);
+  });
 });
 
 describe('the package', () => {

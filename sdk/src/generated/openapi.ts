@@ -742,6 +742,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List published entries
+         * @description Published entries of one content type of one bucket (drafts never, even for wildcard keys;
+         *     a scheduled draft is listed once it is published), oldest first.
+         *
+         *     - **Plain list**: without any of `per_page`, `cursor` and `view`, the response is a plain
+         *       JSON array of the published entries of the type, rendered (the original v1 response),
+         *       oldest first and at most 1,000 of them (a response must stay bounded; page for more).
+         *     - **Cursor page**: with any of them, the response is an `EntryPage` (`data`,
+         *       `next_page_url`, `prev_page_url`) of `per_page` entries (default 50); follow
+         *       `next_page_url` while it is non-null. `view=summary` gives the summary form
+         *       (`id`, `api_url`, `name`, `status`, `updated_at`), `view=full` rendered entries.
+         *       Decision (the document leaves it open): a page requested without `view` (only `per_page`
+         *       or `cursor`) holds rendered entries, as `view=full`.
+         *     - `locale` picks the language of `fields` (default `en-US`); `*` gives every enabled locale,
+         *       keyed by locale code. A malformed or unconfigured locale is a `400` (`Invalid locale.`).
+         *     - `skipWebhooks=true` suppresses webhook delivery for the request.
+         *
+         *     An unknown bucket, content type (in that bucket) or workspace is a `404`; an invalid
+         *     `per_page`, `view` or `cursor` a `422`. Relation fields are expanded within the limits
+         *     described in `EntryFieldValue`; related drafts are skipped.
+         *
+         *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
+         *     entries quota, 500 per minute per API key by default (`RATE_LIMIT_ENTRIES_PER_MINUTE`).
+         */
+        get: operations["listEntries"];
+        put?: never;
+        /**
+         * Create an entry
+         * @description Creates a typed entry of the content type `contentType` in the bucket `contentBucket`, with
+         *     the values of `fields` in the language `locale` (default `en-US`; `*`, or a malformed or
+         *     unconfigured locale, is a `400`). `status` defaults to `draft`; `publish_at` schedules a
+         *     draft; `locales` lists the enabled locales (`en-US` is always included); `lock_version`
+         *     starts at 0.
+         *
+         *     Field values follow the content type (see `EntryFieldInput`): attachment fields take integer
+         *     file IDs, relation fields entry ULIDs of an accepted type in the same bucket, multiple-value
+         *     fields arrays, date fields their format (datetimes in several input forms, read as UTC when
+         *     they carry no offset). Required fields apply, and `unique` fields must not repeat a value of
+         *     another entry of the type. Validation errors are a `422` keyed `fields.<name>`, `status`,
+         *     `publish_at`, `locales.<n>` or `tags.<n>`; an unknown bucket or content type is a `404`.
+         *     Webhook subscribers receive `entry.created` unless `skipWebhooks` is `true`.
+         *
+         *     Body: JSON, at most 1 MiB; malformed JSON is a `400`. Key ability `entries:write` (or
+         *     `*`), creator permission `create-entry`. Rate limit: the entries quota.
+         */
+        post: operations["createEntry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/entries/{entry}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The entry ULID (`id` of the rendered entry): 26 characters of Crockford base32
+                 *     (`^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$`, either case). Any other value names no entry:
+                 *     `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a published entry
+         * @description The rendered entry. A missing entry, a draft (even for wildcard keys), an entry of another
+         *     workspace, and an entry that is not a typed entry (an object, a migrated entry, a legacy form
+         *     submission) are a `404`. `locale` picks the language of `fields` (default `en-US`); `*` gives
+         *     every enabled locale keyed by locale code. A malformed or unconfigured locale is a `400`.
+         *     Relation fields are expanded within the limits described in `EntryFieldValue`; related
+         *     drafts are skipped.
+         *
+         *     Key ability `entries:read` (or `*`), creator permission `view-entry`. Rate limit: the
+         *     entries quota.
+         */
+        get: operations["getEntry"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an entry
+         * @description Permanently deletes a typed entry, draft or published, with all its stored values in every
+         *     locale (there is no Trash for typed entries). Relation and attachment fields with
+         *     `cascade_on_delete` also delete the entries and files they reference. Deletion has no
+         *     locale. An entry with a pending review is a `422` keyed `review` (`The entry has a pending
+         *     review.`) and nothing is deleted. A missing entry, an entry of another workspace, and an
+         *     entry that is not a typed entry are a `404`. Webhook subscribers receive `entry.deleted`
+         *     unless `skipWebhooks` is `true`.
+         *
+         *     Key ability `entries:delete` (or `*`), creator permission `delete-entry`. Rate limit: the
+         *     entries quota.
+         */
+        delete: operations["deleteEntry"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an entry
+         * @description Partially updates a typed entry, draft or published: omitted properties are unchanged,
+         *     supplied ones replace. `fields` names only the fields to change, with values in the language
+         *     `locale` (default `en-US`; `*`, or a malformed or unconfigured locale, is a `400`).
+         *     `status` changes the status (publishing clears `publish_at`); `publish_at` sets, replaces
+         *     or clears (null) the schedule; `locales` replaces the enabled locales (`en-US` kept), and
+         *     the values of a removed locale are permanently deleted; `tags` replaces the tags. Field
+         *     values follow the content type as on creation (`422` keyed `fields.<name>`).
+         *
+         *     **Versions** (decision; the document names `expected_version` and `check` on one row):
+         *     `expected_version` is the entry's `lock_version` as the client read it. `check` is another
+         *     name for it on this endpoint: alone it acts exactly like `expected_version`; given together
+         *     with a different value, the request is a `422` on `check`. A stale version is a `422` on
+         *     `expected_version` (on `check` when only `check` was given) whose message names the current
+         *     version (`The expected_version is stale: the current version is 4.`), and nothing changes.
+         *     Without either, supplied properties overwrite whatever changed meanwhile.
+         *
+         *     **Response** (decision; the document does not show it): `200` with the entry after the
+         *     update, rendered in the request's locale, whatever its status, with its new `lock_version`
+         *     (every successful update increments it).
+         *
+         *     An entry with a pending review is a `422` keyed `review` (`The entry has a pending
+         *     review.`). A missing entry, an entry of another workspace, and an entry that is not a typed
+         *     entry are a `404`. Webhook subscribers receive `entry.updated` unless `skipWebhooks` is
+         *     `true`. Body: JSON, at most 1 MiB; malformed JSON is a `400`.
+         *
+         *     Key ability `entries:write` (or `*`), creator permission `update-entry`. Rate limit: the
+         *     entries quota.
+         */
+        patch: operations["updateEntry"];
+        trace?: never;
+    };
+    "/api/v2/{workspace}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List published entries (v2, always paged)
+         * @description The same listing as `GET /api/v1/{workspace}/entries`, with the same parameters and
+         *     authentication, but always a cursor page (`EntryPage`) and with other defaults: `view`
+         *     defaults to `summary` (`id`, `api_url`, `name`, `status`, `updated_at`) and `per_page` to
+         *     50; `view=full` gives rendered entries with their fields. Published entries only (drafts
+         *     never, even for wildcard keys), oldest first; follow `next_page_url` while it is non-null.
+         *
+         *     `locale` picks the language of `fields` in the full view (default `en-US`; `*` for every
+         *     enabled locale); a malformed or unconfigured locale is a `400` (`Invalid locale.`). An
+         *     unknown bucket, content type or workspace is a `404`; an invalid `per_page`, `view` or
+         *     `cursor` a `422`. `skipWebhooks=true` suppresses webhook delivery.
+         *
+         *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
+         *     entries quota.
+         */
+        get: operations["listEntriesV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_image/api/v1/{workspace}/files/{file}/{uuid}/{token}/{name}": {
         parameters: {
             query?: {
@@ -1309,6 +1497,48 @@ export interface paths {
          *     `403` (read-only). An unknown bucket is a `404`. Body: JSON, at most 64 KiB.
          */
         post: operations["createSubmission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/entries/{entry_id}/convert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The ULID of a typed entry of the workspace (26 characters of Crockford base32, either
+                 *     case). Any other value names no entry: `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Convert a typed entry into an object
+         * @description Turns a typed entry, draft or published, into a JSON-backed (migrated) entry with the same
+         *     IDs (`id` and `entry_id`): its field values become the JSON document, per locale: the
+         *     `en-US` values become `data`, those of every other enabled locale become `translations`.
+         *     Values are copied as stored (relations as entry ULIDs, attachments as file IDs, dates as
+         *     strings), never expanded. From then on the Objects API reads, updates and deletes it like any
+         *     object, and the typed Entries API no longer finds it (`404`). A migrated entry cannot move to
+         *     another bucket: an Objects update with another `bucket_id` is a `422` on `bucket_id`.
+         *
+         *     An unknown workspace or entry, and an entry that is not a typed entry (an object or a legacy
+         *     form submission), are a `404`; an entry that is already migrated is a `422` on `entry_id`.
+         *     No body.
+         */
+        post: operations["convertEntry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2769,6 +2999,379 @@ export interface components {
             ref: string;
             lock_version: components["schemas"]["ObjectLockVersion"];
             status: components["schemas"]["ObjectStatus"];
+        };
+        /**
+         * Format: uri
+         * @description The entry's address on the public API: `{base_url}/api/v1/{workspace}/entries/<id>`.
+         * @example http://localhost:3000/api/v1/acme/entries/01JDQ3ZK8V4E2N6T9W5XR7B1HC
+         */
+        EntryApiUrl: string;
+        /**
+         * @description Display name: the value of the content type's name field, or the entry ID when it is empty (or the type has no name field).
+         * @example Hello world
+         */
+        EntryName: string;
+        /**
+         * @description Publication status of a typed entry, shared by all its locales: `draft` (the default on
+         *     creation) or `published`. Delivery reads (the lists and `GET /entries/{entry}`) show only
+         *     `published` entries, even to wildcard keys.
+         * @example published
+         * @enum {string}
+         */
+        EntryStatus: "draft" | "published";
+        /**
+         * @description Human label of `status`: `Published` for `published`, `Draft` for `draft`. The document shows
+         *     only the published label; decision: the draft label is `Draft`, also for a draft with a
+         *     `publish_at` schedule (there is no separate "scheduled" label).
+         * @example Published
+         * @enum {string}
+         */
+        EntryStatusLabel: "Published" | "Draft";
+        /**
+         * @description A rendered typed entry, returned unwrapped by read, create and update, and as the items of the
+         *     lists in the full view. Relation fields hold the related entries, rendered the same way (or
+         *     compact references where expansion stops), and attachment fields the file objects of the Files
+         *     API with fresh temporary URLs; see `EntryFieldValue` for every shape and the expansion limits.
+         * @example {
+         *       "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "name": "Hello world",
+         *       "status": "published",
+         *       "status_label": "Published",
+         *       "publish_at": null,
+         *       "tags": [
+         *         "news"
+         *       ],
+         *       "locales": [
+         *         "en-US",
+         *         "de-DE"
+         *       ],
+         *       "fields": {
+         *         "title": "Hello world",
+         *         "rating": 4.5,
+         *         "featured": true,
+         *         "published_on": "2026-11-22",
+         *         "event_starts_at": "2026-12-01T18:30:00Z",
+         *         "meta": {
+         *           "seo": {
+         *             "noindex": false
+         *           }
+         *         },
+         *         "author": {
+         *           "id": "01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *           "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *           "name": "Ada Lovelace",
+         *           "status": "published",
+         *           "status_label": "Published",
+         *           "publish_at": null,
+         *           "tags": [],
+         *           "locales": [
+         *             "en-US"
+         *           ],
+         *           "fields": {
+         *             "name": "Ada Lovelace",
+         *             "posts": [
+         *               {
+         *                 "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *                 "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *                 "name": "Hello world",
+         *                 "status": "published",
+         *                 "status_label": "Published",
+         *                 "_relation": {
+         *                   "reason": "cycle"
+         *                 }
+         *               }
+         *             ]
+         *           },
+         *           "created_at": "2026-11-20T09:00:00.000000Z",
+         *           "updated_at": "2026-11-20T09:00:00.000000Z",
+         *           "lock_version": 0
+         *         },
+         *         "cover": null
+         *       },
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-23T08:01:44.502113Z",
+         *       "lock_version": 3
+         *     }
+         */
+        Entry: {
+            /** @description Entry ULID; the `{entry}` of the paths and the value that relation fields take. */
+            id: components["schemas"]["ObjectEntryId"];
+            api_url: components["schemas"]["EntryApiUrl"];
+            name: components["schemas"]["EntryName"];
+            status: components["schemas"]["EntryStatus"];
+            status_label: components["schemas"]["EntryStatusLabel"];
+            /**
+             * @description Scheduled publication time of a draft (UTC with microseconds and `Z`); null when none.
+             *     Publishing clears it.
+             */
+            publish_at: components["schemas"]["Timestamp"] | null;
+            /** @description Free-form tags, in the order they were given. */
+            tags: string[];
+            /** @description The entry's enabled locale codes; `en-US` is always included. */
+            locales: components["schemas"]["Locale"][];
+            /**
+             * @description The field values, shaped by the request's `locale`:
+             *
+             *     - **One locale** (a locale code, default `en-US`): field name → value, for every field of
+             *       the content type, in that locale. A field without a value there is `null` (a multiple
+             *       field `[]`); there is no fallback to another locale.
+             *     - **`locale=*`** (decision; the document does not show the shape): locale code → (field
+             *       name → value), one complete map per locale of `locales`, `en-US` included; a field
+             *       without a translation in a locale is `null` there (a multiple field `[]`).
+             */
+            fields: {
+                [key: string]: components["schemas"]["EntryFieldValue"];
+            } | {
+                [key: string]: {
+                    [key: string]: components["schemas"]["EntryFieldValue"];
+                };
+            };
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            lock_version: components["schemas"]["EntryLockVersion"];
+        };
+        /**
+         * @description A compact reference to a related entry, given in place of the rendered entry where relation
+         *     expansion stops. `_relation.reason` says why: `cycle` (the entry is already being rendered on
+         *     this path, the root entry included), `depth` (it lies beyond 3 nested relation levels) or
+         *     `budget` (the root entry has already expanded 100 related entries).
+         * @example {
+         *       "id": "01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *       "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *       "name": "Ada Lovelace",
+         *       "status": "published",
+         *       "status_label": "Published",
+         *       "_relation": {
+         *         "reason": "depth"
+         *       }
+         *     }
+         */
+        EntryReference: {
+            /** @description ULID of the related entry. */
+            id: components["schemas"]["ObjectEntryId"];
+            api_url: components["schemas"]["EntryApiUrl"];
+            name: components["schemas"]["EntryName"];
+            status: components["schemas"]["EntryStatus"];
+            status_label: components["schemas"]["EntryStatusLabel"];
+            /** @description Why expansion stopped here. */
+            _relation: {
+                /** @enum {string} */
+                reason: "cycle" | "depth" | "budget";
+            };
+        };
+        /**
+         * @description One field value of a rendered entry. Its shape follows the field definition (`type`, `format`,
+         *     `multiple`) of the content type:
+         *
+         *     | `type` | rendered value |
+         *     |---|---|
+         *     | `text` | string |
+         *     | `number` | JSON number |
+         *     | `boolean` | `true` or `false` |
+         *     | `date` | string in the field's `format`: `date` → `YYYY-MM-DD`; `time` → `HH:mm`; `datetime` → ISO 8601 in UTC, `YYYY-MM-DDTHH:mm:ssZ` (seconds as written; legacy minute-only values brought in from elsewhere keep `YYYY-MM-DDTHH:mmZ`) |
+         *     | `json` | any JSON value, as stored |
+         *     | `relation` | the related entry, rendered (`Entry`), or a compact reference (`EntryReference`) where expansion stops |
+         *     | `attachment` | the file object of the Files API (`File`, as `GET /files/{file}` returns it), with fresh `temporary_url` and `temporary_image_url` valid 600 seconds |
+         *
+         *     A `multiple` field is an array of such values in stored order (`[]` when empty); an empty
+         *     single-value field is `null`.
+         *
+         *     **Relation expansion**, per rendered root entry: each relation field examines only its first
+         *     25 stored references; invalid references inside that window (missing or deleted entries, drafts
+         *     on delivery reads, entries of a type the field does not accept or of another bucket) are
+         *     skipped, and references after the 25th are not examined and not returned. Related entries are
+         *     rendered with their own relations, at most 3 nested levels deep, and at most 100 related
+         *     entries are expanded per root entry. Beyond those limits, and for an entry already rendered on
+         *     the same path (a cycle), the value is a compact reference whose `_relation.reason` is `depth`,
+         *     `budget` or `cycle`. Related entries are rendered in the request's locale.
+         * @example Hello world
+         */
+        EntryFieldValue: string | number | boolean | (components["schemas"]["Entry"] | components["schemas"]["EntryReference"]) | components["schemas"]["File"] | (string | number | boolean | components["schemas"]["Entry"] | components["schemas"]["EntryReference"] | components["schemas"]["File"])[] | unknown | null;
+        /**
+         * @description The entry's concurrency token: 0 on creation, incremented by every successful write. Send the
+         *     value you read as `expected_version` (or `check`) on an update to refuse the update when the
+         *     entry changed meanwhile. It is not an API version.
+         * @example 3
+         */
+        EntryLockVersion: number;
+        /**
+         * @description The summary form of an entry (`view=summary`), without fields and values.
+         * @example {
+         *       "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "name": "Hello world",
+         *       "status": "published",
+         *       "updated_at": "2026-11-23T08:01:44.502113Z"
+         *     }
+         */
+        EntrySummary: {
+            /** @description Entry ULID. */
+            id: components["schemas"]["ObjectEntryId"];
+            api_url: components["schemas"]["EntryApiUrl"];
+            name: components["schemas"]["EntryName"];
+            status: components["schemas"]["EntryStatus"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One cursor page of published entries. Follow `next_page_url` while it is non-null: it keeps the
+         *     request's other query parameters and only replaces `cursor`. There is no total, and pages are
+         *     not a snapshot: entries published or removed meanwhile may be seen or missed.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "api_url": "http://localhost:3000/api/v1/acme/entries/01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "name": "Hello world",
+         *           "status": "published",
+         *           "updated_at": "2026-11-23T08:01:44.502113Z"
+         *         }
+         *       ],
+         *       "next_page_url": "http://localhost:3000/api/v2/acme/entries?contentBucket=blog&contentType=post&per_page=1&cursor=eyJpZCI6MTd9",
+         *       "prev_page_url": null
+         *     }
+         */
+        EntryPage: {
+            /** @description The entries of this page, rendered (`view=full`) or in the summary form (`view=summary`). */
+            data: (components["schemas"]["Entry"] | components["schemas"]["EntrySummary"])[];
+            /**
+             * Format: uri
+             * @description The next page's URL; null on the last page.
+             */
+            next_page_url: string | null;
+            /**
+             * Format: uri
+             * @description The previous page's URL; null on the first page.
+             */
+            prev_page_url: string | null;
+        };
+        /**
+         * @description One field value in a create or update body (`fields.<name>`). Its shape follows the field
+         *     definition (`type`, `format`, `multiple`) of the content type:
+         *
+         *     | `type` | accepted value |
+         *     |---|---|
+         *     | `text` | string |
+         *     | `number` | JSON number (kept exactly as written) |
+         *     | `boolean` | `true` or `false` |
+         *     | `date` | string by the field's `format`: `date` → `YYYY-MM-DD`; `time` → `HH:mm`; `datetime` → `YYYY-MM-DD HH:mm`, `YYYY-MM-DD HH:mm:ss`, or either with `T` in place of the space, with an optional `Z` or numeric offset up to 14:00 either side (`+02:00`); offset-free values are read as UTC, seconds are kept; fractional seconds and invalid calendar dates (`2026-02-30`) are refused |
+         *     | `json` | any JSON value, stored as given |
+         *     | `relation` | the ULID of an entry of an accepted target type in the same bucket (drafts included) |
+         *     | `attachment` | the integer ID of a file of the workspace |
+         *
+         *     A `multiple` field takes an array of such values; `null` empties a field (a required field
+         *     cannot be emptied). An unknown field name, a value of the wrong shape, a missing required field
+         *     on creation, a taken `unique` value or an unusable reference is a `422` keyed `fields.<name>`.
+         * @example Hello world
+         */
+        EntryFieldInput: string | number | boolean | unknown[] | unknown | null;
+        /**
+         * @description A new typed entry of the content type named by the `contentType` query parameter. `fields`
+         *     holds the values of the request's `locale`.
+         * @example {
+         *       "fields": {
+         *         "title": "Hello world",
+         *         "rating": 4.5,
+         *         "published_on": "2026-11-22",
+         *         "event_starts_at": "2026-12-01 18:30",
+         *         "author": "01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *         "cover": 42
+         *       },
+         *       "status": "draft",
+         *       "publish_at": "2026-12-01T08:00:00Z",
+         *       "locales": [
+         *         "en-US",
+         *         "de-DE"
+         *       ],
+         *       "tags": [
+         *         "news"
+         *       ]
+         *     }
+         */
+        EntryCreate: {
+            /**
+             * @description Field name → value, matching the content type's field definitions (see `EntryFieldInput`).
+             *     Required fields must be given; omitted optional fields stay empty. Errors are keyed
+             *     `fields.<name>`.
+             */
+            fields: {
+                [key: string]: components["schemas"]["EntryFieldInput"];
+            };
+            /** @default draft */
+            status?: components["schemas"]["EntryStatus"];
+            /**
+             * Format: date-time
+             * @description Schedules the publication of a draft (ISO 8601 with `Z` or an offset); null or omitted means none.
+             * @example 2026-12-01T08:00:00Z
+             */
+            publish_at?: string | null;
+            /** @description Enabled locale codes, each configured for the workspace (otherwise a `422` on `locales.<n>`); `en-US` is always included. */
+            locales?: components["schemas"]["Locale"][];
+            /** @description Free-form tags. */
+            tags?: string[];
+            /**
+             * @description `true` suppresses webhook delivery for this write.
+             * @default false
+             */
+            skipWebhooks?: boolean;
+        };
+        /**
+         * @description A partial update: omitted properties are unchanged, supplied ones replace. `fields` holds
+         *     values of the request's `locale`.
+         * @example {
+         *       "fields": {
+         *         "title": "Hello again",
+         *         "rating": 5
+         *       },
+         *       "status": "published",
+         *       "tags": [
+         *         "news",
+         *         "featured"
+         *       ],
+         *       "expected_version": 3
+         *     }
+         */
+        EntryUpdate: {
+            /**
+             * @description Only the fields to change: field name → value (see `EntryFieldInput`); fields not named
+             *     keep their values. Errors are keyed `fields.<name>`.
+             */
+            fields?: {
+                [key: string]: components["schemas"]["EntryFieldInput"];
+            };
+            /** @description The new status. Publishing clears `publish_at`. */
+            status?: components["schemas"]["EntryStatus"];
+            /**
+             * Format: date-time
+             * @description Sets or replaces the publication schedule (ISO 8601 with `Z` or an offset); null clears it.
+             * @example 2026-12-01T08:00:00Z
+             */
+            publish_at?: string | null;
+            /**
+             * @description Replaces the enabled locales (`en-US` is always kept); each must be configured for the
+             *     workspace (otherwise a `422` on `locales.<n>`). The values of a removed locale are
+             *     permanently deleted.
+             */
+            locales?: components["schemas"]["Locale"][];
+            /** @description Replaces the tags. */
+            tags?: string[];
+            /** @description `true` suppresses webhook delivery for this write. */
+            skipWebhooks?: boolean;
+            /**
+             * @description The `lock_version` the client read. When it is not the entry's current version, the update
+             *     is refused with a `422` on `expected_version` whose message names the current version, and
+             *     nothing changes. Omitted: no check, supplied properties overwrite.
+             * @example 3
+             */
+            expected_version?: number;
+            /**
+             * @description Another name for `expected_version` on a single update (decision: the document names
+             *     both on one row). Alone, it acts exactly like `expected_version` (a stale value is a `422`
+             *     on `check`); given with `expected_version`, both must be equal, otherwise a `422` on
+             *     `check`. (Batch writes use `check` for conditions; this endpoint does not.)
+             * @example 3
+             */
+            check?: number;
         };
         /**
          * @example {
@@ -4457,6 +5060,321 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listEntries: {
+        parameters: {
+            query: {
+                /**
+                 * @description Bucket API name. A bucket the workspace does not have is a `404`.
+                 * @example blog
+                 */
+                contentBucket: string;
+                /**
+                 * @description Content type name, in that bucket. A type the bucket does not have is a `404`.
+                 * @example post
+                 */
+                contentType: string;
+                /**
+                 * @description A configured locale of the workspace, default `en-US`, or `*`: `fields` holds every
+                 *     enabled locale of each entry, keyed by locale code. A malformed or unconfigured locale is
+                 *     a `400` with `{message}` (`Invalid locale.`), in every view.
+                 * @example de-DE
+                 */
+                locale?: string;
+                /**
+                 * @description Entries per page, 1 to 100; 50 when the response is paged and `per_page` is omitted. Giving it selects the paged response.
+                 * @example 20
+                 */
+                per_page?: number;
+                /** @description An opaque cursor, as carried by `next_page_url` or `prev_page_url` of a previous page; omitted means the first page. Giving it selects the paged response. An invalid cursor is a `422`. */
+                cursor?: string;
+                /** @description `summary` (the summary form) or `full` (rendered entries). Giving it selects the paged response. */
+                view?: "summary" | "full";
+                /** @description `true` suppresses webhook delivery. */
+                skipWebhooks?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A plain array of rendered entries (without `per_page`, `cursor` and `view`), or a cursor page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"][] | components["schemas"]["EntryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createEntry: {
+        parameters: {
+            query: {
+                /**
+                 * @description Bucket API name. A bucket the workspace does not have is a `404`.
+                 * @example blog
+                 */
+                contentBucket: string;
+                /**
+                 * @description Content type name, in that bucket. A type the bucket does not have is a `404`.
+                 * @example post
+                 */
+                contentType: string;
+                /**
+                 * @description The language of the `fields` values: a configured locale of the workspace, default
+                 *     `en-US`. `*`, or a malformed or unconfigured locale, is a `400` with `{message}`
+                 *     (`Invalid locale.`). Writing in a locale enables it on the entry (it joins `locales`).
+                 * @example en-US
+                 */
+                locale?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryCreate"];
+            };
+        };
+        responses: {
+            /** @description The new entry, rendered in the request's locale (unwrapped). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEntry: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A configured locale of the workspace, default `en-US`, or `*`: `fields` holds every
+                 *     enabled locale of the entry, keyed by locale code. A malformed or unconfigured locale is a
+                 *     `400` with `{message}` (`Invalid locale.`).
+                 * @example de-DE
+                 */
+                locale?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The entry ULID (`id` of the rendered entry): 26 characters of Crockford base32
+                 *     (`^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$`, either case). Any other value names no entry:
+                 *     `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry, rendered (unwrapped). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteEntry: {
+        parameters: {
+            query?: {
+                /** @description `true` suppresses webhook delivery; default `false`. */
+                skipWebhooks?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The entry ULID (`id` of the rendered entry): 26 characters of Crockford base32
+                 *     (`^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$`, either case). Any other value names no entry:
+                 *     `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateEntry: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The language of the `fields` values (and of the response): a configured locale of the
+                 *     workspace, default `en-US`. `*`, or a malformed or unconfigured locale, is a `400` with
+                 *     `{message}` (`Invalid locale.`). Writing in a locale enables it on the entry (it joins
+                 *     `locales`, also when the same body's `locales` leaves it out).
+                 * @example de-DE
+                 */
+                locale?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The entry ULID (`id` of the rendered entry): 26 characters of Crockford base32
+                 *     (`^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$`, either case). Any other value names no entry:
+                 *     `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated entry, rendered in the request's locale (unwrapped), with its new `lock_version`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEntriesV2: {
+        parameters: {
+            query: {
+                /**
+                 * @description Bucket API name. A bucket the workspace does not have is a `404`.
+                 * @example blog
+                 */
+                contentBucket: string;
+                /**
+                 * @description Content type name, in that bucket. A type the bucket does not have is a `404`.
+                 * @example post
+                 */
+                contentType: string;
+                /**
+                 * @description A configured locale of the workspace, default `en-US`, or `*`: `fields` (full view) holds
+                 *     every enabled locale of each entry, keyed by locale code. A malformed or unconfigured
+                 *     locale is a `400` with `{message}` (`Invalid locale.`), in every view.
+                 * @example de-DE
+                 */
+                locale?: string;
+                /** @description Entries per page, 1 to 100; default 50. */
+                per_page?: number;
+                /** @description An opaque cursor, as carried by `next_page_url` or `prev_page_url` of a previous page; omitted means the first page. An invalid cursor is a `422`. */
+                cursor?: string;
+                /** @description `summary` (default: the summary form) or `full` (rendered entries). */
+                view?: "summary" | "full";
+                /** @description `true` suppresses webhook delivery. */
+                skipWebhooks?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A cursor page of published entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getImageVariant: {
         parameters: {
             query?: {
@@ -5346,6 +6264,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    convertEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description The ULID of a typed entry of the workspace (26 characters of Crockford base32, either
+                 *     case). Any other value names no entry: `404`.
+                 * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
+                 */
+                entry_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The converted entry as an object, the full envelope (unwrapped, `data` in `en-US`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectEnvelope"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,10 +1,15 @@
-// Reviews of entries and legacy linked form submissions (management API).
+// Reviews of entries, legacy linked form submissions, and the conversion of typed entries to
+// JSON-backed ones (management API).
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { EntryError } from '../core/entries/errors';
 import { createReview, resolveReview } from '../core/entries/reviews';
 import { createSubmission } from '../core/entries/json-entries';
 import { requireBucket, requireWorkspace } from '../core/lookup';
+import { convertTypedEntry } from '../core/entries/typed-entries';
+import { findEntries } from '../core/entries/store';
+import { presentObject } from '../core/entries/object-envelope';
+import { sql } from '../core/sql';
 
 /** The core's refusals on management routes: 404 or 422. */
 async function managed<T>(work: () => Promise<T>): Promise<T> {
@@ -17,6 +22,13 @@ async function managed<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const reviewHandlers = handlers({
+  async convertEntry({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const id = await managed(() => convertTypedEntry(app, workspace.id, params.entry_id.toUpperCase()));
+    const [entry] = await findEntries(app.db, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    return { status: 200, exactJson: entry.exact, body: presentObject(entry, { locale: '*', view: 'full' }) };
+  },
+
   async createReview({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     return { status: 201, body: await managed(() => createReview(app, workspace.id, body.entry_id)) };

@@ -1,9 +1,9 @@
 // One interface over the two supported engines: a PostgreSQL server (DATABASE_URL) and the
 // embedded PostgreSQL (PGlite in DATA_DIR). Everything above this module is engine-agnostic.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { Pool, types as pgTypes, type QueryResult as PgResult } from 'pg';
+import { Client, Pool, types as pgTypes, type QueryResult as PgResult } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -30,10 +30,33 @@ export interface SqlRunner {
 
 export interface Database extends SqlRunner {
   kind: 'postgres' | 'pglite';
+  /**
+   * For writes a crash may lose (rate-limit counters): on a PostgreSQL server a small pool of its
+   * own with `synchronous_commit=off`, so such a write does not wait for the WAL flush of its
+   * commit. The embedded database uses itself.
+   */
+  relaxed: SqlRunner;
   prisma: PrismaClient;
   /** Runs `fn` in one transaction on one connection (commit on success, rollback on throw). */
   transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each notification on `channel` (PostgreSQL `LISTEN`), and `onListening`
+   * with true once listening and false when listening stopped (a lost connection, retried until
+   * `stop`): notifications may have been missed until it is true again. On the embedded
+   * database a notification arrives before the statement that sent it resolves.
+   */
+  listen(channel: string, onNotify: () => void, onListening: (listening: boolean) => void): Listener;
   close(): Promise<void>;
+}
+
+export interface Listener {
+  /**
+   * Resolves once every process listening on the channel (in this database) has handled a
+   * notification sent now, so has run `onNotify` for every change committed before the call; or
+   * after `timeoutMs`, when a listener does not answer (a process hung or gone).
+   */
+  confirm(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /** A prepared statement's name, from its text (the same statement gets the same name everywhere). */
@@ -58,12 +81,17 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     max: poolSize,
     connectionTimeoutMillis: 5_000,
     // Many short requests at once: a parallel scan for one of them takes cores from the others.
-    options: '-c max_parallel_workers_per_gather=0',
+    // Random reads cost little more than sequential ones on SSDs and in cache (PostgreSQL's
+    // default of 4 is for spinning disks): index lookups per matching row beat scanning a table.
+    options: '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1',
   });
   // An idle connection dropped by the server (restart, failover) is replaced on the next query;
   // without a listener the error would end the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const listeners = new Set<{ stop(): Promise<void> }>();
+  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
+  relaxedPool.on('error', () => undefined);
   const runner = (client: { query: Pool['query'] }): SqlRunner => ({
     async query(text, values, prepare) {
       const res = prepare ? await client.query({ name: statementName(text), text, values: values as unknown[] }) : await client.query(text, values as unknown[]);
@@ -82,6 +110,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     kind: 'postgres',
     prisma,
     ...runner(pool),
+    relaxed: runner(relaxedPool),
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -96,9 +125,125 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         client.release();
       }
     },
+    listen(channel, onNotify, onListening) {
+      const listener = listenPostgres(url, channel, onNotify, onListening);
+      listeners.add(listener);
+      return listener;
+    },
     async close() {
+      await Promise.all([...listeners].map((l) => l.stop()));
       await prisma.$disconnect();
       await pool.end();
+      await relaxedPool.end();
+    },
+  };
+}
+
+/** How often a listening connection proves it is alive (a silently dropped one would miss notifications). */
+const LISTEN_HEARTBEAT_MS = 5_000;
+
+/** How listening connections name themselves, so that `confirm` can count them. */
+const LISTENER_APPLICATION_NAME = 'workspace-api listener';
+
+/**
+ * LISTEN on a connection of its own, reconnecting with backoff (1 s doubling to 30 s).
+ *
+ * `confirm` pings every listener: it counts the listening connections of this database, notifies
+ * `ping:<nonce>` on the channel, and waits until as many of them have answered on `<channel>_ack`.
+ * Each listener answers only after its `onNotify` has run, and PostgreSQL delivers notifications in
+ * commit order, so every process has then handled each change committed before the ping.
+ */
+function listenPostgres(url: string, channel: string, onNotify: () => void, onListening: (listening: boolean) => void): Listener {
+  const ackChannel = `${channel}_ack`;
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  /** Pings of this process awaiting answers: answers so far, and how many listeners were counted. */
+  const pings = new Map<string, { answers: number; expected: number; done(): void }>();
+  let stopped = false;
+  let client: Client | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = 1_000;
+  const lost = () => {
+    if (!client) return;
+    const dead = client;
+    client = undefined;
+    clearInterval(heartbeat);
+    onListening(false);
+    dead.end().catch(() => undefined);
+    retryLater();
+  };
+  const retryLater = () => {
+    if (!stopped) (retry = setTimeout(connect, delay)).unref();
+    delay = Math.min(delay * 2, 30_000);
+  };
+  const check = (ping: { answers: number; expected: number; done(): void }) => ping.answers >= ping.expected && ping.done();
+  const connect = async () => {
+    const c = new Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000, application_name: LISTENER_APPLICATION_NAME });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${quote(channel)}; LISTEN ${quote(ackChannel)}`);
+    } catch {
+      c.end().catch(() => undefined);
+      return retryLater();
+    }
+    if (stopped) return void c.end().catch(() => undefined);
+    client = c;
+    delay = 1_000;
+    c.on('notification', (n) => {
+      if (n.channel === channel) {
+        onNotify();
+        if (n.payload?.startsWith('ping:')) c.query('SELECT pg_notify($1, $2)', [ackChannel, n.payload.slice(5)]).catch(lost);
+      } else if (n.channel === ackChannel && n.payload) {
+        const ping = pings.get(n.payload);
+        if (ping) (ping.answers++, check(ping));
+      }
+    });
+    c.on('error', lost);
+    c.on('end', lost);
+    heartbeat = setInterval(() => void c.query('SELECT 1').catch(lost), LISTEN_HEARTBEAT_MS);
+    heartbeat.unref();
+    onListening(true);
+  };
+  void connect();
+  return {
+    async confirm(timeoutMs = 2_000) {
+      const c = client;
+      // Not listening: this process caches nothing, and cannot hear answers; other processes
+      // still hear the change itself.
+      if (!c) return;
+      const nonce = randomUUID();
+      const answeredAll = new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          pings.delete(nonce);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        pings.set(nonce, { answers: 0, expected: Infinity, done });
+      });
+      try {
+        const { rows } = await c.query<{ listeners: number }>(
+          `SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND application_name = $3) AS listeners,
+                  pg_notify($1, $2)`,
+          [channel, `ping:${nonce}`, LISTENER_APPLICATION_NAME],
+        );
+        const ping = pings.get(nonce);
+        // Answers may have come before the count.
+        if (ping) (ping.expected = rows[0]!.listeners, check(ping));
+      } catch {
+        pings.get(nonce)?.done();
+      }
+      await answeredAll;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      clearInterval(heartbeat);
+      for (const ping of [...pings.values()]) ping.done();
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
     },
   };
 }
@@ -138,7 +283,14 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
     kind: 'pglite',
     prisma,
     ...runner(pg),
+    relaxed: runner(pg),
     transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
+    listen(channel, onNotify, onListening) {
+      // One process owns the embedded database: its own statements are the only changes.
+      const unsubscribe = pg.listen(channel, () => onNotify()).then((off) => (onListening(true), off));
+      // Its notifications arrive before the statement resolves: confirmed already.
+      return { confirm: async () => undefined, stop: async () => (await unsubscribe)() };
+    },
     async close() {
       await prisma.$disconnect();
       await pg.close();

@@ -14,7 +14,7 @@ const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
 import { Readable } from 'node:stream';
 import { attachmentDisposition } from '../lib/disposition';
-import { TRANSFORM_PARAMS, isImage, isValidSignature, presentFile, temporaryPath } from './urls';
+import { TRANSFORM_PARAMS, isImage, isValidSignature, presentFile, temporaryPath } from '../core/file-urls';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
 

@@ -8,11 +8,11 @@ import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
 import { publishEvent, withEvents } from '../events/outbox';
 import { detect } from './detect';
 import type { StagedFile } from './staging';
+import { afterFilesDeleted, fileEventData, workspaceFiles } from '../core/file-records';
 
 export const USAGE_JOB = 'usage.record';
 
 
-const eventData = (f: File) => ({ file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) } });
 
 /** Validates a staged upload, moves its bytes into storage and records the file (with `file.created`). */
 export async function storeUpload(app: AppContext, workspaceId: number, staged: StagedFile, userId: number | null = null): Promise<File> {
@@ -41,7 +41,7 @@ export async function storeUpload(app: AppContext, workspaceId: number, staged: 
         updatedAt: now,
       },
     });
-    if (userId === null) await publishEvent(prismaSql(tx), now, { workspaceId, event: 'file.created', data: eventData(file) });
+    if (userId === null) await publishEvent(prismaSql(tx), now, { workspaceId, event: 'file.created', data: fileEventData(file) });
     return file;
   });
 }
@@ -51,15 +51,9 @@ export async function storeUpload(app: AppContext, workspaceId: number, staged: 
  * the hot path of file details and downloads, where the ORM's per-call cost dominated the profile.
  */
 export async function requireWorkspaceFile(app: AppContext, workspaceId: number, id: number): Promise<File> {
-  const { rows } = await app.db.query<Omit<File, 'size'> & { size: number }>(
-    `SELECT id, workspace_id AS "workspaceId", user_id AS "userId", uuid, token, name, mime_type AS "mimeType", size,
-            content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"
-       FROM files WHERE id = $1 AND workspace_id = $2 AND user_id IS NULL`,
-    [id, workspaceId],
-    true,
-  );
-  if (!rows[0]) throw notFound();
-  return { ...rows[0], size: BigInt(rows[0].size) };
+  const [file] = await workspaceFiles(app.db, workspaceId, [id]);
+  if (!file) throw notFound();
+  return file;
 }
 
 /** The workspace of a route without API key: 404 when missing, 403 when suspended. */
@@ -74,19 +68,15 @@ export async function requireOpenWorkspace(app: AppContext, name: string): Promi
  * Deletes the record and publishes `file.deleted`, whose handlers remove the file from attachment
  * fields in the same transaction. Stored bytes stay until `files:prune-storage` finds them unused.
  */
-export async function deleteFile(app: AppContext, file: File, hooks: FileDeletionHook[] = fileDeletionHooks): Promise<void> {
+export async function deleteFile(app: AppContext, file: File): Promise<void> {
   const now = app.clock.now();
   await withEvents(app, async (tx) => {
     const res = await tx.file.deleteMany({ where: { id: file.id } });
     if (res.count === 0) throw notFound();
-    for (const hook of hooks) await hook(tx, file);
-    await publishEvent(prismaSql(tx), now, { workspaceId: file.workspaceId, event: 'file.deleted', data: eventData(file) });
+    // Attachment fields let go of it in the same transaction; `file.deleted` is published.
+    await afterFilesDeleted(prismaSql(tx), now, file.workspaceId, [file]);
   });
 }
-
-/** What other features do, in the deleting transaction, when a file goes (attachments: entries). */
-export type FileDeletionHook = (tx: Parameters<Parameters<AppContext['db']['prisma']['$transaction']>[0]>[0], file: File) => Promise<void>;
-export const fileDeletionHooks: FileDeletionHook[] = [];
 
 /** Queues the usage of one upload request: bandwidth now, storage recounted. */
 export async function recordUploadUsage(app: AppContext, workspaceId: number, bandwidthBytes: number): Promise<void> {

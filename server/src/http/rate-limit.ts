@@ -35,7 +35,8 @@ export class RateLimits {
       this.redis = new RedisClient(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
     }
     // rate-limiter-flexible talks to PostgreSQL through a `query({text, values})` client.
-    const storeClient = { query: (q: { text: string; values?: unknown[] }) => db.query(q.text, q.values) };
+    // Counters a crash may lose (they expire within minutes anyway): no wait for the WAL flush.
+    const storeClient = { query: (q: { text: string; values?: unknown[] }) => db.relaxed.query(q.text, q.values, true) };
     for (const [group, points] of Object.entries(rateLimitGroups(config))) {
       const opts = { keyPrefix: group, points, duration: 60 };
       this.limiters.set(

@@ -1,6 +1,7 @@
 // Builds the Koa router from the spec's operation table. Each route runs the same visible chain:
 // authenticate (and read the test clock) -> rate limit -> parse the body within its limit ->
 // validate -> handle.
+import { Stream } from 'node:stream';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { json as parseJson } from 'co-body';
@@ -55,6 +56,9 @@ function jsonBody(op: OperationSpec): Middleware {
   };
 }
 
+/** A plain JSON body (not a stream, buffer or text). */
+const isJsonValue = (body: unknown) => body !== null && typeof body === 'object' && !(body instanceof Stream) && !Buffer.isBuffer(body);
+
 export function buildRouter(app: AppContext, operations: OperationSpec[], validator: SpecValidator, set: HandlerSet): Router {
   const router = new Router();
   for (const op of operations) {
@@ -71,7 +75,7 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
         if (Object.values(ctx.params as Record<string, string>).some(unstorable)) throw notFound();
         if (op.security === 'apiKey') {
           // The key lookup also reads the test clock's offset (one round trip for both).
-          const principal = await authenticateApiKey(ctx, app.db, app.clock, ctx.params.workspace);
+          const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, ctx.params.workspace);
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
           if (rateLimit) await app.rateLimits.consume(rateLimit, `key:${principal.keyId}`);
@@ -94,11 +98,16 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       validator.validateRequest(op, req);
       if (ctx.state.exactBody !== undefined) req.body = ctx.state.exactBody;
       const reply = await handler(req, app);
+      if (op.changesLookups) await app.lookups.keys.confirmDropped();
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);
       if (reply.body !== undefined && reply.exactJson) {
         ctx.type = 'application/json';
         ctx.body = stringifyExact(reply.body);
+      } else if (isJsonValue(reply.body)) {
+        // Serialized once here: for an object body Koa would stringify it twice (length, then write).
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify(reply.body);
       } else if (reply.body !== undefined) ctx.body = reply.body;
       // A bodiless redirect stays empty (Koa would write the status text).
       else if (reply.status !== 204) ctx.body = '';

@@ -42,6 +42,12 @@ export interface OperationSpec {
   malformedJsonStatus: 400 | 422;
   /** The handler reads the server clock (false with `x-clock: false`: health, the document, the docs page). */
   readsClock: boolean;
+  /**
+   * The operation changes what cached lookups read (`x-changes-lookups`: keys, users, workspaces,
+   * buckets, content types): its answer waits until
+   * this process has heard the change notification, which every process hears at the same time.
+   */
+  changesLookups: boolean;
   /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
   rateLimitGroup?: string;
   /** Pointer to `responses` of the operation, for the contract test. */
@@ -131,6 +137,7 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         abilities: (op['x-abilities'] as string[] | undefined) ?? [],
         permissions: (op['x-permissions'] as string[] | undefined) ?? [],
         readsClock: op['x-clock'] !== false,
+        changesLookups: op['x-changes-lookups'] === true,
         exactNumbers: op['x-exact-numbers'] === true,
         malformedJsonStatus: op['x-malformed-json-status'] === 422 ? 422 : 400,
         rateLimitGroup: op['x-rate-limit'] as string | undefined,

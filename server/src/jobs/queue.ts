@@ -29,8 +29,11 @@ export class JobQueue {
   private boss!: PgBoss;
   private starting?: Promise<void>;
   private started = false;
-  private readonly queues = new Set<string>();
+  private readonly queues = new Map<string, Promise<void>>();
+  private creating: Promise<void> = Promise.resolve();
   private readonly handlers = new Map<string, JobHandler<object>>();
+  /** Batches being handled in this process: `stop` waits for them before the database closes. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Database,
@@ -56,11 +59,29 @@ export class JobQueue {
     return this.starting;
   }
 
-  private async ensureQueue(name: string): Promise<void> {
-    await this.start();
-    if (this.queues.has(name)) return;
-    await this.boss.createQueue(name);
-    this.queues.add(name);
+  /**
+   * Creates the queue once per process. Creations run one at a time (pg-boss's DDL for two queues
+   * at once can deadlock), and a deadlock with another process's creation is retried.
+   */
+  private ensureQueue(name: string): Promise<void> {
+    let created = this.queues.get(name);
+    if (!created) {
+      created = this.creating = this.creating.catch(() => undefined).then(async () => {
+        await this.start();
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await this.boss.createQueue(name);
+          } catch (err) {
+            if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
+            await new Promise((r) => setTimeout(r, 50 * attempt));
+          }
+        }
+      });
+      // A failed creation is tried again by the next caller.
+      created.catch(() => this.queues.delete(name));
+      this.queues.set(name, created);
+    }
+    return created;
   }
 
   async send<T extends object>(name: string, data: T, options: JobOptions = {}): Promise<string | null> {
@@ -93,15 +114,22 @@ export class JobQueue {
     // pg-boss waits a polling interval between fetches, so each fetch takes a batch; every job
     // of it is completed or failed on its own, so one failure does not redo the others.
     await this.boss.work<T>(name, { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 50 }, async (jobs) => {
-      for (const job of jobs) {
-        try {
-          await handler(job.data);
-          await this.boss.complete(name, job.id);
-        } catch (err) {
-          this.log.error('job failed', { job: name, id: job.id, error: err instanceof Error ? err.message : String(err) });
-          await this.boss.fail(name, job.id, { message: err instanceof Error ? err.message : String(err) });
+      const batch = (async () => {
+        for (const job of jobs) {
+          try {
+            await handler(job.data);
+            await this.boss.complete(name, job.id);
+          } catch (err) {
+            this.log.error('job failed', { job: name, id: job.id, error: err instanceof Error ? err.message : String(err) });
+            // Recording the failure can fail too (the database gone): the job then expires and is retried.
+            await this.boss.fail(name, job.id, { message: err instanceof Error ? err.message : String(err) }).catch((e: unknown) => {
+              this.log.error('job failure not recorded', { job: name, id: job.id, error: String(e) });
+            });
+          }
         }
-      }
+      })();
+      this.running.add(batch);
+      await batch.finally(() => this.running.delete(batch));
     });
   }
 
@@ -110,6 +138,7 @@ export class JobQueue {
     await this.starting?.catch(() => undefined);
     if (!this.started) return;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
+    await Promise.allSettled([...this.running]);
     this.started = false;
   }
 }

@@ -7,8 +7,13 @@ import { LosslessNumber, isSafeNumber, parse as losslessParse, stringify as loss
 
 export { LosslessNumber };
 
-/** Text that may hold a number a double cannot represent (long digit runs, exponents). */
-const MAYBE_UNSAFE = /\d{16}|\d[eE]/;
+/** String literals of JSON text (their digits and letters are not numbers). */
+const STRINGS = /"(?:[^"\\]|\\.)*"/g;
+/**
+ * Number text that may not survive a double: an exponent, or 16 or more digits and dots (a number
+ * of at most 15 significant digits always does).
+ */
+const MAYBE_UNSAFE = /\d[eE]|\d[\d.]{15}/;
 
 const parseNumber = (text: string) => (isSafeNumber(text) ? parseFloat(text) : new LosslessNumber(text));
 
@@ -17,7 +22,8 @@ const parseNumber = (text: string) => (isSafeNumber(text) ? parseFloat(text) : n
  * number exact. Returns whether any number needed keeping (`exact`).
  */
 export function parseExact(text: string): { value: unknown; exact: boolean } {
-  if (!MAYBE_UNSAFE.test(text)) return { value: JSON.parse(text), exact: false };
+  // Only numbers matter: string literals (entry IDs, prose) are left out of the check.
+  if (!MAYBE_UNSAFE.test(text.includes('"') ? text.replace(STRINGS, '""') : text)) return { value: JSON.parse(text), exact: false };
   let exact = false;
   const value = losslessParse(text, null, (t: string) => {
     const n = parseNumber(t);

@@ -3,10 +3,10 @@
 import type { AppContext } from '../context';
 import type { ApiKeyPrincipal } from '../http/auth';
 import { handlers } from '../http/handlers';
-import { HttpError, fieldErrors, forbidden, notFound, validationFailed } from '../http/errors';
+import { fieldErrors, notFound, validationFailed } from '../http/errors';
+import { idCursorPage, mapCoreErrors, pageLinks, readLocale } from '../http/entry-http';
 import { decodeCursor, encodeCursor, pageBase, pageUrl } from '../http/pagination';
 import { apiKeyActor } from '../events/audit';
-import { EntryError } from '../core/entries/errors';
 import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry, type WriteContext } from '../core/entries/json-entries';
 import { findEntries, refUnderPrefix, scope, type ContentChoice } from '../core/entries/store';
 import { getRevision, listRevisions } from '../core/entries/revisions';
@@ -14,53 +14,15 @@ import { diff } from '../core/entries/diff';
 import { parseFields, parseFilter, parseSort } from '../core/query/parse';
 import { project, runQuery } from '../core/query/run';
 import { raw, sql, type Sql } from '../core/sql';
-import { presentObject, presentRevision, presentTrashRow } from './present';
+import { presentObject, presentRevision, presentTrashRow } from '../core/entries/object-envelope';
 
 const COMPARE_LIMIT = 500;
-
-/** The core's refusals as this document answers them. */
-function toHttp(err: unknown): unknown {
-  if (!(err instanceof EntryError)) return err;
-  switch (err.kind) {
-    case 'not_found':
-      return notFound();
-    case 'read_only':
-      return forbidden();
-    case 'review_pending':
-      return validationFailed(Object.assign(fieldErrors(), { review: ['The object has a pending review.'] }));
-    case 'stale_version':
-    case 'invalid':
-      return validationFailed(err.errors);
-  }
-}
-
-/** Every handler of the set with the core's errors mapped. */
-function mapped<T extends Record<string, (...args: never[]) => Promise<unknown>>>(set: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [name, fn] of Object.entries(set)) {
-    out[name] = async (...args: never[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        throw toHttp(err);
-      }
-    };
-  }
-  return out as T;
-}
 
 /** The calling key's workspace, when Objects are on globally and for it (`404` otherwise). */
 function objectsWorkspace(app: AppContext, principal: ApiKeyPrincipal | undefined) {
   const p = principal!;
   if (!app.config.objectsEnabled || !p.workspace.objectsEnabled) throw notFound();
   return p.workspace;
-}
-
-/** A list or read locale: a configured one or `*` (`400` otherwise, as the common document says). */
-function readLocale(locale: string | undefined, locales: string[]): string {
-  const value = locale ?? 'en-US';
-  if (value !== '*' && value !== 'en-US' && !locales.includes(value)) throw new HttpError(400, { message: 'Invalid locale.' });
-  return value;
 }
 
 const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
@@ -95,26 +57,16 @@ async function requireObjectWithHistory(app: AppContext, workspaceId: number, id
   return entry;
 }
 
-export const objectHandlers = mapped(
+export const objectHandlers = mapCoreErrors(
   handlers({
     async listObjects({ query, principal, koa }, app) {
       const workspace = objectsWorkspace(app, principal);
       const locale = readLocale(query.locale, workspace.locales);
       const view = query.view ?? 'summary';
       const perPage = query.per_page ?? 50;
-      // Cursor: [direction (1 forward, 0 back), the id it continues from].
-      const [forward, from] = query.cursor ? decodeCursor<[number, number]>(query.cursor, ['integer', 'integer']) : [1, 0];
-      const where = scope.and(...placeScope(workspace.id, query), scope.published, forward ? sql`e.id > ${from}` : sql`e.id < ${from}`);
-      const found = await findEntries(app.db, where, { content: contentFor(view, locale), page: { orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 } });
-      const hasMore = found.length > perPage;
-      const page = found.slice(0, perPage);
-      if (!forward) page.reverse();
-      const first = page[0]?.id;
-      const last = page[page.length - 1]?.id;
-      // As Laravel's cursor paginator: a previous page exists once a cursor was followed, a next one
-      // when more rows were found going forward (or always, going back).
-      const next = page.length && (forward ? hasMore : true) ? encodeCursor([1, last!]) : null;
-      const prev = page.length && query.cursor && (forward || hasMore) ? encodeCursor([0, first!]) : null;
+      const where = scope.and(...placeScope(workspace.id, query), scope.published);
+      const paged = await idCursorPage((after, page) => findEntries(app.db, scope.and(where, after), { content: contentFor(view, locale), page }), query.cursor, perPage);
+      const { page, next, prev } = paged;
       const base = app.config.baseUrl;
       return {
         status: 200,
@@ -124,9 +76,8 @@ export const objectHandlers = mapped(
           path: pageBase(base, koa),
           per_page: perPage,
           next_cursor: next,
-          next_page_url: pageUrl(base, koa, next),
           prev_cursor: prev,
-          prev_page_url: pageUrl(base, koa, prev),
+          ...pageLinks(base, koa, paged),
         },
       };
     },
@@ -249,6 +200,7 @@ export const objectHandlers = mapped(
       return { status: 200, body: result };
     },
   }),
+  'object',
 );
 
 /** The envelope of an entry just written (base language). */

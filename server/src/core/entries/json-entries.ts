@@ -6,23 +6,18 @@ import { ulid } from 'ulid';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldErrors, type FieldErrors } from '../../http/errors';
-import { publishEvent, type EventName } from '../../events/outbox';
 import { recordAudit } from '../../events/audit';
-import { approximate, stringifyExact } from '../../lib/exact-json';
+import { approximate } from '../../lib/exact-json';
 import { transaction } from '../transaction';
 import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { EntryError, invalidEntry } from './errors';
-import { recordRevision, snapshotOf, getRevision, type Author, type Snapshot } from './revisions';
+import { recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
+import { checkVersion, hasPendingReview, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+
+export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type EntryStatus } from './store';
 
-/** Who writes, for which workspace. */
-export interface WriteContext {
-  app: AppContext;
-  workspace: { id: number; locales: string[] };
-  author: Author;
-  skipWebhooks?: boolean;
-}
 
 /** A ref: names separated by single slashes, no leading or trailing slash, no control characters. */
 const REF = /^[^/\u0000-\u001f\u007f]+(\/[^/\u0000-\u001f\u007f]+)*$/;
@@ -95,28 +90,9 @@ async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref:
 const validationColumns = (v: Validation, now: Sql) =>
   sql`validation_issues = ${JSON.stringify(v.issues)}::jsonb, validation_checked_at = ${v.contract ? now : sql`NULL`}, validation_pending = false, validation_failed = false`;
 
-/** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
-const localesOf = (documents: Map<string, unknown>) => [...documents.keys()].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
 
-async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
-  await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
-  const locales = [...documents.keys()];
-  const texts = locales.map((l) => stringifyExact(documents.get(l)));
-  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);
-}
 
-/** Event data of a JSON entry; `kind` tells subscribers it came through the Objects side. */
-function eventData(entry: { id: number; entry_id: string; ref: string; bucket_id: number }) {
-  return { kind: 'object', id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref };
-}
 
-async function publish(ctx: WriteContext, tx: SqlRunner, event: EventName, entry: { id: number; entry_id: string; ref: string; bucket_id: number }) {
-  await publishEvent(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event, data: eventData(entry), skipWebhooks: ctx.skipWebhooks });
-}
-
-const throwIfAny = (errors: FieldErrors) => {
-  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
-};
 
 export interface CreateInput extends Address {
   data: object;
@@ -142,42 +118,16 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
-    const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validation: v, now });
+    const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validationIssues: v.issues, checkedAt: v.contract ? now : undefined, now });
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
-    await publish(ctx, tx, 'entry.created', entry);
+    await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
     return id;
   });
 }
 
-interface NewEntry {
-  entryId: string;
-  workspaceId: number;
-  bucketId: number;
-  kind: 'json' | 'submission';
-  ref: string;
-  status: EntryStatus;
-  choice: ContractChoice;
-  validation: Validation;
-  now: Sql;
-}
 
-/** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
-async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
-  const [created] = await rows<{ id: number }>(
-    tx,
-    sql`INSERT INTO entries (entry_id, workspace_id, bucket_id, kind, ref, live_ref, status, lock_version, locales,
-                             contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
-        VALUES (${n.entryId}, ${n.workspaceId}, ${n.bucketId}, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status}, 0, ${[BASE_LOCALE]}::text[],
-                ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validation.issues)}::jsonb,
-                ${n.validation.contract ? n.now : sql`NULL`}, ${n.now}, ${n.now})
-        ON CONFLICT (bucket_id, live_ref) DO NOTHING
-        RETURNING id`,
-  );
-  if (!created) throw invalidEntry('ref', 'The ref has already been taken.');
-  return created.id;
-}
 
 /**
  * Stores a legacy linked form submission: it holds its ref in the bucket (no object may take
@@ -191,32 +141,14 @@ export async function createSubmission(app: AppContext, workspaceId: number, buc
   const entryId = ulid();
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
-    const noContract: Validation = { contract: undefined, issues: [] };
-    const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, validation: noContract, now });
+    const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, now });
     await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]));
     return { id, entry_id: entryId, ref };
   });
 }
 
-/** The live JSON entry `id` of the workspace, locked for the transaction; 404 otherwise. */
-async function lockLive(ctx: WriteContext, tx: SqlRunner, id: number, kinds: ('json' | 'submission')[] = ['json']): Promise<EntryRecord> {
-  const [entry] = await findEntries(tx, scope.and(sql`e.id = ${id}`, scope.workspace(ctx.workspace.id), scope.kinds(...kinds), scope.live), {
-    content: { kind: 'all' },
-    forUpdate: true,
-  });
-  if (!entry) throw new EntryError('not_found');
-  return entry;
-}
 
-function checkVersion(entry: EntryRecord, lockVersion: number): void {
-  if (entry.lock_version !== lockVersion) {
-    throw invalidEntry('lock_version', `The lock_version is stale: the current version is ${entry.lock_version}.`);
-  }
-}
 
-async function hasPendingReview(tx: SqlRunner, entryPk: number): Promise<boolean> {
-  return (await rows(tx, sql`SELECT 1 FROM reviews WHERE entry_pk = ${entryPk} AND status = 'pending'`)).length > 0;
-}
 
 export interface UpdateInput extends Address {
   lockVersion: number;
@@ -232,7 +164,7 @@ export interface UpdateInput extends Address {
 export async function updateJsonEntry(ctx: WriteContext, id: number, input: UpdateInput): Promise<number> {
   const { app, workspace } = ctx;
   return transaction(app, async (tx) => {
-    const current = await lockLive(ctx, tx, id);
+    const current = await lockLive(ctx, tx, sql`e.id = ${id}`, ['json']);
     checkVersion(current, input.lockVersion);
     if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
     const errors = fieldErrors();
@@ -257,7 +189,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     const [updated] = await rows<{ id: number }>(
       tx,
       sql`UPDATE entries SET bucket_id = ${bucketId}, ref = ${ref}, live_ref = ${ref}, status = ${input.status ?? current.status},
-                 lock_version = lock_version + 1, locales = ${localesOf(documents)}::text[],
+                 lock_version = lock_version + 1, locales = ${sortLocales(documents.keys())}::text[],
                  contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
                  ${validationColumns(v, now)}, updated_at = ${now}
            WHERE id = ${id}
@@ -268,7 +200,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before, skipUnchanged: true });
-    await publish(ctx, tx, 'entry.updated', entry);
+    await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'object');
     return id;
   });
 }
@@ -279,13 +211,13 @@ const currentChoice = (e: EntryRecord): ContractChoice =>
 /** Moves a JSON entry to Trash (kept TRASH_DAYS); legacy submissions are read-only. */
 export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion: number): Promise<void> {
   await transaction(ctx.app, async (tx) => {
-    const current = await lockLive(ctx, tx, id, ['json', 'submission']);
+    const current = await lockLive(ctx, tx, sql`e.id = ${id}`, ['json', 'submission']);
     if (current.kind === 'submission') throw new EntryError('read_only');
     checkVersion(current, lockVersion);
     if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
     const now = ctx.app.clock.sqlNow();
     await rows(tx, sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`);
-    await publish(ctx, tx, 'entry.deleted', current);
+    await publishEntryEvent(ctx, tx, 'entry.deleted', current, 'object');
     await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: current.entry_id, objectId: id });
   });
 }
@@ -342,7 +274,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
       tx,
       sql`UPDATE entries SET bucket_id = ${target.bucket_id}, ref = ${target.ref}, live_ref = ${target.ref}, status = ${status},
                  ${recovering ? sql`publish_at = NULL, deleted_at = NULL,` : sql``}
-                 lock_version = lock_version + 1, locales = ${localesOf(documents)}::text[],
+                 lock_version = lock_version + 1, locales = ${sortLocales(documents.keys())}::text[],
                  contract_choice = ${choice.choice}, contract_name = ${choice.choice === 'named' ? choice.name : null},
                  ${validationColumns(v, now)}, updated_at = ${now}
            WHERE id = ${id}
@@ -353,7 +285,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });
-    await publish(ctx, tx, 'entry.restored', entry);
+    await publishEntryEvent(ctx, tx, 'entry.restored', entry, 'object');
     return row;
   });
 }

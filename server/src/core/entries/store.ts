@@ -20,6 +20,8 @@ export interface EntryRecord {
   workspace_id: number;
   bucket_id: number;
   bucket: string;
+  /** The content type of a typed (or converted) entry. */
+  content_type_id: number | null;
   ref: string;
   kind: EntryKind;
   migrated: boolean;
@@ -69,11 +71,11 @@ function contentColumn(content: ContentChoice): Sql {
  * The select list and FROM clause of every entry read; the caller adds WHERE, ORDER BY, LIMIT.
  * `source` replaces `entries e` (a page of ids joined to the entries), `from` adds joins.
  */
-export function entrySelect(content: ContentChoice, more: { source?: Sql; from?: Sql; columns?: Sql[] } = {}): Sql {
+export function entrySelect(content: ContentChoice, more: { source?: Sql; from?: Sql; columns?: Sql[]; typedOnly?: boolean } = {}): Sql {
   const extraColumns = more.columns?.length ? sql`, ${join(more.columns, ', ')}` : raw('');
-  return sql`SELECT e.id, e.entry_id, e.workspace_id, e.bucket_id, b.name AS bucket, e.ref, e.kind, e.migrated, e.status,
+  return sql`SELECT e.id, e.entry_id, e.workspace_id, e.bucket_id, b.name AS bucket, e.content_type_id, e.ref, e.kind, e.migrated, e.status,
       ${isoTimestamp(sql`e.publish_at`)} AS publish_at, e.lock_version, coalesce(e.locales, '{}') AS locales,
-      e.contract_choice, e.contract_name, ct.name AS contract, ct.mode AS contract_mode,
+      e.contract_choice, e.contract_name, ${more.typedOnly ? raw('NULL AS contract, NULL AS contract_mode') : raw('ct.name AS contract, ct.mode AS contract_mode')},
       e.validation_issues, ${isoTimestamp(sql`e.validation_checked_at`)} AS validation_checked_at,
       e.validation_pending, e.validation_failed, coalesce(e.tags, '{}') AS tags,
       ${isoTimestamp(sql`e.created_at`)} AS created_at, ${isoTimestamp(sql`e.updated_at`)} AS updated_at,
@@ -81,7 +83,7 @@ export function entrySelect(content: ContentChoice, more: { source?: Sql; from?:
       ${isoTimestamp(sql`e.deleted_at + make_interval(days => ${TRASH_DAYS}::int)`)} AS expires_at,
       ${contentColumn(content)}${extraColumns}
     FROM ${more.source ?? raw('entries e')} JOIN buckets b ON b.id = e.bucket_id ${more.from ?? raw('')}
-    ${effectiveContractJoin(e)}`;
+    ${more.typedOnly ? raw('') : effectiveContractJoin(e)}`;
 }
 
 type RawRecord = Omit<EntryRecord, 'documents' | 'exact'> & { documents: string | null };
@@ -97,8 +99,17 @@ export interface PageOptions {
   offset?: number;
   /** Joins the filter and the order need (the query's document, `c`); repeated for the page. */
   join?: Sql;
-  /** Columns computed over every matching row, not just the page (window aggregates). */
+  /**
+   * Columns that `orderBy` may name (the query's sort violations). With an offset, the first
+   * matching row also comes back, before the page (`page_pos` 1; the page's rows count from
+   * offset + 1), for the caller to read its flags.
+   */
   flags?: Sql[];
+  /**
+   * Values read once per matching row (`expr AS name`), which `orderBy` and `flags` then read as
+   * `m.name` (and the id as `m.page_id`): the query's sort keys, out of documents of any size.
+   */
+  values?: Sql[];
 }
 
 /**
@@ -106,17 +117,32 @@ export interface PageOptions {
  * (filter, order, limit), then only those rows are read in full (documents, formatted timestamps,
  * the effective contract). The cost of a page does not grow with the rows the filter matches.
  */
-export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions): Sql {
+export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, typedOnly = false): Sql {
   const flags = o.flags?.length ? sql`, ${join(o.flags, ', ')}` : raw('');
-  const page = sql`SELECT e.id AS page_id, row_number() OVER (ORDER BY ${o.orderBy}) AS page_pos${flags}
-      FROM entries e JOIN buckets b ON b.id = e.bucket_id ${o.join ?? raw('')}
-     WHERE ${where}
-     ORDER BY ${o.orderBy} LIMIT ${o.limit} OFFSET ${o.offset ?? 0}`;
-  return sql`${entrySelect(content, { source: sql`(${page}) page JOIN entries e ON e.id = page.page_id`, from: o.join, columns: [raw('page.*')] })}
+  const matching = sql`entries e JOIN buckets b ON b.id = e.bucket_id ${o.join ?? raw('')} WHERE ${where}`;
+  // OFFSET 0 keeps the values a subquery of their own, computed once per row (not inlined).
+  const source = o.values
+    ? sql`SELECT m.page_id${flags} FROM (SELECT ${join([raw('e.id AS page_id'), ...o.values], ', ')} FROM ${matching} OFFSET 0) m`
+    : sql`SELECT e.id AS page_id${flags} FROM ${matching}`;
+  // Positions are numbered after the limit (a window over the ordered rows, no second sort).
+  const skip = o.offset ?? 0;
+  let page = sql`SELECT p.*, row_number() OVER () AS page_pos
+      FROM (${source} ORDER BY ${o.orderBy} LIMIT ${o.limit} OFFSET ${skip}) p`;
+  if (o.flags?.length && skip > 0) {
+    // The flags of the first matching row are wanted too: the top-N sort keeps offset + limit
+    // rows (as OFFSET would), and the first row comes back before the page (`page_pos` 1).
+    page = sql`SELECT * FROM (SELECT p.*, row_number() OVER () AS page_pos
+        FROM (${source} ORDER BY ${o.orderBy} LIMIT ${o.limit + skip}) p) n WHERE page_pos = 1 OR page_pos > ${skip}`;
+  }
+  return sql`${entrySelect(content, { source: sql`(${page}) page JOIN entries e ON e.id = page.page_id`, from: o.join, columns: [raw('page.*')], typedOnly })}
     ORDER BY page.page_pos`;
 }
 
-export type FindOptions = { content: ContentChoice } & (
+export type FindOptions = {
+  content: ContentChoice;
+  /** Only typed entries can match (`where` says so): they have no contract, so none is resolved. */
+  typedOnly?: boolean;
+} & (
   | { page: PageOptions }
   | {
       page?: undefined;
@@ -131,8 +157,8 @@ export type FindOptions = { content: ContentChoice } & (
  */
 export async function findEntries(db: SqlRunner, where: Sql, opts: FindOptions): Promise<EntryRecord[]> {
   const statement = opts.page
-    ? pagedSelect(opts.content, where, opts.page)
-    : sql`${entrySelect(opts.content)} WHERE ${where}${opts.forUpdate ? raw(' FOR UPDATE OF e') : raw('')}`;
+    ? pagedSelect(opts.content, where, opts.page, opts.typedOnly)
+    : sql`${entrySelect(opts.content, { typedOnly: opts.typedOnly })} WHERE ${where}${opts.forUpdate ? raw(' FOR UPDATE OF e') : raw('')}`;
   return (await rows<RawRecord>(db, statement, true)).map(toRecord);
 }
 

@@ -114,21 +114,30 @@ export function compileFilter(node: FilterNode): Sql {
 const exactDecimal = (v: Sql) => sql`(round(${numericOf(v)}, 12) = ${numericOf(v)} AND abs(${numericOf(v)}) < 1e26)`;
 
 export interface CompiledSort {
+  /**
+   * The value of each sort key, read once per matching row (`AS s0`, `s1`, ...): a document can be
+   * large, and every `->` on it would read it again. `orderBy` and the violations read them as `m.sN`.
+   */
+  values: Sql[];
   orderBy: Sql;
   /** Per sort key on data: rows whose value that key cannot order (a `422` when any match). */
   violations: { index: number; condition: Sql; message: string }[];
 }
 
 export function compileSort(keys: SortKey[]): CompiledSort {
+  const values: Sql[] = [];
   const order: Sql[] = [];
   const violations: CompiledSort['violations'] = [];
   keys.forEach((key, index) => {
+    const name = `s${index}`;
+    const v = raw(`m.${name}`);
     const dir = raw(key.direction === 'desc' ? 'DESC' : 'ASC');
     if (key.target.kind === 'meta') {
-      order.push(sql`${metaColumn(key.target.name).column} ${dir}`);
+      values.push(sql`${metaColumn(key.target.name).column} AS ${raw(name)}`);
+      order.push(sql`${v} ${dir}`);
       return;
     }
-    const v = jsonAt(key.target.path);
+    values.push(sql`${jsonAt(key.target.path)} AS ${raw(name)}`);
     const by = (expr: Sql) => sql`${expr} ${dir} NULLS LAST`;
     // Missing and null last, whatever the direction.
     order.push(sql`${isMissing(v)} ASC`);
@@ -149,6 +158,6 @@ export function compileSort(keys: SortKey[]): CompiledSort {
       violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
     }
   });
-  order.push(raw('e.id ASC'));
-  return { orderBy: join(order, ', '), violations };
+  order.push(raw('m.page_id ASC'));
+  return { values, orderBy: join(order, ', '), violations };
 }

@@ -1,19 +1,22 @@
 // Runs a compiled query: one statement that filters and sorts in the database before paging
 // (`limit + 1` rows tell whether there is more; only the page's rows are read in full), and
-// reports in the same statement whether any matched row holds a value a sort key cannot order.
+// reports in the same statement whether any matched row holds a value a sort key cannot order:
+// such rows sort first, so the page's first row tells, and the sort stays a top-N sort.
 import type { SqlRunner } from '../../db/database';
 import { invalidEntry } from '../entries/errors';
 import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
-import { raw, rows, sql, type Sql } from '../sql';
+import { join, raw, rows, sql, type Sql } from '../sql';
 import type { QueryPlan } from './ast';
 import { compileFilter, compileSort } from './compile';
 
 /** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
 export function queryStatement(scope: Sql, plan: QueryPlan) {
   const sort = compileSort(plan.sort);
-  const flags = sort.violations.map((v, i) => sql`bool_or(${v.condition}) OVER () AS sort_violation_${raw(String(i))}`);
+  const flags = sort.violations.map((v, i) => sql`(${v.condition}) IS TRUE AS sort_violation_${raw(String(i))}`);
+  const firstViolations = sort.violations.map((_, i) => raw(`sort_violation_${i} DESC`));
   const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${scope} AND ${compileFilter(plan.filter)}`, {
-    orderBy: sort.orderBy,
+    orderBy: join([...firstViolations, sort.orderBy], ', '),
+    values: sort.values,
     limit: plan.limit + 1,
     offset: plan.offset,
     join: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`,
@@ -29,8 +32,9 @@ export async function runQuery(db: SqlRunner, scope: Sql, plan: QueryPlan): Prom
   sort.violations.forEach((v, i) => {
     if (found[0]?.[`sort_violation_${i}`]) throw invalidEntry(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
   });
-  const records = found.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));
-  return { records, hasMore: found.length > plan.limit };
+  const page = found.filter((r) => Number(r.page_pos) > plan.offset);
+  const records = page.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));
+  return { records, hasMore: page.length > plan.limit };
 }
 
 /** The projection of a document: only the selected paths, a missing one as null. */

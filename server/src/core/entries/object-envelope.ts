@@ -1,7 +1,7 @@
 // Entries as the Objects API shows them: the envelope, Trash rows, revisions.
-import type { components } from '../../../sdk/src/generated/openapi';
-import { BASE_LOCALE, type EntryRecord } from '../core/entries/store';
-import type { RevisionRow } from '../core/entries/revisions';
+import type { components } from '../../../../sdk/src/generated/openapi';
+import { BASE_LOCALE, type EntryRecord } from './store';
+import type { RevisionRow } from './revisions';
 
 type S = components['schemas'];
 

@@ -1,0 +1,84 @@
+// Content types as the typed entry core reads them: the type, its bucket and its field
+// definitions, in one query (by bucket and name for writes and lists, by id for rendering).
+import type { SqlRunner } from '../../db/database';
+import type { LookupCache } from '../lookup-cache';
+import { rows, sql, type Sql } from '../sql';
+
+export type FieldType = 'text' | 'number' | 'boolean' | 'date' | 'json' | 'relation' | 'attachment';
+
+export interface FieldDef {
+  name: string;
+  type: FieldType;
+  format: 'date' | 'time' | 'datetime' | null;
+  multiple: boolean;
+  required: boolean;
+  unique: boolean;
+  /** Accepted content type names (relation fields), in the same bucket. */
+  targets: string[];
+  cascadeOnDelete: boolean;
+}
+
+export interface ContentTypeDef {
+  id: number;
+  name: string;
+  bucketId: number;
+  bucket: string;
+  workspaceId: number;
+  /** The text field that names entries (null: none). */
+  nameField: string | null;
+  fields: FieldDef[];
+  /** The same fields by name (a map without prototype: field names come from requests). */
+  byName: Map<string, FieldDef>;
+}
+
+interface Row {
+  id: number;
+  name: string;
+  bucket_id: number;
+  bucket: string;
+  workspace_id: number;
+  name_field: string | null;
+  fields: { name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean }[];
+}
+
+const select = (where: Sql) => sql`
+  SELECT t.id, t.name, t.bucket_id, b.name AS bucket, b.workspace_id, t.name_field,
+         coalesce((SELECT json_agg(json_build_object('name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
+                     'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete) ORDER BY f.position)
+                     FROM field_definitions f WHERE f.content_type_id = t.id), '[]') AS fields
+    FROM content_types t JOIN buckets b ON b.id = t.bucket_id
+   WHERE ${where}`;
+
+function toDef(r: Row): ContentTypeDef {
+  const fields = r.fields.map((f) => ({ name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete }));
+  return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])) };
+}
+
+/** Content types by id (the types of the entries a response renders), in one query. */
+export async function contentTypesById(db: SqlRunner, ids: number[]): Promise<Map<number, ContentTypeDef>> {
+  if (!ids.length) return new Map();
+  const found = await rows<Row>(db, select(sql`t.id = ANY(${[...new Set(ids)]}::int[])`), true);
+  return new Map(found.map((r) => [r.id, toDef(r)]));
+}
+
+/** Every content type of a bucket by name (relation targets are named within the bucket). */
+export async function bucketContentTypes(db: SqlRunner, bucketId: number): Promise<Map<string, ContentTypeDef>> {
+  const found = await rows<Row>(db, select(sql`t.bucket_id = ${bucketId}`), true);
+  return new Map(found.map((r) => [r.name, toDef(r)]));
+}
+
+/** The process's cache of content types by bucket (dropped on every change, core/lookup-cache.ts). */
+export type ContentTypeCache = LookupCache<Map<string, ContentTypeDef>>;
+
+/** The content types of a workspace's bucket by name (empty when the bucket has none or is missing), cached. */
+export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, workspaceId: number, bucketName: string): Promise<Map<string, ContentTypeDef>> {
+  return cache.get(`${workspaceId}/${bucketName}`, async () => {
+    const found = await rows<Row>(db, select(sql`b.workspace_id = ${workspaceId} AND b.name = ${bucketName}`), true);
+    return new Map(found.map((r) => [r.name, toDef(r)]));
+  }) as Promise<Map<string, ContentTypeDef>>;
+}
+
+/** The content types of a bucket by name, cached (rendering reads them for every response). */
+export function cachedTypesOfBucket(db: SqlRunner, cache: ContentTypeCache, bucketId: number): Promise<Map<string, ContentTypeDef>> {
+  return cache.get(`id:${bucketId}`, () => bucketContentTypes(db, bucketId)) as Promise<Map<string, ContentTypeDef>>;
+}

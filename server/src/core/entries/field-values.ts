@@ -1,0 +1,184 @@
+// Field values of typed entries, checked against their definitions and stored normalized: dates
+// as UTC strings with seconds, relations as entry ULIDs, attachments as file IDs. Checks that need
+// the database (relation targets, files, unique values) run as one query per kind, not per value.
+import type { SqlRunner } from '../../db/database';
+import type { FieldErrors } from '../../http/errors';
+import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
+import { rows, sql } from '../sql';
+import type { ContentTypeDef, FieldDef } from './content-types';
+
+/** An entry ULID (Crockford base32, 26 characters). */
+export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
+/** Stored values of one multiple field at most (a bound on the lookups of a write). */
+export const MAX_VALUES = 1000;
+const MAX_TEXT = 65_535;
+
+type Check = { value: unknown } | { error: string };
+
+const isNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v)) || v instanceof LosslessNumber;
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+function validCalendarDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1) return false;
+  const days = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  return d <= days[m - 1];
+}
+
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?$/;
+
+/** A datetime in one of the accepted forms as `YYYY-MM-DDTHH:mm:ssZ` (UTC), or why not. */
+export function normalizeDatetime(text: string): Check {
+  if (/[T ]\d{2}:\d{2}:\d{2}[.,]\d/.test(text)) return { error: 'must not have fractional seconds' };
+  const m = DATETIME.exec(text);
+  if (!m) return { error: 'must be a datetime in the form YYYY-MM-DD HH:mm[:ss] with an optional T, Z or offset' };
+  const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (!validCalendarDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return { error: 'must be a valid calendar date and time' };
+  let offsetMinutes = 0;
+  if (m[7] && m[7] !== 'Z') {
+    const [oh, om] = m[7].slice(1).split(':').map(Number);
+    if (om > 59 || oh * 60 + om > 14 * 60) return { error: 'must have an offset of at most 14:00 either side' };
+    offsetMinutes = (m[7][0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const utc = new Date(Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000);
+  if (utc.getUTCFullYear() < 1 || utc.getUTCFullYear() > 9999) return { error: 'must be between the years 0001 and 9999' };
+  const date = `${pad(utc.getUTCFullYear(), 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}`;
+  return { value: `${date}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}Z` };
+}
+
+function checkScalar(def: FieldDef, v: unknown): Check {
+  switch (def.type) {
+    case 'text':
+      if (typeof v !== 'string') return { error: 'must be a string' };
+      return v.length > MAX_TEXT ? { error: `must not be greater than ${MAX_TEXT} characters` } : { value: v };
+    case 'number':
+      return isNumber(v) ? { value: v } : { error: 'must be a number' };
+    case 'boolean':
+      return typeof v === 'boolean' ? { value: v } : { error: 'must be true or false' };
+    case 'json':
+      return { value: v };
+    case 'relation':
+      return typeof v === 'string' && ULID.test(v) ? { value: v.toUpperCase() } : { error: 'must be an entry ID' };
+    case 'attachment':
+      return Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 2147483647 ? { value: v } : { error: 'must be a file ID' };
+    case 'date': {
+      if (typeof v !== 'string') return { error: 'must be a string' };
+      if (def.format === 'datetime') return normalizeDatetime(v);
+      if (def.format === 'time') {
+        const t = /^(\d{2}):(\d{2})$/.exec(v);
+        return t && Number(t[1]) <= 23 && Number(t[2]) <= 59 ? { value: v } : { error: 'must be a time in the form HH:mm' };
+      }
+      const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+      return d && validCalendarDate(Number(d[1]), Number(d[2]), Number(d[3])) ? { value: v } : { error: 'must be a valid date in the form YYYY-MM-DD' };
+    }
+  }
+}
+
+const isEmpty = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0) || v === '';
+
+/**
+ * Checks `input` (field name to value) against the content type and merges it into `current`
+ * (the stored document of the locale). Errors are keyed `fields.<name>`; `creating` applies
+ * `required` to every field, an update to the fields it sets.
+ */
+export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unknown>, current: Record<string, unknown>, creating: boolean, errors: FieldErrors): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null);
+  for (const def of type.fields) if (Object.hasOwn(current, def.name)) out[def.name] = current[def.name];
+  const add = (name: string, message: string) => (errors[`fields.${name}`] ??= []).push(`The fields.${name} field ${message}.`);
+  for (const name of Object.keys(input)) {
+    const def = type.byName.get(name);
+    if (!def) {
+      add(name, `is not a field of the content type ${type.name}`);
+      continue;
+    }
+    const v = input[name];
+    if (v === null) {
+      out[name] = def.multiple ? [] : null;
+      continue;
+    }
+    if (def.multiple) {
+      if (!Array.isArray(v)) add(name, 'must be an array');
+      else if (v.length > MAX_VALUES) add(name, `must not have more than ${MAX_VALUES} items`);
+      else {
+        const values: unknown[] = [];
+        v.forEach((item, i) => {
+          const c = checkScalar(def, item);
+          if ('error' in c) (errors[`fields.${name}.${i}`] ??= []).push(`The fields.${name}.${i} field ${c.error}.`);
+          else values.push(c.value);
+        });
+        out[name] = values;
+      }
+    } else {
+      const c = checkScalar(def, v);
+      if ('error' in c) add(name, c.error);
+      else out[name] = c.value;
+    }
+  }
+  for (const def of type.fields) {
+    if (def.required && (creating || Object.hasOwn(input, def.name)) && isEmpty(out[def.name]) && !errors[`fields.${def.name}`]) add(def.name, 'is required');
+  }
+  return out;
+}
+
+const valuesOf = (doc: Record<string, unknown>, def: FieldDef): unknown[] => {
+  const v = doc[def.name];
+  return v === null || v === undefined ? [] : Array.isArray(v) && def.multiple ? v : [v];
+};
+
+/**
+ * The checks that read the database, for the fields `changed` of `doc`: relation targets (live
+ * typed entries of an accepted type in the same bucket), attachments (files of the workspace),
+ * unique values (no other live entry of the type holds the value in this locale).
+ */
+export async function checkReferences(
+  db: SqlRunner,
+  type: ContentTypeDef,
+  doc: Record<string, unknown>,
+  changed: string[],
+  ctx: { locale: string; entryPk?: number },
+  errors: FieldErrors,
+): Promise<void> {
+  const defs = changed.map((n) => type.byName.get(n)).filter((d): d is FieldDef => d !== undefined && !errors[`fields.${d.name}`]);
+  const relationIds = [...new Set(defs.filter((d) => d.type === 'relation').flatMap((d) => valuesOf(doc, d) as string[]))];
+  const fileIds = [...new Set(defs.filter((d) => d.type === 'attachment').flatMap((d) => valuesOf(doc, d) as number[]))];
+  const targets = new Map<string, string>();
+  if (relationIds.length) {
+    const found = await rows<{ entry_id: string; type: string }>(
+      db,
+      sql`SELECT e.entry_id, t.name AS type FROM entries e JOIN content_types t ON t.id = e.content_type_id
+           WHERE e.entry_id = ANY(${relationIds}::text[]) AND e.bucket_id = ${type.bucketId} AND e.kind = 'typed' AND e.deleted_at IS NULL`,
+    );
+    for (const r of found) targets.set(r.entry_id, r.type);
+  }
+  const files = new Set<number>();
+  if (fileIds.length) {
+    const found = await rows<{ id: number }>(db, sql`SELECT id FROM files WHERE id = ANY(${fileIds}::int[]) AND workspace_id = ${type.workspaceId} AND user_id IS NULL`);
+    for (const r of found) files.add(r.id);
+  }
+  for (const def of defs) {
+    const at = (i: number) => (def.multiple ? `fields.${def.name}.${i}` : `fields.${def.name}`);
+    valuesOf(doc, def).forEach((v, i) => {
+      if (def.type === 'relation') {
+        const t = targets.get(v as string);
+        if (t === undefined) (errors[at(i)] ??= []).push(`The ${at(i)} field must be an entry of this bucket.`);
+        else if (!def.targets.includes(t)) (errors[at(i)] ??= []).push(`The ${at(i)} field must be an entry of the type ${def.targets.join(' or ')}.`);
+      } else if (def.type === 'attachment' && !files.has(v as number)) (errors[at(i)] ??= []).push(`The ${at(i)} field must be a file of this workspace.`);
+    });
+  }
+  for (const def of defs.filter((d) => d.unique && !isEmpty(doc[d.name]))) {
+    // Serialized per type and field, so that two concurrent writes cannot both take a value.
+    await rows(db, sql`SELECT pg_advisory_xact_lock(${type.id}::int, hashtext(${def.name}))`);
+    const taken = await rows(
+      db,
+      sql`SELECT 1 FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${ctx.locale}::text
+           WHERE e.content_type_id = ${type.id} AND e.kind = 'typed' AND e.deleted_at IS NULL AND e.id <> ${ctx.entryPk ?? 0}::int
+             AND c.data -> ${def.name}::text = ${stringifyExact(doc[def.name])}::jsonb
+           LIMIT 1`,
+    );
+    if (taken.length) (errors[`fields.${def.name}`] ??= []).push(`The fields.${def.name} has already been taken.`);
+  }
+}
+
+/** Relation and attachment references of a stored document, per field (rendering reads them). */
+export function referencesOf(doc: Record<string, unknown>, def: FieldDef): unknown[] {
+  return valuesOf(doc, def);
+}

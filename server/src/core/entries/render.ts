@@ -1,0 +1,172 @@
+// Rendered typed entries: every field of the document, relations expanded and attachments as file
+// objects with fresh temporary URLs. Relations expand breadth first with one query per level
+// (and one for the files), so a page of any size costs the same number of round trips: each field
+// examines its first 25 stored references and skips the invalid ones among them, at most 3 levels
+// are expanded and at most 100 related entries per root; beyond that, compact references.
+import type { Config } from '../../config';
+import type { components } from '../../../../sdk/src/generated/openapi';
+import type { SqlRunner } from '../../db/database';
+import { presentFile } from '../file-urls';
+import { workspaceFiles } from '../file-records';
+import { sql } from '../sql';
+import type { ContentTypeDef, FieldDef } from './content-types';
+import { referencesOf } from './field-values';
+import { BASE_LOCALE, findEntries, scope, type EntryRecord } from './store';
+
+export const RELATION_WINDOW = 25;
+export const MAX_DEPTH = 3;
+export const ROOT_BUDGET = 100;
+
+export interface RenderOptions {
+  config: Config;
+  workspace: { id: number; name: string };
+  /** A locale code, or `*` for every enabled locale of each entry. */
+  locale: string;
+  /** Delivery reads: drafts are not valid related entries either. */
+  publishedOnly: boolean;
+  now: Date;
+  /** The content types of a bucket by name (the process's cache, content-types.ts). */
+  contentTypes: (bucketId: number) => Promise<Map<string, ContentTypeDef>>;
+}
+
+type Json = Record<string, unknown>;
+export type RenderedEntry = components['schemas']['Entry'];
+
+const apiUrl = (o: RenderOptions, id: string) => `${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/${id}`;
+const statusLabel = (status: string) => (status === 'published' ? 'Published' : 'Draft');
+
+function nameOf(e: EntryRecord, type: ContentTypeDef | undefined, locale: string): string {
+  const doc = (e.documents.get(locale === '*' ? BASE_LOCALE : locale) ?? {}) as Json;
+  const value = type?.nameField ? doc[type.nameField] : undefined;
+  return typeof value === 'string' && value !== '' ? value : e.entry_id;
+}
+
+export function summaryOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions) {
+  return { id: e.entry_id, api_url: apiUrl(o, e.entry_id), name: nameOf(e, type, o.locale), status: e.status, updated_at: e.updated_at };
+}
+
+function referenceOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions, reason: 'cycle' | 'depth' | 'budget') {
+  return { id: e.entry_id, api_url: apiUrl(o, e.entry_id), name: nameOf(e, type, o.locale), status: e.status, status_label: statusLabel(e.status), _relation: { reason } };
+}
+
+/** A node of the expansion: an entry rendered under a root, with the entries above it. */
+interface Node {
+  entry: EntryRecord;
+  out: Json;
+  depth: number;
+  root: number;
+  ancestors: Set<string>;
+}
+
+/** A field value to fill once the level below is loaded: relation references or attachments. */
+interface Slot {
+  node: Node;
+  target: Json;
+  def: FieldDef;
+  refs: unknown[];
+}
+
+/** Renders full entries (`roots`, all of one bucket); their documents must hold the locales to render. */
+export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: RenderOptions): Promise<RenderedEntry[]> {
+  if (!roots.length) return [];
+  const types = new Map([...(await o.contentTypes(roots[0].bucket_id)).values()].map((t) => [t.id, t]));
+  const typeOf = (e: EntryRecord) => (e.content_type_id === null ? undefined : types.get(e.content_type_id));
+  const budget = roots.map(() => 0);
+  const files: Slot[] = [];
+
+  const start = (entry: EntryRecord, depth: number, root: number, ancestors: Set<string>): Node => {
+    const out: Json = {
+      id: entry.entry_id,
+      api_url: apiUrl(o, entry.entry_id),
+      name: nameOf(entry, typeOf(entry), o.locale),
+      status: entry.status,
+      status_label: statusLabel(entry.status),
+      publish_at: entry.publish_at,
+      tags: entry.tags,
+      locales: entry.locales,
+      fields: {},
+      created_at: entry.created_at,
+      updated_at: entry.updated_at,
+      lock_version: entry.lock_version,
+    };
+    return { entry, out, depth, root, ancestors };
+  };
+
+  /** Fills the plain fields of a node; returns the slots its relations and attachments leave. */
+  const fill = (node: Node): Slot[] => {
+    const type = typeOf(node.entry);
+    const locales = o.locale === '*' ? node.entry.locales : [o.locale];
+    const slots: Slot[] = [];
+    const perLocale: Json = {};
+    for (const locale of locales) {
+      const doc = (node.entry.documents.get(locale) ?? {}) as Json;
+      const target: Json = {};
+      for (const def of type?.fields ?? []) {
+        if (def.type === 'relation' || def.type === 'attachment') {
+          target[def.name] = def.multiple ? [] : null;
+          const refs = referencesOf(doc, def);
+          const slot = { node, target, def, refs: def.type === 'relation' ? refs.slice(0, RELATION_WINDOW) : refs };
+          if (def.type === 'relation') slots.push(slot);
+          else files.push(slot);
+        } else target[def.name] = Object.hasOwn(doc, def.name) ? doc[def.name] : def.multiple ? [] : null;
+      }
+      perLocale[locale] = target;
+    }
+    node.out.fields = o.locale === '*' ? perLocale : perLocale[o.locale];
+    return slots;
+  };
+
+  const put = (slot: Slot, value: unknown) => {
+    if (slot.def.multiple) (slot.target[slot.def.name] as unknown[]).push(value);
+    else if (slot.target[slot.def.name] === null) slot.target[slot.def.name] = value;
+  };
+
+  const rootNodes = roots.map((e, i) => start(e, 0, i, new Set([e.entry_id])));
+  let slots = rootNodes.flatMap(fill);
+  while (slots.length) {
+    const ids = [...new Set(slots.flatMap((s) => s.refs as string[]))];
+    const found = ids.length
+      ? await findEntries(
+          db,
+          scope.and(
+            sql`e.entry_id = ANY(${ids}::text[])`,
+            scope.workspace(o.workspace.id),
+            sql`e.bucket_id = ${roots[0].bucket_id}`,
+            scope.kinds('typed'),
+            scope.live,
+            o.publishedOnly ? scope.published : sql`true`,
+          ),
+          { content: o.locale === '*' ? { kind: 'all' } : { kind: 'locale', locale: o.locale }, typedOnly: true },
+        )
+      : [];
+    const byId = new Map(found.map((e) => [e.entry_id, e]));
+    const next: Node[] = [];
+    for (const slot of slots) {
+      for (const ref of slot.refs as string[]) {
+        const related = byId.get(ref);
+        const type = related && typeOf(related);
+        // Invalid references (gone, a draft on delivery reads, another type) are skipped.
+        if (!related || !type || !slot.def.targets.includes(type.name)) continue;
+        const { node } = slot;
+        if (node.ancestors.has(ref)) put(slot, referenceOf(related, type, o, 'cycle'));
+        else if (node.depth + 1 > MAX_DEPTH) put(slot, referenceOf(related, type, o, 'depth'));
+        else if (budget[node.root] >= ROOT_BUDGET) put(slot, referenceOf(related, type, o, 'budget'));
+        else {
+          budget[node.root]++;
+          const child = start(related, node.depth + 1, node.root, new Set([...node.ancestors, ref]));
+          put(slot, child.out);
+          next.push(child);
+        }
+      }
+    }
+    slots = next.flatMap(fill);
+  }
+
+  const fileIds = [...new Set(files.flatMap((s) => s.refs as number[]))];
+  if (fileIds.length) {
+    const found = await workspaceFiles(db, o.workspace.id, fileIds);
+    const byId = new Map(found.map((f) => [f.id, presentFile(o.config, o.workspace.name, f, o.now)]));
+    for (const slot of files) for (const id of slot.refs as number[]) if (byId.has(id)) put(slot, byId.get(id));
+  }
+  return rootNodes.map((n) => n.out as unknown as RenderedEntry);
+}

@@ -1,0 +1,243 @@
+// Writes of typed entries (the Entries API): create, partial update, delete with cascades, the
+// scheduled publication task, and the conversion to a JSON-backed (migrated) entry. They share
+// the entry store, write path, revisions and events with JSON entries (write.ts); only the
+// field-value rules (field-values.ts) are their own. A refused write changes nothing.
+import { ulid } from 'ulid';
+import type { AppContext } from '../../context';
+import type { SqlRunner } from '../../db/database';
+import { fieldErrors } from '../../http/errors';
+import { recordAudit } from '../../events/audit';
+import { transaction } from '../transaction';
+import { deleteWorkspaceFiles } from '../file-records';
+import { raw, rows, sql } from '../sql';
+import { contentTypesById, type ContentTypeDef } from './content-types';
+import { EntryError, invalidEntry } from './errors';
+import { checkReferences, mergeFieldValues, referencesOf } from './field-values';
+import { recordRevision, snapshotOf } from './revisions';
+import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
+import { checkVersion, hasPendingReview, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+
+export interface TypedInput {
+  fields?: Record<string, unknown>;
+  status?: EntryStatus;
+  /** An ISO 8601 time; null clears the schedule. */
+  publishAt?: string | null;
+  locales?: string[];
+  tags?: string[];
+}
+
+/** Locales of an entry: en-US always; every other one configured for the workspace (422 on `locales.<n>`). */
+function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<string, string[]>): string[] {
+  requested.forEach((l, i) => {
+    if (l !== BASE_LOCALE && !ctx.workspace.locales.includes(l)) errors[`locales.${i}`] = [`The locale ${l} is not configured for this workspace.`];
+  });
+  return sortLocales(new Set([BASE_LOCALE, ...requested]));
+}
+
+function publishAtOf(value: string | null | undefined, errors: Record<string, string[]>): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) errors.publish_at = ['The publish_at field must be a valid date-time.'];
+  return at;
+}
+
+const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? Object.create(null)) as Record<string, unknown>;
+
+/** Creates a typed entry of `type` with its fields in `locale`; returns it as the transaction wrote it. */
+export async function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput): Promise<EntryRecord> {
+  const { app, workspace } = ctx;
+  const errors = fieldErrors();
+  const doc = mergeFieldValues(type, input.fields ?? {}, Object.create(null), true, errors);
+  const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
+  const publishAt = publishAtOf(input.publishAt, errors);
+  throwIfAny(errors);
+  const entryId = ulid();
+  return transaction(app, async (tx) => {
+    await checkReferences(tx, type, doc, Object.keys(doc), { locale }, errors);
+    throwIfAny(errors);
+    const now = app.clock.sqlNow();
+    const status = input.status ?? 'draft';
+    const id = await insertEntry(tx, {
+      entryId,
+      workspaceId: workspace.id,
+      bucketId: type.bucketId,
+      kind: 'typed',
+      contentTypeId: type.id,
+      ref: `${type.name}/${entryId}`,
+      status,
+      // A published entry has no schedule.
+      publishAt: publishAt && status === 'draft' ? sql`${publishAt.toISOString()}::timestamptz` : undefined,
+      locales,
+      tags: input.tags,
+      choice: { choice: 'none' },
+      now,
+    });
+    await writeDocuments(tx, id, new Map([[locale, doc]]));
+    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
+    await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });
+    return entry;
+  });
+}
+
+export interface TypedUpdate extends TypedInput {
+  expectedVersion?: number;
+  /** The request field that carried the version (`expected_version` or `check`), for the error. */
+  versionField?: string;
+}
+
+/**
+ * Applies a partial update to the typed entry `entryId` (fields of `locale`); returns it as this
+ * transaction left it (not as a later write may have: concurrent answers each show their own).
+ */
+export async function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate): Promise<EntryRecord> {
+  const { app } = ctx;
+  return transaction(app, async (tx) => {
+    const current = await lockLive(ctx, tx, sql`e.entry_id = ${entryId}`, ['typed']);
+    if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
+    if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
+    const type = await typeOf(tx, current);
+    const errors = fieldErrors();
+    const fields = input.fields ?? {};
+    const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
+    const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
+    const publishAt = publishAtOf(input.publishAt, errors);
+    throwIfAny(errors);
+    await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
+    throwIfAny(errors);
+
+    const documents = new Map(current.documents);
+    documents.set(locale, doc);
+    // Locales no longer enabled lose their translations for good.
+    for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
+    const status = input.status ?? current.status;
+    // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
+    const schedule =
+      status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
+    const now = app.clock.sqlNow();
+    await rows(
+      tx,
+      sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
+                 tags = ${input.tags === undefined ? current.tags : input.tags}::text[], lock_version = lock_version + 1, updated_at = ${now}
+           WHERE id = ${current.id}`,
+    );
+    await writeDocuments(tx, current.id, documents);
+    const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
+    await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
+    return entry;
+  });
+}
+
+async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef> {
+  const type = (await contentTypesById(tx, [entry.content_type_id!])).get(entry.content_type_id!);
+  if (!type) throw new EntryError('not_found');
+  return type;
+}
+
+/**
+ * Deletes a typed entry for good, and with it, through fields with `cascade_on_delete`, the
+ * entries and files it references (entries in turn by their own cascading fields).
+ */
+export async function deleteTypedEntry(ctx: WriteContext, entryId: string): Promise<void> {
+  await transaction(ctx.app, async (tx) => {
+    const root = await lockLive(ctx, tx, sql`e.entry_id = ${entryId}`, ['typed']);
+    if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
+    const doomed = new Map<number, EntryRecord>([[root.id, root]]);
+    const files = new Set<number>();
+    // Breadth first, one query per level: the entries the cascading fields of the last level name.
+    let level = [root];
+    while (level.length) {
+      const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
+      const next = new Set<string>();
+      for (const e of level) {
+        const type = types.get(e.content_type_id!);
+        for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
+          for (const doc of e.documents.values()) {
+            for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
+              if (def.type === 'attachment') files.add(ref as number);
+              else next.add(ref as string);
+            }
+          }
+        }
+      }
+      const found = next.size
+        ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
+            content: { kind: 'all' },
+            forUpdate: true,
+          })
+        : [];
+      level = found.filter((e) => !doomed.has(e.id));
+      for (const e of level) doomed.set(e.id, e);
+    }
+    if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
+    await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
+    await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
+    for (const e of doomed.values()) {
+      await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
+      await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
+    }
+  });
+}
+
+/** The `entries:publish-scheduled` task: drafts whose publish_at has come are published. */
+export async function publishScheduled(app: AppContext): Promise<number> {
+  const now = app.clock.sqlNow();
+  return transaction(app, async (tx) => {
+    const due = await rows<{ id: number; entry_id: string; ref: string; bucket_id: number; workspace_id: number }>(
+      tx,
+      sql`UPDATE entries SET status = 'published', publish_at = NULL, lock_version = lock_version + 1, updated_at = ${now}
+           WHERE id IN (SELECT id FROM entries WHERE status = 'draft' AND publish_at IS NOT NULL AND publish_at <= ${now} AND deleted_at IS NULL
+                         ORDER BY publish_at LIMIT 500 FOR UPDATE SKIP LOCKED)
+          RETURNING id, entry_id, ref, bucket_id, workspace_id`,
+    );
+    for (const e of due) {
+      const ctx: WriteContext = { app, workspace: { id: e.workspace_id, locales: [] }, author: { actor: null, source: 'system' } };
+      await publishEntryEvent(ctx, tx, 'entry.updated', e, 'entry', { scheduled: true });
+    }
+    return due.length;
+  });
+}
+
+/**
+ * Removes deleted files' IDs from the attachment fields of every typed entry of the workspace, in
+ * every locale (a single value becomes null, a multiple one loses only those IDs), in one
+ * statement of the transaction that deletes the files.
+ */
+export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: number[]): Promise<void> {
+  if (!fileIds.length) return;
+  const gone = sql`${JSON.stringify(fileIds)}::jsonb`;
+  const isGone = (v: string) => sql`jsonb_build_array(${raw(v)}) <@ ${gone}`;
+  await rows(
+    tx,
+    sql`UPDATE entry_contents c
+           SET data = (SELECT jsonb_object_agg(k, CASE
+                          WHEN f.type = 'attachment' AND f.multiple AND jsonb_typeof(v) = 'array'
+                            THEN coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(v) x WHERE NOT ${isGone('x')}), '[]'::jsonb)
+                          WHEN f.type = 'attachment' AND NOT f.multiple AND ${isGone('v')} THEN 'null'::jsonb
+                          ELSE v END)
+                         FROM jsonb_each(c.data) AS d(k, v)
+                         LEFT JOIN field_definitions f ON f.content_type_id = e.content_type_id AND f.name = d.k)
+          FROM entries e
+         WHERE e.id = c.entry_pk AND e.workspace_id = ${workspaceId} AND e.kind = 'typed'
+           AND EXISTS (SELECT 1 FROM field_definitions f, jsonb_each(c.data) d(k, v)
+                        WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.name = d.k
+                          AND (${isGone('v')} OR (jsonb_typeof(v) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(v) x WHERE ${isGone('x')}))))`,
+  );
+}
+
+/** Turns a typed entry into a JSON-backed (migrated) one: same IDs, its field values become its documents. */
+export async function convertTypedEntry(app: AppContext, workspaceId: number, entryId: string): Promise<number> {
+  return transaction(app, async (tx) => {
+    const [entry] = await rows<{ id: number; kind: string; migrated: boolean }>(
+      tx,
+      sql`SELECT id, kind, migrated FROM entries WHERE entry_id = ${entryId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL FOR UPDATE`,
+    );
+    if (!entry || (entry.kind !== 'typed' && !entry.migrated)) throw new EntryError('not_found');
+    if (entry.migrated) throw invalidEntry('entry_id', 'The entry is already a JSON-backed (migrated) entry.');
+    const now = app.clock.sqlNow();
+    // Documents are kept as they are: each locale's field values become its data.
+    await rows(tx, sql`UPDATE entries SET kind = 'json', migrated = true, contract_choice = 'auto', lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${entry.id}`);
+    return entry.id;
+  });
+}

@@ -1,0 +1,107 @@
+// The write path every kind of entry shares (JSON entries, typed entries, legacy submissions):
+// who writes, the entry row, its per-locale documents, the row lock, the version check, pending
+// reviews and the event published with the transaction.
+import type { AppContext } from '../../context';
+import type { SqlRunner } from '../../db/database';
+import type { FieldErrors } from '../../http/errors';
+import { publishEvent, type EventName } from '../../events/outbox';
+import { stringifyExact } from '../../lib/exact-json';
+import { rows, sql, type Sql } from '../sql';
+import type { ContractChoice } from './contracts';
+import { EntryError, invalidEntry } from './errors';
+import type { Author } from './revisions';
+import { BASE_LOCALE, findEntries, scope, type EntryKind, type EntryRecord, type EntryStatus } from './store';
+
+/** Who writes, for which workspace. */
+export interface WriteContext {
+  app: AppContext;
+  workspace: { id: number; locales: string[] };
+  author: Author;
+  skipWebhooks?: boolean;
+}
+
+export const throwIfAny = (errors: FieldErrors) => {
+  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
+};
+
+/** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
+export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
+
+/** Replaces the documents of an entry (one per locale). */
+export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
+  await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
+  const locales = [...documents.keys()];
+  const texts = locales.map((l) => stringifyExact(documents.get(l)));
+  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);
+}
+
+export interface NewEntry {
+  entryId: string;
+  workspaceId: number;
+  bucketId: number;
+  kind: EntryKind;
+  contentTypeId?: number;
+  ref: string;
+  status: EntryStatus;
+  publishAt?: Sql;
+  locales?: string[];
+  tags?: string[];
+  choice: ContractChoice;
+  /** The contract check's outcome (JSON entries), see json-entries.ts. */
+  validationIssues?: unknown[];
+  checkedAt?: Sql;
+  now: Sql;
+}
+
+/** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
+export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
+  const [created] = await rows<{ id: number }>(
+    tx,
+    sql`INSERT INTO entries (entry_id, workspace_id, bucket_id, content_type_id, kind, ref, live_ref, status, publish_at, lock_version, locales, tags,
+                             contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
+        VALUES (${n.entryId}, ${n.workspaceId}, ${n.bucketId}, ${n.contentTypeId ?? null}::int, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status},
+                ${n.publishAt ?? sql`NULL`}, 0, ${n.locales ?? [BASE_LOCALE]}::text[], ${n.tags ?? []}::text[],
+                ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validationIssues ?? [])}::jsonb,
+                ${n.checkedAt ?? sql`NULL`}, ${n.now}, ${n.now})
+        ON CONFLICT (bucket_id, live_ref) DO NOTHING
+        RETURNING id`,
+  );
+  if (!created) throw invalidEntry('ref', 'The ref has already been taken.');
+  return created.id;
+}
+
+/** The live entry matching `where` in the workspace, of one of `kinds`, locked for the transaction; 404 otherwise. */
+export async function lockLive(ctx: WriteContext, tx: SqlRunner, where: Sql, kinds: EntryKind[]): Promise<EntryRecord> {
+  const [entry] = await findEntries(tx, scope.and(where, scope.workspace(ctx.workspace.id), scope.kinds(...kinds), scope.live), {
+    content: { kind: 'all' },
+    forUpdate: true,
+  });
+  if (!entry) throw new EntryError('not_found');
+  return entry;
+}
+
+/** A stale version is a 422 on `field` naming the current one. */
+export function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
+  if (entry.lock_version !== lockVersion) {
+    throw invalidEntry(field, `The ${field} is stale: the current version is ${entry.lock_version}.`);
+  }
+}
+
+/** Whether the entry (or any of the entries) has a pending review: one query whatever their number. */
+export async function hasPendingReview(tx: SqlRunner, entryPks: number | number[]): Promise<boolean> {
+  const ids = typeof entryPks === 'number' ? [entryPks] : entryPks;
+  return (await rows(tx, sql`SELECT 1 FROM reviews WHERE entry_pk = ANY(${ids}::int[]) AND status = 'pending' LIMIT 1`)).length > 0;
+}
+
+/** Publishes an entry event with the transaction; `kind` tells subscribers which API wrote it. */
+export async function publishEntryEvent(
+  ctx: WriteContext,
+  tx: SqlRunner,
+  event: EventName,
+  entry: { id: number; entry_id: string; ref: string; bucket_id: number },
+  kind: 'object' | 'entry',
+  extra: Record<string, unknown> = {},
+) {
+  const data = { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref, ...extra };
+  await publishEvent(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event, data, skipWebhooks: ctx.skipWebhooks });
+}

@@ -1,0 +1,44 @@
+// File rows as other features change them: the event data of a file, and deleting files of a
+// workspace inside another feature's transaction (an entry's cascade), with what every file
+// deletion also does (attachment fields let go of it, `file.deleted` is published).
+import type { SqlRunner } from '../db/database';
+import type { File } from '../generated/prisma/client';
+import { publishEvent } from '../events/outbox';
+import { rows, sql } from './sql';
+import { detachFiles } from './entries/typed-entries';
+
+/**
+ * Files of the workspace's Files API (never user-owned ones) by id, as Prisma's `File`. Raw SQL and
+ * prepared: file details and downloads run it on every request, where the ORM's per-call cost
+ * dominated the profile; rendered entries read their attachments with it.
+ */
+export async function workspaceFiles(db: SqlRunner, workspaceId: number, ids: number[]): Promise<File[]> {
+  const found = await rows<Omit<File, 'size'> & { size: number }>(
+    db,
+    sql`SELECT id, workspace_id AS "workspaceId", user_id AS "userId", uuid, token, name, mime_type AS "mimeType", size,
+               content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"
+          FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL`,
+    true,
+  );
+  return found.map((f) => ({ ...f, size: BigInt(f.size) }));
+}
+
+export const fileEventData = (f: { id: number; name: string; mimeType: string; size: bigint | number }) => ({
+  file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) },
+});
+
+/** What deleting files does besides removing their rows, in the same transaction. */
+export async function afterFilesDeleted(tx: SqlRunner, now: Date, workspaceId: number, files: Parameters<typeof fileEventData>[0][]): Promise<void> {
+  await detachFiles(tx, workspaceId, files.map((f) => f.id));
+  for (const file of files) await publishEvent(tx, now, { workspaceId, event: 'file.deleted', data: fileEventData(file) });
+}
+
+/** Deletes files of the workspace (API files, not user-owned ones) by id. */
+export async function deleteWorkspaceFiles(tx: SqlRunner, now: Date, workspaceId: number, ids: number[]): Promise<void> {
+  if (!ids.length) return;
+  const gone = await rows<{ id: number; name: string; mimeType: string; size: number }>(
+    tx,
+    sql`DELETE FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL RETURNING id, name, mime_type AS "mimeType", size`,
+  );
+  await afterFilesDeleted(tx, now, workspaceId, gone);
+}

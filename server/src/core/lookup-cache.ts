@@ -1,0 +1,88 @@
+// Lookups kept per process (API keys, so that an authenticated request costs no round trip of its
+// own; content types, which every entry write and render reads). Correct across processes because
+// every change to what they read (api_keys, users, workspaces, buckets, content types and field
+// definitions) notifies `auth_changed` (triggers, see the auth_changed_notify and
+// lookups_changed_notify migrations) and every process drops its caches on it. While this process
+// is not listening (connecting, or its listening connection was lost), nothing is cached: each
+// request reads the database, as without a cache.
+import type { Database, Listener } from '../db/database';
+
+/** The channel's name predates content types in it. */
+export const LOOKUPS_CHANGED_CHANNEL = 'auth_changed';
+
+export class LookupCache<T> {
+  private readonly entries = new Map<string, { value: T; until: number }>();
+  /** Bumped on every drop: a lookup that began before a change must not fill the cache after it. */
+  private generation = 0;
+  private listening = false;
+  private listener?: Listener;
+  /** Caches of other lookups that this one's listener drives. */
+  private readonly followers: LookupCache<unknown>[] = [];
+
+  constructor(
+    /** Entries kept at most (the oldest go first). */
+    private readonly maxEntries = 10_000,
+    /** A backstop only: a change drops entries at once. */
+    private readonly ttlMs = 60_000,
+  ) {}
+
+  /** Starts following the database's change notifications. */
+  listen(db: Database): void {
+    this.listener = db.listen(LOOKUPS_CHANGED_CHANNEL, () => this.hear(), (listening) => {
+      // Changes made while not listening were missed: start over either way.
+      for (const cache of [this, ...this.followers]) {
+        cache.listening = listening;
+        cache.drop();
+      }
+    });
+  }
+
+  /** Another cache, kept and dropped by this one's notifications (one listening connection for all). */
+  follower<U>(maxEntries = this.maxEntries, ttlMs = this.ttlMs): LookupCache<U> {
+    const cache = new LookupCache<U>(maxEntries, ttlMs);
+    cache.listening = this.listening;
+    this.followers.push(cache as LookupCache<unknown>);
+    return cache;
+  }
+
+  async stop(): Promise<void> {
+    this.listening = false;
+    for (const cache of this.followers) cache.listening = false;
+    await this.listener?.stop();
+  }
+
+  private hear(): void {
+    this.drop();
+    for (const cache of this.followers) cache.drop();
+  }
+
+  /**
+   * Resolves once every process has dropped what it cached before now (see `Listener.confirm`).
+   * An operation that changes lookups answers only then, so its client's next request sees the
+   * change in whichever process it reaches.
+   */
+  async confirmDropped(): Promise<void> {
+    await this.listener?.confirm();
+  }
+
+  drop(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  /** The cached value of `key`, or `load()`'s, kept when it is defined and nothing changed meanwhile. */
+  async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    if (!this.listening) return load();
+    const hit = this.entries.get(key);
+    const now = Date.now();
+    if (hit && hit.until > now) return hit.value;
+    const generation = this.generation;
+    const value = await load();
+    if (value !== undefined && this.listening && generation === this.generation) {
+      this.entries.delete(key);
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(key, { value, until: now + this.ttlMs });
+    }
+    return value;
+  }
+}

@@ -1,0 +1,84 @@
+// The per-process cache of lookups (core/lookup-cache.ts): what it keeps and when it lets go.
+// The database side (trigger, LISTEN, several processes) is tested in multi-process.test.ts.
+import { LookupCache } from '../src/core/lookup-cache';
+import type { Database } from '../src/db/database';
+
+/** A database whose notifications and listening state the test drives. */
+function channel() {
+  const hooks: { notify?: () => void; state?: (on: boolean) => void } = {};
+  const db = {
+    listen(_channel: string, onNotify: () => void, onListening: (on: boolean) => void) {
+      hooks.notify = onNotify;
+      hooks.state = onListening;
+      return { stop: async () => undefined };
+    },
+  } as unknown as Database;
+  return { db, hooks };
+}
+
+describe('LookupCache', () => {
+  it('keeps nothing until it listens, then keeps a lookup until a change is heard', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>();
+    cache.listen(db);
+    let loads = 0;
+    const load = async () => `row ${++loads}`;
+    expect(await cache.get('k', load)).toBe('row 1');
+    expect(await cache.get('k', load)).toBe('row 2');
+    hooks.state!(true);
+    expect(await cache.get('k', load)).toBe('row 3');
+    expect(await cache.get('k', load)).toBe('row 3');
+    hooks.notify!();
+    expect(await cache.get('k', load)).toBe('row 4');
+    // The listening connection lost: every request reads the database again.
+    hooks.state!(false);
+    expect(await cache.get('k', load)).toBe('row 5');
+    expect(await cache.get('k', load)).toBe('row 6');
+  });
+
+  it('does not keep a lookup that began before a change and ended after it', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>();
+    cache.listen(db);
+    hooks.state!(true);
+    let release!: () => void;
+    const slow = cache.get('k', () => new Promise<string>((resolve) => (release = () => resolve('old'))));
+    hooks.notify!();
+    release();
+    expect(await slow).toBe('old');
+    expect(await cache.get('k', async () => 'new')).toBe('new');
+  });
+
+  it('keeps no undefined answer, and at most its size, oldest out first', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>(2);
+    cache.listen(db);
+    hooks.state!(true);
+    expect(await cache.get('missing', async () => undefined)).toBeUndefined();
+    expect(await cache.get('missing', async () => 'found')).toBe('found');
+    await cache.get('a', async () => 'a1');
+    await cache.get('b', async () => 'b1');
+    expect(await cache.get('missing', async () => 'again')).toBe('again');
+    expect(await cache.get('b', async () => 'b2')).toBe('b1');
+  });
+});
+
+describe('LookupCache followers', () => {
+  it('are driven by the listening cache: kept while it listens, dropped on its notifications', async () => {
+    const { db, hooks } = channel();
+    const keys = new LookupCache<string>();
+    const types = keys.follower<string>();
+    keys.listen(db);
+    let loads = 0;
+    const load = async () => `types ${++loads}`;
+    expect(await types.get('b', load)).toBe('types 1');
+    expect(await types.get('b', load)).toBe('types 2');
+    hooks.state!(true);
+    expect(await types.get('b', load)).toBe('types 3');
+    expect(await types.get('b', load)).toBe('types 3');
+    hooks.notify!();
+    expect(await types.get('b', load)).toBe('types 4');
+    hooks.state!(false);
+    expect(await types.get('b', load)).toBe('types 5');
+  });
+});
