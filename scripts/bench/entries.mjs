@@ -56,7 +56,6 @@ import pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import {
   DEFAULT_PG_URL,
-  ADMIN_TOKEN,
   call,
   checkBuild,
   cleanupAsync,
@@ -82,6 +81,11 @@ import {
   shapeOf,
   runStandalone,
   measureSteady,
+  checkRoutes,
+  createContentTypes,
+  typedBulkInsert,
+  seedTypedEntries,
+  typedEntryRow,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry', 'create-file', 'view-file'];
@@ -133,32 +137,12 @@ const articleFields = (n, refs) => ({
   cover: refs.files[n % FILES],
 });
 
-/**
- * Entries n = $6.. of one content type as createTypedEntry writes them, in one statement: the
- * ULIDs ($5, generated here in increasing order) become entry ids in that order, ref and live_ref
- * `<type>/<ULID>`, published, no schedule, en-US, no tags, contract choice `none`; the en-US
- * document is `${doc}` of n (SQL, may read $7..).
- */
-const bulkInsert = (doc) => `
-WITH src AS (
-  SELECT u.entry_id, $6::int + u.i - 1 AS n FROM unnest($5::text[]) WITH ORDINALITY AS u(entry_id, i)
-), ins AS (
-  INSERT INTO entries (entry_id, workspace_id, bucket_id, content_type_id, kind, ref, live_ref, status, publish_at, lock_version, locales, tags,
-                       contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
-  SELECT entry_id, $1::int, $2::int, $3::int, 'typed', $4::text || '/' || entry_id, $4::text || '/' || entry_id, 'published', NULL, 0,
-         '{en-US}'::text[], '{}'::text[], 'none', NULL, '[]'::jsonb, NULL, statement_timestamp(), statement_timestamp()
-    FROM src ORDER BY n
-  RETURNING id, entry_id
-)
-INSERT INTO entry_contents (entry_pk, locale, data)
-SELECT ins.id, 'en-US', ${doc}
-  FROM ins JOIN src USING (entry_id)`;
-
+// One INSERT per type (support.mjs typedBulkInsert: the rows createTypedEntry writes).
 const BULK_SQL = {
-  person: bulkInsert(`jsonb_build_object('name', 'Person ' || n)`),
-  tag: bulkInsert(`jsonb_build_object('label', 'tag-' || n)`),
+  person: typedBulkInsert(`jsonb_build_object('name', 'Person ' || n)`),
+  tag: typedBulkInsert(`jsonb_build_object('label', 'tag-' || n)`),
   // $7 persons' ULIDs, $8 tags' ULIDs, $9 file ids, $10 the lorem text (as articleFields).
-  article: bulkInsert(`jsonb_build_object(
+  article: typedBulkInsert(`jsonb_build_object(
          'title', 'Article ' || n,
          'body', 'Body of article ' || n || '. ' || $10::text,
          'rating', (n % 1000)::float8 / 10,
@@ -227,16 +211,6 @@ function loadRoutes(base, ws, key, articleIds) {
   return routes;
 }
 
-async function checkRoutes(routes, base) {
-  for (const r of routes) {
-    const url = r.path ? `${base}${r.path()}` : r.url;
-    const res = await fetch(url, { headers: r.headers });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
-    if (!r.check(r.ceiling ? text : JSON.parse(text))) throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 1200)}`);
-  }
-}
-
 async function measureRoutes(routes, base, opts) {
   await checkRoutes(routes, base);
   return measureSteady(routes, opts);
@@ -248,18 +222,7 @@ async function measureRoutes(routes, base, opts) {
 /** A few of each type through the API, the rest with one INSERT per type; then VACUUM ANALYZE. */
 async function seedPostgres(base, ws, key, client, count) {
   const started = performance.now();
-  for (const type of CONTENT_TYPES) await call(base, 'POST', `/admin/v1/workspaces/${ws}/buckets/${BUCKET}/content-types`, ADMIN_TOKEN, type);
-  const [{ id: workspaceId }] = (await client.query('SELECT id FROM workspaces WHERE name = $1', [ws])).rows;
-  const types = new Map(
-    (
-      await client.query(
-        `SELECT t.name, t.id, t.bucket_id FROM content_types t JOIN buckets b ON b.id = t.bucket_id WHERE b.workspace_id = $1 AND b.name = $2`,
-        [workspaceId, BUCKET],
-      )
-    ).rows.map((r) => [r.name, r]),
-  );
-  for (const t of CONTENT_TYPES) if (!types.has(t.name)) throw new Error(`content type ${t.name} not found in the database after creating it`);
-  const bucketId = types.get('article').bucket_id;
+  const { workspaceId, bucketId, types } = await createContentTypes(base, client, ws, BUCKET, CONTENT_TYPES);
 
   const files = [];
   for (let i = 1; i <= FILES; i++) {
@@ -267,7 +230,6 @@ async function seedPostgres(base, ws, key, client, count) {
     files.push((await call(base, 'POST', `/api/v1/${ws}/files`, key, { file: { name: `cover-${i}.txt`, type: 'text/plain', content } })).id);
   }
 
-  const create = (type, fields) => call(base, 'POST', `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=${type}`, key, { fields, status: 'published' });
   const newUlid = monotonicFactory();
   const refs = { persons: [], tags: [], files };
   const created = { person: [], tag: [], article: [] };
@@ -275,22 +237,13 @@ async function seedPostgres(base, ws, key, client, count) {
   let insertMs = 0;
   /** Entries 1..total of `type`: API_CREATED[type] through the API, the rest with BULK_SQL[type]. */
   const seedType = async (type, total, fieldsOf, ids, extra) => {
-    let t = performance.now();
-    for (let n = 1; n <= Math.min(API_CREATED[type], total); n++) {
-      const entry = await create(type, fieldsOf(n));
-      created[type].push(entry);
-      ids.push(entry.id);
-    }
-    apiMs += performance.now() - t;
-    t = performance.now();
-    const first = ids.length + 1;
-    const bulk = Array.from({ length: total - ids.length }, () => newUlid());
-    if (bulk.length) {
-      const t0 = types.get(type);
-      await client.query(BULK_SQL[type], [workspaceId, bucketId, t0.id, type, bulk, first, ...extra]);
-    }
-    ids.push(...bulk);
-    insertMs += performance.now() - t;
+    const seeded = await seedTypedEntries({
+      base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid,
+    });
+    created[type].push(...seeded.created);
+    ids.push(...seeded.ids);
+    apiMs += seeded.apiMs;
+    insertMs += seeded.insertMs;
   };
   await seedType('person', PERSONS, personFields, refs.persons, []);
   await seedType('tag', TAGS, tagFields, refs.tags, []);
@@ -344,11 +297,7 @@ async function shapeCheck(base, ws, key, client, seed, count) {
   }
   if (bulk.id !== bulkId) problems.push(`the bulk article reads with id ${bulk.id}, asked for ${bulkId}`);
   // The rows themselves, column by column (except ids and times).
-  const columns = `kind, migrated, ref = content_type_name || '/' || entry_id AS ref_ok, live_ref = ref AS live_ref_ok, status, publish_at, lock_version, locales, contract_choice,
-                   contract_name, validation_issues, validation_checked_at, validation_pending, validation_failed, tags, deleted_at,
-                   created_at = updated_at AS times_equal, (SELECT array_agg(locale) FROM entry_contents c WHERE c.entry_pk = x.id) AS content_locales`;
-  const rowOf = async (entryId) =>
-    (await client.query(`SELECT ${columns} FROM (SELECT e.*, t.name AS content_type_name FROM entries e JOIN content_types t ON t.id = e.content_type_id WHERE e.entry_id = $1) x`, [entryId])).rows[0];
+  const rowOf = (entryId) => typedEntryRow(client, entryId);
   for (const [what, apiId, bulkEntryId] of [
     ['person', seed.created.person[0].id, seed.refs.persons[PERSONS - 1]],
     ['tag', seed.created.tag[0].id, seed.refs.tags[TAGS - 1]],

@@ -230,14 +230,14 @@ export async function call(base, method, p, token, body) {
   return text ? JSON.parse(text) : undefined;
 }
 
-/** A workspace, a creator with `permissions` and a `*` API key on it. */
-export async function setup(base, { ws = 'bench', permissions = ['view-file', 'create-file'], email = 'bench@example.com' } = {}) {
+/** A workspace, a creator with `permissions` and an API key on it with `abilities` (default `*`). */
+export async function setup(base, { ws = 'bench', permissions = ['view-file', 'create-file'], email = 'bench@example.com', abilities = ['*'] } = {}) {
   await call(base, 'POST', '/admin/v1/workspaces', ADMIN_TOKEN, { name: ws });
   const user = await call(base, 'POST', `/admin/v1/workspaces/${ws}/users`, ADMIN_TOKEN, { email, permissions });
   const { key } = await call(base, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, ADMIN_TOKEN, {
     name: 'bench',
     user_id: user.id,
-    abilities: ['*'],
+    abilities,
   });
   return { ws, key, userId: user.id };
 }
@@ -425,15 +425,164 @@ export async function runStandalone(meta, label, bench) {
 }
 
 /**
+ * Each route answers 200, and what its `check(body, sample)` (may be async) expects, before the
+ * load. The request: `r.sample()` when the route has it (`{path?, method?, body?}`, e.g. one of the
+ * random requests its load sends; passed on to `check`), else `r.path()`, else `r.url`, with the
+ * method and body of `r.request`.
+ */
+export async function checkRoutes(routes, base) {
+  for (const r of routes) {
+    const sample = r.sample?.() ?? {};
+    const url = sample.path ? `${base}${sample.path}` : r.path ? `${base}${r.path()}` : r.url;
+    const res = await fetch(url, { method: sample.method ?? r.request?.method ?? 'GET', headers: r.headers, body: sample.body ?? r.request?.body });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
+    if (!(await r.check(r.ceiling ? text : JSON.parse(text), sample))) throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 1200)}`);
+  }
+}
+
+/**
  * Measures each route in turn on a server in steady state: each of its PostgreSQL connections maps
  * the shared buffers it touches page by page (a page fault each, costly in a VM), so a fresh server
- * reads slower for its first tens of seconds. The `read` route runs `opts.serverWarmupSeconds`
- * first, not counted.
+ * reads slower for its first tens of seconds. The route marked `warmup: true` (else the `read`
+ * route) runs `opts.serverWarmupSeconds` first, not counted.
  */
 export async function measureSteady(routes, opts) {
-  const warm = routes.find((r) => r.route === 'read');
+  const warm = routes.find((r) => r.warmup) ?? routes.find((r) => r.route === 'read');
   if (warm && opts.serverWarmupSeconds > 0) await measure(warm.url, warm.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, warm.request);
   const rows = [];
   for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
   return rows;
+}
+
+
+/**
+ * `statement` ({text, values}) through `connections` pg clients of their own (the server's session
+ * settings), each issuing it again as soon as it has its answer: a warm-up that is not counted,
+ * then `seconds`. The same figures as `measure` (a row for printRouteTable): requests per second
+ * over the measured run (requests started in it, until the last answer), exact latency
+ * percentiles, errors (`lastError` the last of them).
+ */
+export async function measureSql(dbUrl, statement, { seconds, warmupSeconds, connections }) {
+  const clients = [];
+  try {
+    for (let i = 0; i < connections; i++) {
+      const client = new pg.Client({ connectionString: dbUrl, options: SERVER_SESSION_OPTIONS });
+      clients.push(client);
+      await client.connect();
+    }
+    const run = async (durationS, latencies) => {
+      const started = performance.now();
+      const end = started + durationS * 1000;
+      const counts = { total: 0, errors: 0, lastError: undefined };
+      await Promise.all(
+        clients.map(async (client) => {
+          while (performance.now() < end) {
+            const t = performance.now();
+            try {
+              await client.query(statement.text, statement.values);
+              counts.total++;
+              latencies?.push(performance.now() - t);
+            } catch (err) {
+              counts.errors++;
+              counts.lastError = err;
+            }
+          }
+        }),
+      );
+      return { ...counts, elapsedMs: performance.now() - started };
+    };
+    if (warmupSeconds > 0) await run(warmupSeconds);
+    const latencies = [];
+    const r = await run(seconds, latencies);
+    latencies.sort((a, b) => a - b);
+    return { rps: r.total / (r.elapsedMs / 1000), total: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => {})));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed entries (entries, entries-query): content types, and entries bulk-inserted as the API
+// writes them
+
+/** The session settings of the server's PostgreSQL pool (server/src/db/database.ts): EXPLAIN and plain SQL see its plans. */
+export const SERVER_SESSION_OPTIONS = '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1';
+
+/**
+ * Creates `contentTypes` in `bucket` of `ws` through the management API; returns the workspace's
+ * id, the bucket's id and the types' rows by name (`{name, id, bucket_id}`).
+ */
+export async function createContentTypes(base, client, ws, bucket, contentTypes) {
+  for (const type of contentTypes) await call(base, 'POST', `/admin/v1/workspaces/${ws}/buckets/${bucket}/content-types`, ADMIN_TOKEN, type);
+  const [{ id: workspaceId }] = (await client.query('SELECT id FROM workspaces WHERE name = $1', [ws])).rows;
+  const types = new Map(
+    (
+      await client.query(
+        `SELECT t.name, t.id, t.bucket_id FROM content_types t JOIN buckets b ON b.id = t.bucket_id WHERE b.workspace_id = $1 AND b.name = $2`,
+        [workspaceId, bucket],
+      )
+    ).rows.map((r) => [r.name, r]),
+  );
+  for (const t of contentTypes) if (!types.has(t.name)) throw new Error(`content type ${t.name} not found in the database after creating it`);
+  return { workspaceId, bucketId: types.get(contentTypes[0].name).bucket_id, types };
+}
+
+/**
+ * Entries n = $6.. of one content type as createTypedEntry writes them, in one statement: the
+ * ULIDs ($5, generated here in increasing order) become entry ids in that order, ref and live_ref
+ * `<type>/<ULID>`, published, no schedule, en-US, no tags, contract choice `none`; the en-US
+ * document is `${doc}` of n (SQL, may read $7..). Parameters: $1 workspace id, $2 bucket id, $3
+ * content type id, $4 content type name. (published_at is the trigger's, as for API writes.)
+ */
+export const typedBulkInsert = (doc) => `
+WITH src AS (
+  SELECT u.entry_id, $6::int + u.i - 1 AS n FROM unnest($5::text[]) WITH ORDINALITY AS u(entry_id, i)
+), ins AS (
+  INSERT INTO entries (entry_id, workspace_id, bucket_id, content_type_id, kind, ref, live_ref, status, publish_at, lock_version, locales, tags,
+                       contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
+  SELECT entry_id, $1::int, $2::int, $3::int, 'typed', $4::text || '/' || entry_id, $4::text || '/' || entry_id, 'published', NULL, 0,
+         '{en-US}'::text[], '{}'::text[], 'none', NULL, '[]'::jsonb, NULL, statement_timestamp(), statement_timestamp()
+    FROM src ORDER BY n
+  RETURNING id, entry_id
+)
+INSERT INTO entry_contents (entry_pk, locale, data)
+SELECT ins.id, 'en-US', ${doc}
+  FROM ins JOIN src USING (entry_id)`;
+
+/**
+ * Entries 1..total of the content type `type` (a row of createContentTypes), published: the first
+ * `viaApi` through the API (`fieldsOf(n)`), the rest with `bulkSql` (a typedBulkInsert statement;
+ * `extra` its parameters from $7 on) and ULIDs of `newUlid` (a ulid monotonicFactory, shared by
+ * the types of a run so that ids increase in creation order). Returns the ids in order, the
+ * API-created entries as answered, and the time of each part.
+ */
+export async function seedTypedEntries({ base, ws, key, client, bucket, workspaceId, type, total, viaApi, fieldsOf, bulkSql, extra = [], newUlid }) {
+  const ids = [];
+  const created = [];
+  let t = performance.now();
+  for (let n = 1; n <= Math.min(viaApi, total); n++) {
+    const entry = await call(base, 'POST', `/api/v1/${ws}/entries?contentBucket=${bucket}&contentType=${type.name}`, key, { fields: fieldsOf(n), status: 'published' });
+    created.push(entry);
+    ids.push(entry.id);
+  }
+  const apiMs = performance.now() - t;
+  t = performance.now();
+  const first = ids.length + 1;
+  const bulk = Array.from({ length: total - ids.length }, () => newUlid());
+  if (bulk.length) await client.query(bulkSql, [workspaceId, type.bucket_id, type.id, type.name, bulk, first, ...extra]);
+  ids.push(...bulk);
+  return { ids, created, apiMs, insertMs: performance.now() - t };
+}
+
+/**
+ * The row of a typed entry as a bulk insert must reproduce it: its columns except ids and times
+ * (times compared with each other), and the locales of its documents.
+ */
+export async function typedEntryRow(client, entryId) {
+  const columns = `kind, migrated, ref = content_type_name || '/' || entry_id AS ref_ok, live_ref = ref AS live_ref_ok, status, publish_at, lock_version, locales, contract_choice,
+                   contract_name, validation_issues, validation_checked_at, validation_pending, validation_failed, tags, deleted_at,
+                   created_at = updated_at AS times_equal, published_at IS NOT DISTINCT FROM (CASE WHEN status = 'published' THEN updated_at END) AS published_at_ok,
+                   (SELECT array_agg(locale) FROM entry_contents c WHERE c.entry_pk = x.id) AS content_locales`;
+  return (await client.query(`SELECT ${columns} FROM (SELECT e.*, t.name AS content_type_name FROM entries e JOIN content_types t ON t.id = e.content_type_id WHERE e.entry_id = $1) x`, [entryId])).rows[0];
 }

@@ -81,4 +81,15 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
 
 export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';
 export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';
+export {
+  queryEntries,
+  batchEntries,
+  type BatchOptions,
+  type EntryQuery,
+  type EntryFilter,
+  type EntryQueryResponse,
+  type EntryBatchRequest,
+  type EntryBatchOperation,
+  type EntryBatchResponse,
+} from './entries.js';
 export { paginate, pages, PageError, type CursorPath, type PageOf, type ItemOf, type PageParams } from './pagination.js';

@@ -41,6 +41,9 @@ import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
 import { objectHandlers } from './objects/routes';
 import { entryHandlers } from './entries/routes';
+import { entryQueryHandlers } from './entries/query-routes';
+import { entryBatchHandlers } from './entries/batch-routes';
+import { pruneIdempotency } from './core/idempotency';
 import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
@@ -63,6 +66,8 @@ const allHandlers: HandlerSet = {
   ...imageHandlers,
   ...objectHandlers,
   ...entryHandlers,
+  ...entryQueryHandlers,
+  ...entryBatchHandlers,
   ...reviewHandlers,
 };
 
@@ -82,6 +87,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
     .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
     .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
+    .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
@@ -117,7 +123,7 @@ export async function createKoa(app: AppContext): Promise<Koa> {
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id'],
-    exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition'],
+    exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition', 'Server-Timing', 'Idempotent-Replayed'],
     maxAge: 600,
   });
   koa.use((ctx, next) => (ctx.path.startsWith('/api/') ? publicCors(ctx, next) : next()));

@@ -44,7 +44,7 @@ describe('filters', () => {
   });
 
   it('reads metadata from entry columns with typed parameters', () => {
-    expect(compile({ '@id': { in: [1, 2] } })).toEqual({ text: 'e.id = ANY($1::int[])', values: [[1, 2]] });
+    expect(compile({ '@id': { in: [1, 2] } })).toEqual({ text: '(e.id = ANY($1::int[]))', values: [[1, 2]] });
     expect(compile({ '@ref': { startsWith: 'a/' } })).toEqual({ text: 'starts_with(e.ref COLLATE "C", $1::text)', values: ['a/'] });
     expect(compile({ status: { eq: 'x' }, '@status': { eq: 'draft' } }).text).toBe(`((c.data @> $1::jsonb) AND e.status COLLATE "C" = $2::text)`);
   });
@@ -82,7 +82,7 @@ describe('sorting', () => {
     const { text } = orderBy.toQuery();
     expect(text.startsWith(`(m.s0 IS NULL OR jsonb_typeof(m.s0) = 'null') ASC`)).toBe(true);
     expect(text).toContain('::numeric END DESC NULLS LAST');
-    expect(text.endsWith('m.s1 ASC, m.page_id ASC')).toBe(true);
+    expect(text.endsWith('m.s1 ASC NULLS LAST, m.page_id ASC')).toBe(true);
     expect(violations.map((v) => v.index)).toEqual([0]);
   });
 

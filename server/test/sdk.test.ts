@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PageError, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, type AdminClient } from '../../sdk/src';
+import { PageError, batchEntries, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, queryEntries, type AdminClient } from '../../sdk/src';
 import { contractFetch } from './support/contract';
 import { uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
@@ -252,6 +252,57 @@ describe('cursor pages', () => {
   });
 });
 
+describe('entry queries and batch writes', () => {
+  async function entriesApi(fetch: typeof globalThis.fetch = contractFetch) {
+    const name = uniqueName();
+    await admin.POST('/admin/v1/workspaces', { body: { name } });
+    await admin.POST('/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types', {
+      params: { path: { workspace: name, bucket: 'general' } },
+      body: { name: 'note', fields: [{ name: 'title', type: 'text' }, { name: 'rank', type: 'number' }] },
+    });
+    const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
+      params: { path: { workspace: name } },
+      body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'create-entry', 'update-entry'] },
+    });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    return { name, api: createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch }) };
+  }
+
+  it('writes a batch once even when the first answer is lost, retrying with the same key, and queries with a typed body', async () => {
+    let dropped = 0;
+    const keys: (string | null)[] = [];
+    // The first batch reaches the server and commits, but its answer never arrives.
+    const lossy: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const batch = new URL(request.url).pathname.endsWith('/entries/batch');
+      if (batch) keys.push(request.headers.get('Idempotency-Key'));
+      const response = await contractFetch(request);
+      if (batch && dropped++ === 0) throw new TypeError('fetch failed');
+      return response;
+    };
+    const { name, api } = await entriesApi(lossy);
+    const operations = [1, 2].map((rank) => ({ action: 'create' as const, type: 'note', fields: { title: `n${rank}`, rank } }));
+    const written = await batchEntries(api, name, 'general', { operations }, { retryDelayMs: 10 });
+    expect(written.response.status).toBe(200);
+    expect(written.response.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(written.idempotencyKey).toBe(keys[0]);
+    expect(written.data!.data.map((r) => r.action)).toEqual(['create', 'create']);
+
+    const found = await queryEntries(api, name, 'general', { type: 'note', fields: ['title', '@id'], filter: { rank: { gte: 1 } }, sort: [{ field: 'rank', direction: 'desc' }] });
+    expect(found.response.status).toBe(200);
+    // Exactly the two entries of the one batch, newest rank first.
+    expect(found.data).toEqual({
+      data: [
+        { title: 'n2', '@id': written.data!.data[1].id },
+        { title: 'n1', '@id': written.data!.data[0].id },
+      ],
+      pagination: { offset: 0, limit: 20, hasMore: false },
+    });
+  });
+});
+
 describe('the package', () => {
   it('packs the compiled client, its types and the generated types, and nothing of the server', async () => {
     // scripts/test.mjs has just built sdk/dist; --ignore-scripts keeps `prepack` from rebuilding it.
@@ -272,7 +323,7 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['PageError', 'bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'refreshTemporaryUrls', 'uploadFile', 'verifyWebhookSignature'],
+      exports: ['PageError', 'batchEntries', 'bearerAuth', 'createAdminClient', 'createClient', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'queryEntries', 'refreshTemporaryUrls', 'uploadFile', 'verifyWebhookSignature'],
       status: 200,
       id: key.id,
     };
@@ -283,8 +334,8 @@ describe('the package', () => {
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
     const esm = await run(process.execPath, ['--input-type=module', '-e', script(
         // Named imports: Node must detect the CommonJS exports.
-        `import { PageError, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
-         const sdk = { PageError, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, refreshTemporaryUrls, uploadFile, verifyWebhookSignature };`,
+        `import { PageError, batchEntries, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, queryEntries, refreshTemporaryUrls, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+         const sdk = { PageError, batchEntries, bearerAuth, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, parseWebhookEvent, queryEntries, refreshTemporaryUrls, uploadFile, verifyWebhookSignature };`,
       )], { cwd: root });
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });

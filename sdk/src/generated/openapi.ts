@@ -892,6 +892,208 @@ export interface paths {
         patch: operations["updateEntry"];
         trace?: never;
     };
+    "/api/v1/{workspace}/{bucket}/entries/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Query entries
+         * @description Filters, sorts, projects, aggregates and groups the entries of one content type (`type`) of
+         *     the bucket `{bucket}`, drafts and published alike (a `@status` filter narrows them), and
+         *     answers with `{data, pagination: {offset, limit, hasMore}}`. Related entries used in
+         *     filters, sorting, projection, aggregation and bare relation IDs are drafts and published
+         *     alike too, but only visible ones: live typed entries of the same bucket whose type the field
+         *     accepts.
+         *
+         *     - **Fields** (`fields`): up to 100 paths; content fields by name, metadata selectors
+         *       (`@id`, `@lock_version`, `@status`, `@locales`, `@created_at`, `@updated_at`,
+         *       `@publish_at`, `@published_at`) only when selected, dot paths through relations (at most 3
+         *       levels), attachments and JSON fields, nested in the output (see `EntryQueryRow`).
+         *     - **Filter** (`filter`): field conditions with operator objects, combined with AND, nested
+         *       `$and`/`$or` groups and `some` for multiple relations (see `EntryFilter`,
+         *       `EntryFilterCondition`).
+         *     - **Sort** (`sort`): up to five keys; default entry ID ascending; an explicit sort is
+         *       tie-broken by entry ID; missing values last.
+         *     - **Aggregation** (`aggregate`, `groupBy`): `count` and exact decimal `sum`, `avg`, `min`,
+         *       `max`, optionally grouped by up to three fields or calendar buckets (see `EntryAggregate`,
+         *       `EntryGroupBy`). Not with `fields` or `sort`.
+         *     - **Pagination**: `offset` (default 0, at most 10,000) and `limit` (default 20, 1 to 100)
+         *       count entries, or groups. `hasMore` looks for one further match; there is no total, and
+         *       offset pages are not a snapshot. A query followed by a write is not a transaction.
+         *     - **Locale**: one configured locale (default `en-US`) for everything, through relations
+         *       too, without fallback; no `*`.
+         *
+         *     Limits: body 64 KiB; 100 filter groups and operators, 8 nested groups; 3 relation levels;
+         *     1000 referenced entries and files in the page's projection. Exceeding one is a `422`,
+         *     never a truncated result.
+         *
+         *     Errors: a malformed or unconfigured locale, or malformed JSON, is a `400`; everything else
+         *     invalid is a `422` keyed by path: `fields.<i>`, `filter.<path>`,
+         *     `filter.<path>.<operator>`, `filter.$or.<i>.<path>.<operator>`,
+         *     `filter.<relation>.some.<path>.<operator>`, `sort.<i>.field`, `sort.<i>.direction`,
+         *     `groupBy.<i>`, `groupBy.<i>.timezone`, `aggregate`, `aggregate.<op>.<i>`, `offset`,
+         *     `limit`. An unknown bucket or content type is a `404` (after the authorization checks).
+         *
+         *     Key ability `entries:query` (or `*`), creator permission `list-entries`; `entries:read` does
+         *     not allow queries, and `entries:query` grants no delivery or write access. Rate limit: the
+         *     entries quota (one unit).
+         */
+        post: operations["queryEntries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/{bucket}/entries/query/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run several queries
+         * @description Runs 1 to 10 named structured queries of the bucket `{bucket}` and answers with
+         *     `{results: {<name>: <result>}}`, each result as `POST /entries/query` gives it. Every member
+         *     is an ordinary query (`EntryQuery`: its own type, fields, filter, locale and pagination) and
+         *     may target another content type of the bucket. Queries run one after the other, without a
+         *     shared snapshot, and cannot use each other's results.
+         *
+         *     - **All or nothing**: every member is validated before anything is read. Any failure answers
+         *       one error and no `results`, with paths such as `queries.<name>.fields.<i>` or
+         *       `queries.<name>.filter.<path>.<operator>`.
+         *     - **Limits**: body 64 KiB (nesting depth 32); 1 to 10 queries; the members' page sizes
+         *       together at most 500 rows (a member without `limit` counts 20, an aggregate without
+         *       `groupBy` one); at most 1000 referenced entries and files in all projections together; at
+         *       most 2 MiB of serialized results. Beyond: a `422`.
+         *     - **Quota**: each member costs one unit of the entries quota. The whole cost is reserved
+         *       before the first query runs; when the quota cannot cover it, the request is a `429` with
+         *       `Retry-After` and nothing runs. Failed requests can consume quota; a malformed or
+         *       oversized batch costs at least one unit.
+         *
+         *     Errors: malformed JSON or a malformed or unconfigured `locale` of a member is a `400`; a
+         *     body that is not JSON a `415`; over 64 KiB a `413`; invalid shapes, names, fields, filters
+         *     or budgets a `422`; an unknown bucket or content type a `404` (the message names the query
+         *     of an unknown type).
+         *
+         *     Key ability `entries:query` (or `*`), creator permission `list-entries`.
+         */
+        post: operations["queryEntriesBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/{bucket}/entries/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write entries in a batch
+         * @description Runs 1 to 100 creates, updates and deletes (`EntryBatchOperation`) in the bucket `{bucket}`
+         *     in order, in one transaction: all are committed or none, and a rejected batch never returns
+         *     partial results. One locale (`locale`, default `en-US`) applies to every operation. The
+         *     answer lists one result per operation, in order: `index`, `action`, `id`, and for creates
+         *     and updates the new `lock_version` (a create with a `ref` also returns it).
+         *
+         *     - **Versions**: `expected_version` on an update or delete rejects the whole batch with a
+         *       `422` when the entry changed since it was read; without it, updates overwrite the
+         *       supplied properties.
+         *     - **Conditions** (`check`, see `EntryBatchCheck`): a filter evaluated just before its
+         *       operation, seeing the batch's earlier writes. A failed check rolls the batch back and
+         *       answers `409` with `{message, code: "condition_failed", index, committed: false}`. The
+         *       content type's write lock is held until commit.
+         *     - **References**: a create names its new entry with `ref`; later operations use
+         *       `{"$ref": <name>}` in relation fields (see `EntryBatchReference`). References resolve only
+         *       to earlier creates.
+         *     - **Not supported**: filter-based writes, upserts, partial success, webhook suppression
+         *       (`skipWebhooks` is refused), per-operation locales, client-assigned IDs, forward
+         *       references, cycles among new entries.
+         *
+         *     **Idempotency**: the `Idempotency-Key` header is required (missing or malformed: a `422`
+         *     on `Idempotency-Key`). Keys are scoped to the API key and bucket, and a successful result
+         *     is kept 24 hours (pruned hourly). The same key with the same request (property order
+         *     ignored; operation and array order, `check` and reference names count; an omitted `locale`
+         *     equals `en-US`) answers the stored status and body again, with the original IDs and
+         *     versions even if the entries changed since, and the header `Idempotent-Replayed: true`;
+         *     authentication and permissions are checked again first. The same key with another payload
+         *     is a `409`. A failed batch does not use up its key: after an uncertain outcome, retry with
+         *     the same key.
+         *
+         *     **Errors**: malformed JSON or locale `400`; body not JSON `415`; over 1 MiB `413`; a target
+         *     entry that is missing or outside the bucket, or an unknown bucket or content type `404`;
+         *     failed check, lock contention (waiting over 5 seconds for a lock; with `Retry-After: 1`) or
+         *     key reuse `409`. Everything else is a `422` keyed `operations.<n>.<property>`,
+         *     `operations.<n>.fields.<field>`, `operations.<n>.fields.<field>.$ref` or
+         *     `operations.<n>.check.filter.<path>...`: invalid operations, a stale `expected_version`, a
+         *     pending review, the same ID targeted twice (`operations.<n>.id`), a delete that would
+         *     cascade into other entries or files (`operations.<n>.id`); a body nested deeper than 32
+         *     levels is a `422` on `body`.
+         *
+         *     The result and the content changes commit in one transaction; webhook subscribers receive
+         *     the same events as for single writes after commit, and a failed delivery undoes nothing.
+         *
+         *     **Authorization**, per action, for the whole request before any change: `create` needs the
+         *     key ability `entries:write` and the creator permission `create-entry`, `update`
+         *     `entries:write` and `update-entry`, `delete` `entries:delete` and `delete-entry`; an
+         *     operation with `check` also `entries:query` and `list-entries` (`*` covers every
+         *     ability). One unauthorized operation is a `403` for the batch. Rate limit: the entries
+         *     quota (one unit per request).
+         */
+        post: operations["batchEntries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/{workspace}/entries": {
         parameters: {
             query?: never;
@@ -3374,6 +3576,827 @@ export interface components {
             check?: number;
         };
         /**
+         * @description Conditions of a structured query (and of a batch write's `check`), combined with AND; `{}` or an
+         *     omitted `filter` filters nothing. Every key other than `$and` and `$or` is a field path, and
+         *     its value an `EntryFilterCondition`: an object of operators. A bare value (`{"title": "x"}`) is
+         *     a `422` on `filter.title`.
+         *
+         *     - **Field paths**: a content field name (`title`); a metadata selector (`@id`,
+         *       `@lock_version`, `@status`, `@locales`, `@created_at`, `@updated_at`, `@publish_at`,
+         *       `@published_at`); a JSON field's property path (`meta.color`; scalar operands, compared with
+         *       values of the same scalar type only); or a dot path through relations (`author.name`,
+         *       `author.@id`), at most 3 relation levels. A relation path needs the field with the same type,
+         *       format and multiplicity in every accepted target type. Attachment fields cannot be filtered.
+         *     - **Relations** count only their visible references: live typed entries of the same bucket whose
+         *       type the field accepts, drafts included. Filters examine all stored references (not only the
+         *       first 25 that rendered entries show). A path through a multiple relation (`authors.name`)
+         *       means the same as `some` with that one condition.
+         *     - `@status` narrows the root entries to drafts or published ones (a published root can still
+         *       select a draft related entry). `@locales` takes `includes` only and filters by enabled
+         *       locale; the query's `locale` only chooses which values are read.
+         *     - `$and` and `$or` hold nonempty lists of further filters.
+         *
+         *     Limits: at most 100 groups and operators in total, and groups nested at most 8 deep; beyond, a
+         *     `422` on `filter`. Errors are keyed by path: `filter.<path>` (unknown field, invalid path),
+         *     `filter.<path>.<operator>` (unsupported operator or invalid operand),
+         *     `filter.$or.<i>.<path>.<operator>` inside groups, `filter.<relation>.some.<path>.<operator>`
+         *     inside `some`.
+         * @example {
+         *       "@status": {
+         *         "eq": "published"
+         *       },
+         *       "rating": {
+         *         "gte": 4
+         *       },
+         *       "$or": [
+         *         {
+         *           "tags": {
+         *             "includes": "news"
+         *           }
+         *         },
+         *         {
+         *           "author.name": {
+         *             "startsWith": "Ada"
+         *           }
+         *         }
+         *       ],
+         *       "authors": {
+         *         "some": {
+         *           "name": {
+         *             "eq": "Grace Hopper"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        EntryFilter: {
+            /** @description Every filter of the list must match. */
+            $and?: components["schemas"]["EntryFilter"][];
+            /** @description At least one filter of the list must match. */
+            $or?: components["schemas"]["EntryFilter"][];
+        } & {
+            [key: string]: (components["schemas"]["EntryFilterCondition"] | components["schemas"]["EntryFilter"][]) | components["schemas"]["EntryFilterCondition"] | never;
+        };
+        /**
+         * @description The operators applied to one field path of an `EntryFilter`, combined with AND. At least one
+         *     operator; any other key is a `422` on its path (`filter.title.like`). An operator the field
+         *     does not support is a `422` on `filter.<path>.<operator>`.
+         *
+         *     | Operator | Behavior |
+         *     |---|---|
+         *     | `eq`, `ne` | Scalar equality. `eq: null` matches a missing or null value; `ne: null` requires a value. A non-null comparison, `ne` included, never matches a missing value. Not on multiple-value fields (use `includes`). |
+         *     | `lt`, `lte`, `gt`, `gte` | Numeric or date comparison: number and date fields, `@lock_version`, `@created_at`, `@updated_at`, `@publish_at`, `@published_at`, and JSON paths (values of the operand's type only). Not on text fields. |
+         *     | `in` | 1 to 100 scalar operands (or null), each with `eq` semantics, combined with OR. Not on multiple-value fields. |
+         *     | `startsWith`, `endsWith`, `contains` | Literal text (`%` and `_` are not wildcards), on text fields, text JSON paths, `@id` and `@status`. |
+         *     | `includes` | Exact scalar membership in a multiple-value field or `@locales` (the only operator `@locales` takes). Not on single-value fields. |
+         *     | `some` | At least one visible related entry of a multiple relation satisfies every enclosed condition (all for the same related entry). It qualifies the root entry and does not trim a selected array. Not on single relations or other fields. |
+         *
+         *     Operands: number fields need JSON numbers; date fields need valid values of the field's format
+         *     (a datetime in any accepted write form, compared after conversion to UTC); JSON paths take
+         *     scalars. Whole arrays and objects are never compared.
+         * @example {
+         *       "gte": "2026-01-01",
+         *       "lt": "2027-01-01"
+         *     }
+         */
+        EntryFilterCondition: {
+            /** @description Equal to the operand; `null` matches a missing or null value. */
+            eq?: components["schemas"]["FilterScalar"] | null;
+            /** @description Not equal to the operand; `null` requires a present, non-null value. A missing value never matches. */
+            ne?: components["schemas"]["FilterScalar"] | null;
+            /** @description Less than (a number, or a date or timestamp string). */
+            lt?: number | string;
+            /** @description Less than or equal (a number, or a date or timestamp string). */
+            lte?: number | string;
+            /** @description Greater than (a number, or a date or timestamp string). */
+            gt?: number | string;
+            /** @description Greater than or equal (a number, or a date or timestamp string). */
+            gte?: number | string;
+            /** @description Equal to any operand (`eq` semantics, OR). */
+            in?: (components["schemas"]["FilterScalar"] | null)[];
+            /** @description The text starts with the operand (literal). */
+            startsWith?: string;
+            /** @description The text ends with the operand (literal). */
+            endsWith?: string;
+            /** @description The text contains the operand (literal). */
+            contains?: string;
+            /** @description The multiple-value field (or `@locales`) holds this exact scalar. */
+            includes?: components["schemas"]["FilterScalar"];
+            /** @description A multiple relation has at least one visible related entry matching every condition of this filter (paths relative to the related entry). */
+            some?: components["schemas"]["EntryFilter"];
+        };
+        /**
+         * @description One sort key of a structured query. Missing and null values come last; an explicit sort is
+         *     tie-broken by entry ID ascending. Arrays (multiple-value fields, `@locales`), JSON fields and
+         *     paths through multiple relations cannot be sorted (`422` on `sort.<i>.field`).
+         * @example {
+         *       "field": "published_on",
+         *       "direction": "desc"
+         *     }
+         */
+        EntryQuerySort: {
+            /** @description A field path (a content field, a metadata selector such as `@updated_at`, or a path through single relations such as `author.name`). */
+            field: string;
+            /**
+             * @description `asc` (when omitted) or `desc`.
+             * @enum {string}
+             */
+            direction?: "asc" | "desc";
+        };
+        /**
+         * @description Aggregation of a structured query, computed in the database over every matching entry (not
+         *     only the page). It cannot be combined with `fields` or `sort` (`422` on `aggregate`).
+         *
+         *     - **Without `groupBy`** the result is one row (`data` holds one `EntryAggregateRow` without
+         *       `group`), also when nothing matches (`count` 0); `offset` and `limit` must be omitted (a
+         *       `422` on `offset` / `limit`) and `pagination` is `{offset: 0, limit: 1, hasMore: false}`.
+         *     - **With `groupBy`** there is one row per group, paged by `offset` and `limit`.
+         *
+         *     `count: true` counts the matching root entries (each once, even when several related entries
+         *     satisfy `some`). `sum`, `avg`, `min` and `max` take nonempty lists of numeric field paths, in
+         *     any combination; results are keyed by operation, then by the path as requested
+         *     (`sum: {amount: "12.5"}`), and only requested operations appear. At least one of `count: true`
+         *     or an operation is needed.
+         *
+         *     - **Paths** end at a single-value numeric content field, at the root or through up to three
+         *       relations (single or multiple); no repeated path within one operation, and at most 10
+         *       distinct paths across all operations. Numeric metadata, JSON paths and multiple-value
+         *       numeric fields are refused (`422` on `aggregate.<op>.<i>`).
+         *     - **Decimal contract**: every contributing value must fit `DECIMAL(38,12)` (at most 26 integer
+         *       and 12 fractional digits, leading and trailing zeros ignored) and is never rounded. JSON
+         *       numbers and numeric strings are accepted, scientific notation included (at most 128
+         *       characters after trimming ASCII spaces, exponent -100 to 100). Any other contributor
+         *       (non-numeric or empty text, a boolean, too many digits, out of range) rejects the whole
+         *       query, even outside the page: a `422` on `aggregate.<op>.<i>` of the first operation and
+         *       path that has one (`aggregate.sum.0`).
+         *     - **Results** are decimal strings: `sum` exact, without trailing fractional zeros; `avg` the
+         *       exact sum divided by the number of non-null contributors, rounded once to 12 fractional
+         *       digits (ties away from zero) and always printed with 12; `min` and `max` compared
+         *       numerically, exact, without trailing zeros. Null and missing values are ignored; with no
+         *       contributor a requested result is `null` (a real zero is `"0"`).
+         *     - **Related paths**: a related entry at the end of a path contributes once per matching root
+         *       entry and path (duplicate references and several routes to it add nothing); one shared by
+         *       two roots contributes twice; paths are independent. `avg` averages all contributions, not
+         *       per-root averages. Only visible references count (drafts included; missing, deleted,
+         *       other-bucket and unaccepted-type references are ignored), in the query's locale without
+         *       fallback, and without the 25-reference and expansion limits of rendered entries. Filters
+         *       qualify root entries, not contributors; a root without related values keeps its group
+         *       with `null` results.
+         * @example {
+         *       "count": true,
+         *       "sum": [
+         *         "amount"
+         *       ],
+         *       "avg": [
+         *         "rating",
+         *         "author.rating"
+         *       ]
+         *     }
+         */
+        EntryAggregate: {
+            /** @description `true` adds `count`, the number of matching root entries (per group with `groupBy`). */
+            count?: boolean;
+            /** @description Numeric field paths to sum. */
+            sum?: string[];
+            /** @description Numeric field paths to average. */
+            avg?: string[];
+            /** @description Numeric field paths whose minimum to return. */
+            min?: string[];
+            /** @description Numeric field paths whose maximum to return. */
+            max?: string[];
+        };
+        /**
+         * Field path or calendar bucket
+         * @description One `groupBy` dimension: a field path (a string), or a **calendar bucket** object that groups
+         *     a date field by period. The properties below apply to the object form only.
+         *
+         *     A calendar bucket's group label (keyed by its `field` in `group`) is the local start date of
+         *     the period, `YYYY-MM-DD`. Datetimes are stored in UTC and converted to `timezone` before
+         *     bucketing (daylight-saving changes included). Date-only fields accept only an omitted timezone
+         *     or `UTC`; time-only fields cannot be bucketed. Missing or null dates join the null group. Only
+         *     periods that occur are returned (empty periods are not filled in).
+         *
+         *     An unavailable timezone is a `422` on `groupBy.<i>.timezone` (named timezones need the
+         *     database's timezone tables; `UTC` needs none); a date outside the database's conversion range
+         *     for a non-UTC timezone is a `422` on `groupBy.<i>`, even outside the page.
+         * @example {
+         *       "field": "published_on",
+         *       "interval": "month",
+         *       "timezone": "Europe/Berlin"
+         *     }
+         */
+        EntryGroupByDimension: string | {
+            /** @description A date or datetime field path (also through single relations), or a date metadata selector such as `@created_at`. */
+            field: string;
+            /**
+             * @description `week` starts on Monday; `quarter` in January, April, July and October.
+             * @enum {string}
+             */
+            interval: "day" | "week" | "month" | "quarter" | "year";
+            /** @description IANA timezone name such as `Europe/Berlin`; default `UTC`. */
+            timezone?: string;
+        };
+        /**
+         * @description Grouping of an aggregate query (needs `aggregate`): up to three dimensions, in order, each a
+         *     field path or a calendar bucket object (`EntryGroupByDimension`). Groupable: string, boolean
+         *     and date fields, string and date metadata (`@id`, `@status`, `@created_at`, `@updated_at`,
+         *     `@publish_at`, `@published_at`), and paths through single relations. Numeric fields and
+         *     metadata (`@lock_version`), arrays (multiple-value fields, `@locales`), JSON paths and paths
+         *     through multiple relations are a `422` on `groupBy.<i>`, as is a field used twice (also with
+         *     different intervals).
+         *
+         *     - Each row's `group` maps every dimension (its path as requested; a calendar bucket by its
+         *       `field`) to its value. Missing and null values share the null group. Strings group exactly
+         *       (case-sensitive, trailing whitespace kept); grouping by a name merges equal names, so use a
+         *       relation's `@id` path for distinct related entries.
+         *     - Groups are sorted ascending by the grouping values in the requested order, null last in each
+         *       dimension, and paged by `offset` and `limit`; `count` and the numeric results cover the whole
+         *       filtered set. No group: `data: []`.
+         *     - Every string group value must fit in 512 UTF-8 bytes; a longer one rejects the whole query
+         *       (`422` on `groupBy.<i>`), even outside the page.
+         * @example [
+         *       "@status",
+         *       {
+         *         "field": "published_on",
+         *         "interval": "month"
+         *       }
+         *     ]
+         */
+        EntryGroupBy: components["schemas"]["EntryGroupByDimension"][];
+        /**
+         * @description A structured query over the entries of one content type of the URL's bucket, drafts and
+         *     published alike. Filtering, sorting, projection and aggregation run in the database before
+         *     pagination (`offset` at most 10,000, `limit` 1 to 100, default 20). An unknown content type
+         *     is a `404`.
+         * @example {
+         *       "type": "post",
+         *       "fields": [
+         *         "title",
+         *         "published_on",
+         *         "author.name",
+         *         "author.@id",
+         *         "@id",
+         *         "@status"
+         *       ],
+         *       "filter": {
+         *         "@status": {
+         *           "eq": "published"
+         *         },
+         *         "$or": [
+         *           {
+         *             "rating": {
+         *               "gte": 4
+         *             }
+         *           },
+         *           {
+         *             "tags": {
+         *               "includes": "featured"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "sort": [
+         *         {
+         *           "field": "published_on",
+         *           "direction": "desc"
+         *         }
+         *       ],
+         *       "locale": "en-US",
+         *       "limit": 10
+         *     }
+         */
+        EntryQuery: {
+            /** @description The content type name, in the URL's bucket. A type the bucket does not have is a `404`. */
+            type: string;
+            /**
+             * @description Up to 100 field paths to project into each row (see `EntryQueryRow`). Omitted: every
+             *     content field of the type, relations and attachments as their visible IDs, no metadata, no
+             *     expansion. `[]`: an empty object per entry. Content fields use their names; metadata
+             *     (`@id`, `@lock_version`, `@status`, `@locales`, `@created_at`, `@updated_at`,
+             *     `@publish_at`, `@published_at`) must be selected explicitly. Dot paths (split on `.`)
+             *     follow relations (`author.name`, `author.@id`, at most 3 relation levels), attachments
+             *     (`cover.download_url`) and JSON fields (`meta.color`). A relation and a path below it
+             *     must not both be selected. An unknown field or invalid path is a `422` on `fields.<i>`.
+             */
+            fields?: string[];
+            filter?: components["schemas"]["EntryFilter"];
+            /**
+             * @description Up to five sort keys, in precedence order. Omitted: entry ID ascending. Not with
+             *     `aggregate`.
+             */
+            sort?: components["schemas"]["EntryQuerySort"][];
+            /**
+             * @description One configured locale of the workspace, default `en-US`, applied to filters, sorting,
+             *     projection and aggregation alike, through relations too; no fallback to another locale and
+             *     no `*`. A malformed or unconfigured locale (or `*`) is a `400` with `{message}` (`Invalid
+             *     locale.`), not a `422`.
+             * @example de-DE
+             */
+            locale?: string;
+            aggregate?: components["schemas"]["EntryAggregate"];
+            groupBy?: components["schemas"]["EntryGroupBy"];
+            /** @description Entries (or groups) to skip; default 0. Not with an aggregate without `groupBy`. */
+            offset?: number;
+            /** @description Entries (or groups) to return; default 20. Not with an aggregate without `groupBy`. */
+            limit?: number;
+        };
+        /**
+         * @description One entry of a structured query, projected by `fields`. Keys are the selected paths, nested at
+         *     each `.`: `fields: ["author.name", "author.@id", "@id"]` gives
+         *     `{"author": {"name": ..., "@id": ...}, "@id": ...}`; metadata keeps its `@` key.
+         *
+         *     - **Values** keep their JSON types (numbers are JSON numbers; datetime fields come back as
+         *       stored, `YYYY-MM-DDTHH:mm:ssZ`; `@created_at` and `@updated_at` UTC with microseconds and
+         *       `Z`; `@publish_at` a string or null; `@published_at` the time of the latest move to
+         *       published, null while a draft; `@lock_version` an integer; `@locales` an array). A selected field
+         *       without a value is `null`; nothing is defaulted or synthesized. A JSON field's property path
+         *       missing from the value is `null`; a whole JSON field keeps its stored shape.
+         *     - **Relations**: only visible references count (live typed entries of the same bucket whose
+         *       type the field accepts, drafts included). A bare relation name gives the visible ID (single:
+         *       a string or null; multiple: an array of IDs). A path below it expands: a single relation to
+         *       an object (`null` when the reference is not visible), a multiple relation to an array in
+         *       stored order (`[]` when none is visible). A relation path needs the field with the same
+         *       type, format and multiplicity in every accepted target type (otherwise a `422`).
+         *     - **Attachments**: a bare attachment name gives the file ID(s) of files that still exist;
+         *       `<attachment>.<property>` selects a property of the Files API object: `id`, `name`,
+         *       `mime_type`, `size`, `tags`, `download_url`, `temporary_url`, `temporary_url_expires_at`,
+         *       `image_url`, `temporary_image_url`, `temporary_image_url_expires_at`, `alt_text`,
+         *       `created_at`, `updated_at`.
+         *     - At most 1000 referenced entries and files in the projection of a page; beyond, the query is
+         *       a `422` on `fields` (never truncated).
+         * @example {
+         *       "title": "Hello world",
+         *       "published_on": "2026-11-22",
+         *       "author": {
+         *         "name": "Ada Lovelace",
+         *         "@id": "01JDQ40M2C7Y8S5K3P9V6TQXNB"
+         *       },
+         *       "@id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "@status": "published"
+         *     }
+         */
+        EntryQueryRow: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description An aggregate result as a decimal string (exact, never in scientific notation), or `null` when no entry contributed a value.
+         * @example 1520.75
+         */
+        EntryAggregateDecimal: string | null;
+        /**
+         * @description One row of an aggregate query: the only row without `groupBy`, one row per group with it.
+         *     `count` appears only with `count: true`, and each numeric result only when requested; numeric
+         *     results are keyed by the path as requested and hold decimal strings, or `null` when no entry
+         *     contributed a value.
+         * @example {
+         *       "group": {
+         *         "@status": "published",
+         *         "published_on": "2026-11-01"
+         *       },
+         *       "count": 12,
+         *       "sum": {
+         *         "amount": "1520.75"
+         *       },
+         *       "avg": {
+         *         "amount": "126.729166666667"
+         *       }
+         *     }
+         */
+        EntryAggregateRow: {
+            /**
+             * @description With `groupBy` only: each dimension (its path as requested; a calendar bucket by its
+             *     `field`) mapped to the group's value: a string (a calendar bucket's local start date
+             *     `YYYY-MM-DD`), a boolean, or `null` for the group of missing and null values.
+             */
+            group?: {
+                [key: string]: string | boolean | null;
+            };
+            /** @description Matching root entries (in the group). */
+            count?: number;
+            /** @description Exact sums, without trailing fractional zeros. */
+            sum?: {
+                [key: string]: components["schemas"]["EntryAggregateDecimal"];
+            };
+            /** @description Averages over the non-null contributions, always with 12 fractional digits. */
+            avg?: {
+                [key: string]: components["schemas"]["EntryAggregateDecimal"];
+            };
+            /** @description Exact minimums, without trailing fractional zeros. */
+            min?: {
+                [key: string]: components["schemas"]["EntryAggregateDecimal"];
+            };
+            /** @description Exact maximums, without trailing fractional zeros. */
+            max?: {
+                [key: string]: components["schemas"]["EntryAggregateDecimal"];
+            };
+        };
+        /**
+         * @description The result of one structured query.
+         * @example {
+         *       "data": [
+         *         {
+         *           "title": "Hello world",
+         *           "published_on": "2026-11-22",
+         *           "author": {
+         *             "name": "Ada Lovelace",
+         *             "@id": "01JDQ40M2C7Y8S5K3P9V6TQXNB"
+         *           },
+         *           "@id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *           "@status": "published"
+         *         }
+         *       ],
+         *       "pagination": {
+         *         "offset": 0,
+         *         "limit": 10,
+         *         "hasMore": true
+         *       }
+         *     }
+         */
+        EntryQueryResponse: {
+            /**
+             * @description The page: projected entries (`EntryQueryRow`) for a plain query; for an aggregate query
+             *     one `EntryAggregateRow` per group, or a single row without `groupBy`.
+             */
+            data: (components["schemas"]["EntryQueryRow"] | components["schemas"]["EntryAggregateRow"])[];
+            /**
+             * @description The page's position. `hasMore` looks for one further match; there is no total, and offset
+             *     pages are not a snapshot. An aggregate without `groupBy` always has
+             *     `{offset: 0, limit: 1, hasMore: false}`.
+             */
+            pagination: {
+                /** @description The `offset` used. */
+                offset: number;
+                /** @description The `limit` used. */
+                limit: number;
+                /** @description More entries (or groups) match beyond this page (camelCase, as documented). */
+                hasMore: boolean;
+            };
+        };
+        /**
+         * @description Up to ten named structured queries of one bucket (`queries.<name>` is an `EntryQuery`; members
+         *     may target different content types). The root takes only `queries`.
+         * @example {
+         *       "queries": {
+         *         "latest": {
+         *           "type": "post",
+         *           "fields": [
+         *             "title",
+         *             "@id"
+         *           ],
+         *           "sort": [
+         *             {
+         *               "field": "@created_at",
+         *               "direction": "desc"
+         *             }
+         *           ],
+         *           "limit": 5
+         *         },
+         *         "per_status": {
+         *           "type": "post",
+         *           "aggregate": {
+         *             "count": true
+         *           },
+         *           "groupBy": [
+         *             "@status"
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
+        EntryQueryBatch: {
+            /**
+             * @description Query name → query. Names are case-sensitive, start with an ASCII letter and hold at most
+             *     64 letters, digits, underscores and hyphens; they must be unique, also when written with
+             *     JSON escapes (`"a"` and `"\u0061"` are the same name: a `422`). 1 to 10 queries.
+             */
+            queries: {
+                [key: string]: components["schemas"]["EntryQuery"];
+            };
+        };
+        /**
+         * @description The result of every query of the batch, under its name.
+         * @example {
+         *       "results": {
+         *         "latest": {
+         *           "data": [
+         *             {
+         *               "title": "Hello world",
+         *               "@id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
+         *             }
+         *           ],
+         *           "pagination": {
+         *             "offset": 0,
+         *             "limit": 5,
+         *             "hasMore": false
+         *           }
+         *         },
+         *         "per_status": {
+         *           "data": [
+         *             {
+         *               "group": {
+         *                 "@status": "draft"
+         *               },
+         *               "count": 3
+         *             },
+         *             {
+         *               "group": {
+         *                 "@status": "published"
+         *               },
+         *               "count": 12
+         *             }
+         *           ],
+         *           "pagination": {
+         *             "offset": 0,
+         *             "limit": 20,
+         *             "hasMore": false
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        EntryQueryBatchResponse: {
+            /** @description Query name → its result, as `POST /entries/query` answers it. */
+            results: {
+                [key: string]: components["schemas"]["EntryQueryResponse"];
+            };
+        };
+        /**
+         * @description A symbolic reference to an entry created earlier in the same batch: `{"$ref": <name>}`, the
+         *     `ref` of that create. Accepted in place of an entry ID in the relation fields of creates and
+         *     updates; a multiple relation takes a list mixing IDs and references. The object holds only
+         *     `$ref`. An unknown, forward, self, duplicate or malformed reference rejects the whole batch
+         *     (`422` on `operations.<n>.fields.<field>.$ref`). In a `json` field, `$ref` is ordinary data;
+         *     attachment fields take no entry references.
+         * @example {
+         *       "$ref": "new_author"
+         *     }
+         */
+        EntryBatchReference: {
+            /** @description The `ref` of an earlier create of the batch. */
+            $ref: string;
+        };
+        /**
+         * @description One field value of a batch create or update (`operations.<n>.fields.<name>`): any JSON value,
+         *     checked against the field definition as `EntryFieldInput` describes, with one addition:
+         *     relation fields also take `EntryBatchReference` objects (`{"$ref": "new_author"}`) for
+         *     entries created earlier in the batch, and multiple relations lists mixing entry IDs and such
+         *     objects. Errors are keyed `operations.<n>.fields.<name>`.
+         * @example {
+         *       "$ref": "new_author"
+         *     }
+         * @example [
+         *       "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       {
+         *         "$ref": "new_author"
+         *       }
+         *     ]
+         */
+        EntryBatchFieldInput: components["schemas"]["EntryFieldInput"] | components["schemas"]["EntryBatchReference"] | (string | components["schemas"]["EntryBatchReference"])[];
+        /**
+         * @description A condition of a batch operation. Just before the operation runs, its `filter` is evaluated
+         *     over the entries of the operation's content type (for an update or delete, the type of the
+         *     target entry), drafts and published alike, in the batch locale without fallback, seeing the
+         *     earlier writes of the batch. `exists: true` needs at least one matching entry, `exists: false`
+         *     none; otherwise the batch rolls back and answers `409` with `code: condition_failed` and the
+         *     operation's `index`. To leave out the target of an update or delete, add
+         *     `"@id": {"ne": "<id>"}`.
+         *
+         *     The filter uses the query filter syntax (`EntryFilter`), restricted to the type's own scalar
+         *     text, number, boolean and date fields and `@id`, with the usual operators, `$and` and `$or`;
+         *     `{}` checks whether any entry of the type exists. Related fields, relation, attachment, JSON
+         *     and multiple-value fields, metadata other than `@id` (publication metadata included), other
+         *     types, aggregation and `$ref` operands are a `422` on their path
+         *     (`operations.<n>.check.filter.<field>`). Limits per check: 64 KiB, 100 conditions, 8 nested
+         *     groups. Checks need the key ability `entries:query` and the creator permission `list-entries`
+         *     in addition to the write rights.
+         * @example {
+         *       "filter": {
+         *         "slug": {
+         *           "eq": "hello-world"
+         *         },
+         *         "@id": {
+         *           "ne": "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
+         *         }
+         *       },
+         *       "exists": false
+         *     }
+         */
+        EntryBatchCheck: {
+            filter: components["schemas"]["EntryFilter"];
+            /** @description `true`: a matching entry must exist; `false`: none may. */
+            exists: boolean;
+        };
+        /**
+         * @description One operation of a batch write. `action` says which properties it takes; any other is a `422`
+         *     on `operations.<n>.<property>`:
+         *
+         *     | `action` | Required | Optional |
+         *     |---|---|---|
+         *     | `create` | `type` | `ref`, `fields`, `status`, `publish_at`, `locales`, `tags`, `check` |
+         *     | `update` | `id` | `fields`, `status`, `publish_at`, `locales`, `tags`, `expected_version`, `check` |
+         *     | `delete` | `id` | `expected_version`, `check` |
+         *
+         *     - **create**: a new entry of `type` in the URL's bucket; required content fields apply, unique
+         *       fields are enforced, `status` defaults to `draft`. The result carries the new `id` (and
+         *       `ref` when given).
+         *     - **update**: omitted properties are unchanged, supplied ones replace; `locales` replaces the
+         *       enabled locales (`en-US` kept) and removes the values of removed locales; `tags` replaces
+         *       the tags; publishing clears `publish_at`. Drafts can be targeted.
+         *     - **delete**: removes the entry and its stored values permanently. A delete that would cascade
+         *       (a `cascade_on_delete` relation field holding references, or an attachment field holding
+         *       files) is a `422` on `operations.<n>.id`.
+         *
+         *     An entry with a pending review cannot be updated or deleted (`422`). A target that is missing
+         *     or outside the URL's bucket is a `404`; the same ID targeted twice in one batch is a `422` on
+         *     `operations.<n>.id`.
+         * @example {
+         *       "action": "update",
+         *       "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "fields": {
+         *         "title": "Hello again",
+         *         "author": {
+         *           "$ref": "new_author"
+         *         }
+         *       },
+         *       "status": "published",
+         *       "expected_version": 3
+         *     }
+         */
+        EntryBatchOperation: {
+            /** @enum {string} */
+            action: "create" | "update" | "delete";
+            /** @description `create` only: the content type name, in the URL's bucket (unknown: `404`). */
+            type?: string;
+            /**
+             * @description `create` only: a name for the new entry, unique in the request, that later operations use
+             *     as `{"$ref": <name>}` in relation fields (see `EntryBatchReference`); case-sensitive, not
+             *     stored, returned in the result.
+             */
+            ref?: string;
+            /** @description `update` and `delete`: the target entry's ULID. */
+            id?: string;
+            /**
+             * @description `create` and `update`: field name → value, in the batch locale (see
+             *     `EntryBatchFieldInput`); an update names only the fields to change.
+             */
+            fields?: {
+                [key: string]: components["schemas"]["EntryBatchFieldInput"];
+            };
+            /** @description `create` (default `draft`) and `update`. Publishing clears `publish_at`. */
+            status?: components["schemas"]["EntryStatus"];
+            /**
+             * Format: date-time
+             * @description `create` and `update`: schedules the publication of a draft (ISO 8601 with `Z` or an offset); null clears it.
+             * @example 2026-12-01T08:00:00Z
+             */
+            publish_at?: string | null;
+            /** @description `create` and `update`: the enabled locale codes, each configured for the workspace (`en-US` is always included); an update replaces them. */
+            locales?: components["schemas"]["Locale"][];
+            /** @description `create` and `update`: the tags (an update replaces them). */
+            tags?: string[];
+            /**
+             * @description `update` and `delete`: the `lock_version` the client read. Another current version rejects
+             *     the whole batch with a `422` on `operations.<n>.expected_version`. Omitted: no check.
+             * @example 3
+             */
+            expected_version?: number;
+            check?: components["schemas"]["EntryBatchCheck"];
+        };
+        /**
+         * @description An ordered batch of 1 to 100 creates, updates and deletes in the URL's bucket, committed
+         *     together or not at all. The root takes only `locale` and `operations`.
+         * @example {
+         *       "locale": "en-US",
+         *       "operations": [
+         *         {
+         *           "action": "create",
+         *           "type": "author",
+         *           "ref": "new_author",
+         *           "fields": {
+         *             "name": "Grace Hopper"
+         *           },
+         *           "check": {
+         *             "filter": {
+         *               "name": {
+         *                 "eq": "Grace Hopper"
+         *               }
+         *             },
+         *             "exists": false
+         *           }
+         *         },
+         *         {
+         *           "action": "create",
+         *           "type": "post",
+         *           "fields": {
+         *             "title": "Hello world",
+         *             "author": {
+         *               "$ref": "new_author"
+         *             },
+         *             "related": [
+         *               "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *               {
+         *                 "$ref": "new_author"
+         *               }
+         *             ]
+         *           },
+         *           "status": "published"
+         *         },
+         *         {
+         *           "action": "delete",
+         *           "id": "01JDQ40M2C7Y8S5K3P9V6TQXNB",
+         *           "expected_version": 2
+         *         }
+         *       ]
+         *     }
+         */
+        EntryBatchRequest: {
+            /**
+             * @description The one locale of every operation's `fields` and checks: a configured locale of the
+             *     workspace, default `en-US` (there are no per-operation locales). A malformed or
+             *     unconfigured locale (or `*`) is a `400` with `{message}` (`Invalid locale.`).
+             * @example en-US
+             */
+            locale?: string;
+            /** @description The operations, run in order; errors are keyed `operations.<n>...` (zero-based). */
+            operations: components["schemas"]["EntryBatchOperation"][];
+        };
+        /**
+         * @description The result of one batch operation. Creates and updates carry the entry's new `lock_version`;
+         *     a create with a `ref` also returns it; deletes carry no version.
+         * @example {
+         *       "index": 0,
+         *       "action": "create",
+         *       "id": "01JDQ4A1B2C3D4E5F6G7H8J9KM",
+         *       "lock_version": 0,
+         *       "ref": "new_author"
+         *     }
+         */
+        EntryBatchResult: {
+            /** @description The operation's zero-based position in `operations`. */
+            index: number;
+            /** @enum {string} */
+            action: "create" | "update" | "delete";
+            /** @description The ULID of the created, updated or deleted entry. */
+            id: components["schemas"]["ObjectEntryId"];
+            /** @description `create` and `update`: the entry's `lock_version` after the batch. */
+            lock_version?: components["schemas"]["EntryLockVersion"];
+            /** @description `create` with a `ref`: that name. */
+            ref?: string;
+        };
+        /**
+         * @description One result per operation, in operation order.
+         * @example {
+         *       "data": [
+         *         {
+         *           "index": 0,
+         *           "action": "create",
+         *           "id": "01JDQ4A1B2C3D4E5F6G7H8J9KM",
+         *           "lock_version": 0,
+         *           "ref": "new_author"
+         *         },
+         *         {
+         *           "index": 1,
+         *           "action": "create",
+         *           "id": "01JDQ4A1B2C3D4E5F6G7H8J9KN",
+         *           "lock_version": 0
+         *         },
+         *         {
+         *           "index": 2,
+         *           "action": "delete",
+         *           "id": "01JDQ40M2C7Y8S5K3P9V6TQXNB"
+         *         }
+         *       ]
+         *     }
+         */
+        EntryBatchResponse: {
+            data: components["schemas"]["EntryBatchResult"][];
+        };
+        /**
+         * @description Body of a batch write's `409`: `{message}` for a reused `Idempotency-Key` with another payload
+         *     or for lock contention (with `Retry-After`), or the failed-check form with `code`, `index`
+         *     and `committed`.
+         * @example {
+         *       "message": "The check of operation 0 failed.",
+         *       "code": "condition_failed",
+         *       "index": 0,
+         *       "committed": false
+         *     }
+         */
+        EntryBatchConflict: {
+            message: string;
+        } | {
+            message: string;
+            /** @enum {string} */
+            code: "condition_failed";
+            /** @description Zero-based position of the operation whose `check` failed. */
+            index: number;
+            /**
+             * @description Always `false`: nothing of the batch was written.
+             * @enum {boolean}
+             */
+            committed: false;
+        };
+        /**
          * @example {
          *       "name": "acme",
          *       "locales": [
@@ -5310,6 +6333,168 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    queryEntries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryQuery"];
+            };
+        };
+        responses: {
+            /** @description The page of projected entries, or of aggregate rows, and its position. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryQueryResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    queryEntriesBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryQueryBatch"];
+            };
+        };
+        responses: {
+            /** @description Every query's result, under its name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryQueryBatchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batchEntries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Required: 1 to 128 visible ASCII characters without spaces, chosen by the client for
+                 *     this batch (a UUID, for example). Missing or malformed: a `422` on `Idempotency-Key`.
+                 * @example 5b0e8c2e-4c1e-4d5e-9f3b-2f6a1c9d8e7f
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Every operation was committed; one result per operation, in order. A replay answers the stored response again. */
+            200: {
+                headers: {
+                    /**
+                     * @description `batch` (the whole action), `batch_work` (locking, validation, writes),
+                     *     `batch_finish` (commit and synchronous after-commit listeners) and `batch_sql`
+                     *     (database time of both phases, overlapping the others), in milliseconds; measured
+                     *     again on a replay.
+                     * @example batch;dur=41.7, batch_work;dur=35.2, batch_finish;dur=5.9, batch_sql;dur=22.4
+                     */
+                    "Server-Timing"?: string;
+                    /** @description `true` when the response is the stored answer to an earlier request with the same `Idempotency-Key`; absent otherwise. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryBatchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description Nothing was written. A failed `check` (`code: condition_failed` with the operation's
+             *     `index`; the key is not used up); lock contention, with `Retry-After` (retry with the
+             *     same key); or an `Idempotency-Key` already used for another payload.
+             */
+            409: {
+                headers: {
+                    /** @description Lock contention only; seconds to wait before retrying (`1`). */
+                    "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryBatchConflict"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

@@ -44,6 +44,7 @@ function jsonBody(op: OperationSpec): Middleware {
     // The one nesting limit of every JSON body, before any code walks it.
     if (deeperThan(parsed, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
     ctx.state.body = parsed;
+    ctx.state.rawBody = raw;
     // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts): the
     // handler gets them exact, validation sees the plain parse.
     if (op.exactNumbers) {

@@ -45,7 +45,8 @@ export function normalizeDatetime(text: string): Check {
   return { value: `${date}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}Z` };
 }
 
-function checkScalar(def: FieldDef, v: unknown): Check {
+/** One value of a field (an element, for multiple fields), normalized as stored, or why not. */
+export function checkScalar(def: FieldDef, v: unknown): Check {
   switch (def.type) {
     case 'text':
       if (typeof v !== 'string') return { error: 'must be a string' };

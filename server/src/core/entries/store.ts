@@ -27,6 +27,8 @@ export interface EntryRecord {
   migrated: boolean;
   status: EntryStatus;
   publish_at: string | null;
+  /** When it last became published (null while a draft). */
+  published_at: string | null;
   lock_version: number;
   locales: string[];
   contract_choice: 'auto' | 'none' | 'named';
@@ -74,7 +76,7 @@ function contentColumn(content: ContentChoice): Sql {
 export function entrySelect(content: ContentChoice, more: { source?: Sql; from?: Sql; columns?: Sql[]; typedOnly?: boolean } = {}): Sql {
   const extraColumns = more.columns?.length ? sql`, ${join(more.columns, ', ')}` : raw('');
   return sql`SELECT e.id, e.entry_id, e.workspace_id, e.bucket_id, b.name AS bucket, e.content_type_id, e.ref, e.kind, e.migrated, e.status,
-      ${isoTimestamp(sql`e.publish_at`)} AS publish_at, e.lock_version, coalesce(e.locales, '{}') AS locales,
+      ${isoTimestamp(sql`e.publish_at`)} AS publish_at, ${isoTimestamp(sql`e.published_at`)} AS published_at, e.lock_version, coalesce(e.locales, '{}') AS locales,
       e.contract_choice, e.contract_name, ${more.typedOnly ? raw('NULL AS contract, NULL AS contract_mode') : raw('ct.name AS contract, ct.mode AS contract_mode')},
       e.validation_issues, ${isoTimestamp(sql`e.validation_checked_at`)} AS validation_checked_at,
       e.validation_pending, e.validation_failed, coalesce(e.tags, '{}') AS tags,
@@ -126,7 +128,8 @@ export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, 
     : sql`SELECT e.id AS page_id${flags} FROM ${matching}`;
   // Positions are numbered after the limit (a window over the ordered rows, no second sort).
   const skip = o.offset ?? 0;
-  let page = sql`SELECT p.*, row_number() OVER () AS page_pos
+  // Positions count from the first matching row: the page's rows are offset + 1, offset + 2, ...
+  let page = sql`SELECT p.*, row_number() OVER () + ${skip}::int AS page_pos
       FROM (${source} ORDER BY ${o.orderBy} LIMIT ${o.limit} OFFSET ${skip}) p`;
   if (o.flags?.length && skip > 0) {
     // The flags of the first matching row are wanted too: the top-N sort keeps offset + limit

@@ -9,7 +9,7 @@ import { fieldErrors } from '../../http/errors';
 import { recordAudit } from '../../events/audit';
 import { transaction } from '../transaction';
 import { deleteWorkspaceFiles } from '../file-records';
-import { raw, rows, sql } from '../sql';
+import { raw, rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
 import { EntryError, invalidEntry } from './errors';
 import { checkReferences, mergeFieldValues, referencesOf } from './field-values';
@@ -44,15 +44,19 @@ function publishAtOf(value: string | null | undefined, errors: Record<string, st
 const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? Object.create(null)) as Record<string, unknown>;
 
 /** Creates a typed entry of `type` with its fields in `locale`; returns it as the transaction wrote it. */
-export async function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput): Promise<EntryRecord> {
+export function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput): Promise<EntryRecord> {
+  return transaction(ctx.app, (tx) => createTypedEntryIn(ctx, tx, type, locale, input));
+}
+
+/** `createTypedEntry` within a transaction of the caller's (a batch); `entryId` may be chosen beforehand. */
+export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type: ContentTypeDef, locale: string, input: TypedInput, entryId = ulid()): Promise<EntryRecord> {
   const { app, workspace } = ctx;
   const errors = fieldErrors();
   const doc = mergeFieldValues(type, input.fields ?? {}, Object.create(null), true, errors);
   const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
   const publishAt = publishAtOf(input.publishAt, errors);
   throwIfAny(errors);
-  const entryId = ulid();
-  return transaction(app, async (tx) => {
+  {
     await checkReferences(tx, type, doc, Object.keys(doc), { locale }, errors);
     throwIfAny(errors);
     const now = app.clock.sqlNow();
@@ -77,7 +81,7 @@ export async function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, 
     await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });
     return entry;
-  });
+  }
 }
 
 export interface TypedUpdate extends TypedInput {
@@ -90,10 +94,15 @@ export interface TypedUpdate extends TypedInput {
  * Applies a partial update to the typed entry `entryId` (fields of `locale`); returns it as this
  * transaction left it (not as a later write may have: concurrent answers each show their own).
  */
-export async function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate): Promise<EntryRecord> {
+export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate): Promise<EntryRecord> {
+  return transaction(ctx.app, (tx) => updateTypedEntryIn(ctx, tx, entryId, locale, input));
+}
+
+/** `updateTypedEntry` within a transaction of the caller's; `bucketId` limits the entries it may reach. */
+export async function updateTypedEntryIn(ctx: WriteContext, tx: SqlRunner, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
   const { app } = ctx;
-  return transaction(app, async (tx) => {
-    const current = await lockLive(ctx, tx, sql`e.entry_id = ${entryId}`, ['typed']);
+  {
+    const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
     if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
     if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
     const type = await typeOf(tx, current);
@@ -126,8 +135,10 @@ export async function updateTypedEntry(ctx: WriteContext, entryId: string, local
     await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
     await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
     return entry;
-  });
+  }
 }
+
+const inBucket = (where: Sql, bucketId: number | undefined) => (bucketId === undefined ? where : sql`${where} AND e.bucket_id = ${bucketId}::int`);
 
 async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef> {
   const type = (await contentTypesById(tx, [entry.content_type_id!])).get(entry.content_type_id!);
@@ -140,8 +151,22 @@ async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef
  * entries and files it references (entries in turn by their own cascading fields).
  */
 export async function deleteTypedEntry(ctx: WriteContext, entryId: string): Promise<void> {
-  await transaction(ctx.app, async (tx) => {
-    const root = await lockLive(ctx, tx, sql`e.entry_id = ${entryId}`, ['typed']);
+  await transaction(ctx.app, (tx) => deleteTypedEntryIn(ctx, tx, entryId));
+}
+
+/**
+ * `deleteTypedEntry` within a transaction of the caller's. `refuseCascade` (batches): a delete
+ * that would take other entries or files with it is refused (`invalid` on `id`) instead.
+ */
+export async function deleteTypedEntryIn(
+  ctx: WriteContext,
+  tx: SqlRunner,
+  entryId: string,
+  opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {},
+): Promise<EntryRecord> {
+  {
+    const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
+    if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
     if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
     const doomed = new Map<number, EntryRecord>([[root.id, root]]);
     const files = new Set<number>();
@@ -170,6 +195,7 @@ export async function deleteTypedEntry(ctx: WriteContext, entryId: string): Prom
       level = found.filter((e) => !doomed.has(e.id));
       for (const e of level) doomed.set(e.id, e);
     }
+    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
     if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
     await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
     await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
@@ -177,7 +203,8 @@ export async function deleteTypedEntry(ctx: WriteContext, entryId: string): Prom
       await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
       await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
     }
-  });
+    return root;
+  }
 }
 
 /** The `entries:publish-scheduled` task: drafts whose publish_at has come are published. */

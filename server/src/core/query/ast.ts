@@ -16,10 +16,27 @@ export const META_FIELDS = {
 } as const;
 export type MetaName = keyof typeof META_FIELDS;
 
+/** An entry column a target reads (Objects and typed entries name them differently). */
+export interface MetaColumn {
+  column: string;
+  type: 'integer' | 'string' | 'status' | 'timestamp' | 'locales';
+  /** Missing values are NULL (`eq: null` tests them). */
+  nullable?: boolean;
+}
+
+/** A relation followed to its visible entries: live typed entries of the same bucket, of the accepted types. */
+export interface Hop {
+  /** The relation field of the document the hop starts from. */
+  field: string;
+  typeIds: number[];
+}
+
 export type Target =
   /** A property path into the document of the query's locale. */
   | { kind: 'data'; path: string[] }
-  | { kind: 'meta'; name: MetaName };
+  | ({ kind: 'meta'; name: string } & MetaColumn)
+  /** A value of the entry a single relation refers to (missing when it refers to no visible entry). */
+  | { kind: 'related'; hop: Hop; target: Target };
 
 export type Scalar = string | number | boolean;
 
@@ -27,15 +44,27 @@ export type Condition =
   | { op: 'eq' | 'ne'; target: Target; value: Scalar | null }
   | { op: 'lt' | 'lte' | 'gt' | 'gte'; target: Target; value: string | number }
   | { op: 'in'; target: Target; values: (Scalar | null)[] }
-  | { op: 'startsWith' | 'endsWith' | 'contains'; target: Target; value: string };
+  | { op: 'startsWith' | 'endsWith' | 'contains'; target: Target; value: string }
+  /** Exact membership of a scalar in an array (a multiple field's values, the enabled locales). */
+  | { op: 'includes'; target: Target; value: Scalar };
 
-export type FilterNode = { kind: 'and' | 'or'; items: FilterNode[] } | ({ kind: 'condition' } & Condition);
+export type FilterNode =
+  | { kind: 'and' | 'or'; items: FilterNode[] }
+  | ({ kind: 'condition' } & Condition)
+  /** At least one visible entry the relation refers to satisfies `filter` (all of it, the same entry). */
+  | { kind: 'some'; hop: Hop; filter: FilterNode };
 
 export interface SortKey {
   target: Target;
   direction: 'asc' | 'desc';
   /** Typed sorts reject values of other types; untyped ones order by type, then value. */
   type?: 'string' | 'number' | 'boolean';
+}
+
+/** Where the relations of typed entries lead: visible entries of this bucket, documents in this locale. */
+export interface RelationScope {
+  bucketId: number;
+  locale: string;
 }
 
 export interface QueryPlan {
@@ -46,4 +75,6 @@ export interface QueryPlan {
   locale: string;
   offset: number;
   limit: number;
+  /** Typed entries: relations followed by filters and sorts; ties broken by entry ULID. */
+  relations?: RelationScope;
 }

@@ -11,11 +11,23 @@
 // data path is also written as jsonb containment, which the GIN index on documents serves.
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
-import { META_FIELDS, type Condition, type FilterNode, type SortKey, type Target } from './ast';
+import type { Condition, FilterNode, Hop, MetaColumn, RelationScope, SortKey, Target } from './ast';
+
+/**
+ * Where a condition reads: the entry row (`e`) and its document in the query's locale (`c`) at the
+ * root; `e1`/`c1`, `e2`/`c2`, ... in the entries relations lead to (typed entries).
+ */
+export interface Scope {
+  entry: string;
+  doc: string;
+  depth: number;
+  relations?: RelationScope;
+}
+export const ROOT: Scope = { entry: 'e', doc: 'c', depth: 0 };
 
 /** The jsonb value at a data path (`->` with text keys never indexes into arrays). */
-function jsonAt(path: string[]): Sql {
-  return path.reduce<Sql>((acc, key) => sql`${acc} -> ${key}::text`, raw('c.data'));
+export function jsonAt(path: string[], doc = 'c'): Sql {
+  return path.reduce<Sql>((acc, key) => sql`${acc} -> ${key}::text`, raw(`${doc}.data`));
 }
 
 /** `{"a": {"b": value}}` for a containment test. */
@@ -27,17 +39,18 @@ function nested(path: string[], value: unknown): string {
 const isNumber = (value: unknown) => typeof value === 'number' || value instanceof LosslessNumber;
 const jsonType = (value: unknown) => (typeof value === 'string' ? 'string' : isNumber(value) ? 'number' : 'boolean');
 /** A JSON value cast to numeric only where it is a number (CASE fixes the order of evaluation). */
-const numericOf = (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`;
-const isMissing = (v: Sql) => sql`(${v} IS NULL OR jsonb_typeof(${v}) = 'null')`;
-const text = (v: Sql) => sql`(${v} #>> '{}')`;
+export const numericOf = (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`;
+export const isMissing = (v: Sql) => sql`(${v} IS NULL OR jsonb_typeof(${v}) = 'null')`;
+export const text = (v: Sql) => sql`(${v} #>> '{}')`;
 
 const COMPARE = { lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 
-function dataCondition(c: Condition, path: string[]): Sql {
-  const v = jsonAt(path);
+function dataCondition(c: Condition, path: string[], doc: string): Sql {
+  const v = jsonAt(path, doc);
+  const d = raw(`${doc}.data`);
   switch (c.op) {
     case 'eq':
-      return c.value === null ? isMissing(v) : sql`(c.data @> ${nested(path, c.value)}::jsonb)`;
+      return c.value === null ? isMissing(v) : sql`(${d} @> ${nested(path, c.value)}::jsonb)`;
     case 'ne':
       return c.value === null
         ? sql`NOT ${isMissing(v)}`
@@ -65,23 +78,25 @@ function dataCondition(c: Condition, path: string[]): Sql {
       return sql`(jsonb_typeof(${v}) = 'string' AND right(${text(v)}, char_length(${c.value}::text)) = ${c.value}::text)`;
     case 'contains':
       return sql`(jsonb_typeof(${v}) = 'string' AND strpos(${text(v)}, ${c.value}::text) > 0)`;
+    case 'includes':
+      return sql`(${d} @> ${nested(path, [c.value])}::jsonb)`;
   }
 }
 
 /** A metadata column with the parameter cast its operands need. */
-function metaColumn(name: keyof typeof META_FIELDS): { column: Sql; cast: Sql } {
-  const { column, type } = META_FIELDS[name];
-  const cast = raw(type === 'integer' ? '::int' : type === 'timestamp' ? '::timestamptz' : '::text');
-  return { column: raw(type === 'string' || type === 'status' ? `e.${column} COLLATE "C"` : `e.${column}`), cast };
+export function metaColumn(m: MetaColumn, entry = 'e'): { column: Sql; cast: Sql } {
+  const cast = raw(m.type === 'integer' ? '::int' : m.type === 'timestamp' ? '::timestamptz' : '::text');
+  return { column: raw(m.type === 'string' || m.type === 'status' ? `${entry}.${m.column} COLLATE "C"` : `${entry}.${m.column}`), cast };
 }
 
-function metaCondition(c: Condition, name: keyof typeof META_FIELDS): Sql {
-  const { column, cast } = metaColumn(name);
+function metaCondition(c: Condition, m: MetaColumn, entry: string): Sql {
+  const { column, cast } = metaColumn(m, entry);
+  const isNull = raw(m.nullable ? `${entry}.${m.column} IS NULL` : 'false');
   switch (c.op) {
     case 'eq':
-      return c.value === null ? raw('false') : sql`${column} = ${c.value}${cast}`;
+      return c.value === null ? isNull : sql`${column} = ${c.value}${cast}`;
     case 'ne':
-      return c.value === null ? raw('true') : sql`${column} <> ${c.value}${cast}`;
+      return c.value === null ? sql`NOT ${isNull}` : sql`${column} <> ${c.value}${cast}`;
     case 'lt':
     case 'lte':
     case 'gt':
@@ -89,7 +104,9 @@ function metaCondition(c: Condition, name: keyof typeof META_FIELDS): Sql {
       return sql`${column} ${raw(COMPARE[c.op])} ${c.value}${cast}`;
     case 'in': {
       const values = c.values.filter((x) => x !== null);
-      return values.length ? sql`${column} = ANY(${values}${raw(`${cast.strings[0]}[]`)})` : raw('false');
+      const parts = values.length ? [sql`${column} = ANY(${values}${raw(`${cast.strings[0]}[]`)})`] : [];
+      if (c.values.includes(null)) parts.push(isNull);
+      return parts.length ? sql`(${join(parts, ' OR ')})` : raw('false');
     }
     case 'startsWith':
       return sql`starts_with(${column}, ${c.value}::text)`;
@@ -97,21 +114,77 @@ function metaCondition(c: Condition, name: keyof typeof META_FIELDS): Sql {
       return sql`right(${column}, char_length(${c.value}::text)) = ${c.value}::text`;
     case 'contains':
       return sql`strpos(${column}, ${c.value}::text) > 0`;
+    case 'includes':
+      return sql`${c.value}::text = ANY(${raw(`${entry}.${m.column}`)})`;
   }
 }
 
-export function compileFilter(node: FilterNode): Sql {
+/** The references a relation field holds (one ID or a list), as a jsonb array. */
+const referencesOf = (v: Sql) => sql`CASE jsonb_typeof(${v}) WHEN 'array' THEN ${v} WHEN 'string' THEN jsonb_build_array(${v}) ELSE '[]'::jsonb END`;
+
+/** The visible entries a relation of `scope` refers to: FROM clause and the scope inside it. */
+export function relatedFrom(hop: Hop, scope: Scope): { from: Sql; inner: Scope } {
+  const rel = scope.relations;
+  if (!rel) throw new Error('relations are followed in typed entry queries only');
+  const n = scope.depth + 1;
+  const [k, e, c] = [`k${n}`, `e${n}`, `c${n}`];
+  const from = sql`jsonb_array_elements_text(${referencesOf(jsonAt([hop.field], scope.doc))}) ${raw(k)}(ref)
+      JOIN entries ${raw(e)} ON ${raw(e)}.entry_id = ${raw(k)}.ref AND ${raw(e)}.bucket_id = ${rel.bucketId}::int AND ${raw(e)}.kind = 'typed'
+        AND ${raw(e)}.deleted_at IS NULL AND ${raw(e)}.content_type_id = ANY(${hop.typeIds}::int[])
+      LEFT JOIN entry_contents ${raw(c)} ON ${raw(c)}.entry_pk = ${raw(e)}.id AND ${raw(c)}.locale = ${rel.locale}::text`;
+  return { from, inner: { entry: e, doc: c, depth: n, relations: rel } };
+}
+
+const exists = (hop: Hop, scope: Scope, where: (inner: Scope) => Sql) => {
+  const { from, inner } = relatedFrom(hop, scope);
+  return sql`EXISTS (SELECT 1 FROM ${from} WHERE ${where(inner)})`;
+};
+
+/** Whether a target has no value (missing, null, or a relation to no visible entry). */
+function missing(target: Target, scope: Scope): Sql {
+  if (target.kind === 'data') return isMissing(jsonAt(target.path, scope.doc));
+  if (target.kind === 'meta') return raw(target.nullable ? `${scope.entry}.${target.column} IS NULL` : 'false');
+  return sql`NOT ${exists(target.hop, scope, (inner) => sql`NOT ${missing(target.target, inner)}`)}`;
+}
+
+function condition(c: Condition, scope: Scope): Sql {
+  const target = c.target;
+  if (target.kind === 'data') return dataCondition(c, target.path, scope.doc);
+  if (target.kind === 'meta') return metaCondition(c, target, scope.entry);
+  // Through a single relation: `eq null` holds when there is no value at its end; every other
+  // comparison needs a visible related entry with a matching value.
+  const through = (inner: Condition) => exists(target.hop, scope, (s) => condition(inner, s));
+  if (c.op === 'eq' && c.value === null) return missing(target, scope);
+  if (c.op === 'ne' && c.value === null) return sql`NOT ${missing(target, scope)}`;
+  if (c.op === 'in' && c.values.includes(null)) {
+    const values = c.values.filter((v) => v !== null);
+    const present = values.length ? through({ ...c, target: target.target, values }) : raw('false');
+    return sql`(${present} OR ${missing(target, scope)})`;
+  }
+  return through({ ...c, target: target.target } as Condition);
+}
+
+export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
   if (node.kind === 'and' || node.kind === 'or') {
     if (node.items.length === 0) return raw(node.kind === 'and' ? 'true' : 'false');
-    return sql`(${join(node.items.map(compileFilter), node.kind === 'and' ? ' AND ' : ' OR ')})`;
+    return sql`(${join(node.items.map((n) => compileFilter(n, scope)), node.kind === 'and' ? ' AND ' : ' OR ')})`;
   }
-  const c = node as Condition;
-  const target: Target = c.target;
-  return target.kind === 'meta' ? metaCondition(c, target.name) : dataCondition(c, target.path);
+  if (node.kind === 'some') return exists(node.hop, scope, (inner) => compileFilter(node.filter, inner));
+  return condition(node as Condition, scope);
+}
+
+/** The jsonb value (data) or column (metadata) of a target, through single relations by subquery. */
+export function valueOf(target: Target, scope: Scope = ROOT): Sql {
+  if (target.kind === 'data') return jsonAt(target.path, scope.doc);
+  if (target.kind === 'meta') return metaColumn(target, scope.entry).column;
+  const { from, inner } = relatedFrom(target.hop, scope);
+  return sql`(SELECT ${valueOf(target.target, inner)} FROM ${from} LIMIT 1)`;
 }
 
 /** A number a numeric sort can order exactly: DECIMAL(38,12). */
 const exactDecimal = (v: Sql) => sql`(round(${numericOf(v)}, 12) = ${numericOf(v)} AND abs(${numericOf(v)}) < 1e26)`;
+
+const innermost = (t: Target): Target => (t.kind === 'related' ? innermost(t.target) : t);
 
 export interface CompiledSort {
   /**
@@ -124,7 +197,9 @@ export interface CompiledSort {
   violations: { index: number; condition: Sql; message: string }[];
 }
 
-export function compileSort(keys: SortKey[]): CompiledSort {
+/** `relations`: sorts of typed entries, which follow single relations and break ties by entry ULID. */
+export function compileSort(keys: SortKey[], relations?: RelationScope): CompiledSort {
+  const scope: Scope = { ...ROOT, relations };
   const values: Sql[] = [];
   const order: Sql[] = [];
   const violations: CompiledSort['violations'] = [];
@@ -132,12 +207,12 @@ export function compileSort(keys: SortKey[]): CompiledSort {
     const name = `s${index}`;
     const v = raw(`m.${name}`);
     const dir = raw(key.direction === 'desc' ? 'DESC' : 'ASC');
-    if (key.target.kind === 'meta') {
-      values.push(sql`${metaColumn(key.target.name).column} AS ${raw(name)}`);
-      order.push(sql`${v} ${dir}`);
+    const meta = key.target.kind === 'meta' || (key.target.kind === 'related' && innermost(key.target).kind === 'meta');
+    values.push(sql`${valueOf(key.target, scope)} AS ${raw(name)}`);
+    if (meta) {
+      order.push(sql`${v} ${dir} NULLS LAST`);
       return;
     }
-    values.push(sql`${jsonAt(key.target.path)} AS ${raw(name)}`);
     const by = (expr: Sql) => sql`${expr} ${dir} NULLS LAST`;
     // Missing and null last, whatever the direction.
     order.push(sql`${isMissing(v)} ASC`);
@@ -158,6 +233,9 @@ export function compileSort(keys: SortKey[]): CompiledSort {
       violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
     }
   });
-  order.push(raw('m.page_id ASC'));
+  if (relations) {
+    values.push(raw('e.entry_id COLLATE "C" AS tie'));
+    order.push(raw('m.tie ASC'));
+  } else order.push(raw('m.page_id ASC'));
   return { values, orderBy: join(order, ', '), violations };
 }

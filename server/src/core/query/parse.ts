@@ -26,15 +26,15 @@ export function parseDataPath(text: string): string[] | string {
 
 /** A filter or sort target: a metadata selector or a data path. */
 function parseTarget(text: string): Target | string {
-  if (text.startsWith('@')) return Object.hasOwn(META_FIELDS, text) ? { kind: 'meta', name: text as MetaName } : 'is not a known metadata selector';
+  if (text.startsWith('@')) return Object.hasOwn(META_FIELDS, text) ? { kind: 'meta', name: text, ...META_FIELDS[text as MetaName] } : 'is not a known metadata selector';
   const path = parseDataPath(text);
   return typeof path === 'string' ? path : { kind: 'data', path };
 }
 
 /** Whether an operand fits a metadata column (data paths take any JSON scalar). */
 function operandProblem(target: Target, op: Condition['op'], value: unknown): string | undefined {
-  if (target.kind === 'data' || value === null) return undefined;
-  const type = META_FIELDS[target.name].type;
+  if (target.kind !== 'meta' || value === null) return undefined;
+  const type = target.type;
   if (['startsWith', 'endsWith', 'contains'].includes(op) && type !== 'string' && type !== 'status') return `cannot be used on ${target.name}`;
   switch (type) {
     case 'integer':
@@ -45,6 +45,8 @@ function operandProblem(target: Target, op: Condition['op'], value: unknown): st
       return typeof value !== 'string' ? 'must be a string' : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value) ? 'must be draft or published' : undefined;
     case 'timestamp':
       return typeof value === 'string' && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an ISO 8601 timestamp';
+    default:
+      return 'cannot be filtered here';
   }
 }
 

@@ -7,21 +7,21 @@ import { invalidEntry } from '../entries/errors';
 import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
 import { join, raw, rows, sql, type Sql } from '../sql';
 import type { QueryPlan } from './ast';
-import { compileFilter, compileSort } from './compile';
+import { compileFilter, compileSort, ROOT } from './compile';
 
 /** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
 export function queryStatement(scope: Sql, plan: QueryPlan) {
-  const sort = compileSort(plan.sort);
+  const sort = compileSort(plan.sort, plan.relations);
   const flags = sort.violations.map((v, i) => sql`(${v.condition}) IS TRUE AS sort_violation_${raw(String(i))}`);
   const firstViolations = sort.violations.map((_, i) => raw(`sort_violation_${i} DESC`));
-  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${scope} AND ${compileFilter(plan.filter)}`, {
+  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${scope} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations })}`, {
     orderBy: join([...firstViolations, sort.orderBy], ', '),
     values: sort.values,
     limit: plan.limit + 1,
     offset: plan.offset,
     join: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`,
     flags,
-  });
+  }, plan.relations !== undefined);
   return { statement, sort };
 }
 

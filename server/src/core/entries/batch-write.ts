@@ -1,0 +1,274 @@
+// Atomic batch writes of typed entries: ordered creates, updates and deletes of one bucket in one
+// transaction, with conditions (`check`) evaluated right before their operation, symbolic
+// references to earlier creates (`ref` / `{"$ref"}`), the content types' write locks held until
+// commit, and the idempotency record committed with the changes. Every operation goes through
+// the same typed write path as single writes (typed-entries.ts).
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulid';
+import type { SqlRunner } from '../../db/database';
+import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
+import { compileFilter, ROOT } from '../query/compile';
+import { rows, sql } from '../sql';
+import type { ContentTypeDef } from './content-types';
+import { EntryError } from './errors';
+import { ULID } from './field-values';
+import { parseEntryFilter } from './query/parse';
+import { resolvePath } from './query/paths';
+import { prefixErrors } from './query/run';
+import { createTypedEntryIn, deleteTypedEntryIn, updateTypedEntryIn } from './typed-entries';
+import type { WriteContext } from './write';
+
+export interface BatchOperation {
+  action: 'create' | 'update' | 'delete';
+  type?: string;
+  ref?: string;
+  id?: string;
+  fields?: Record<string, unknown>;
+  status?: 'draft' | 'published';
+  publish_at?: string | null;
+  locales?: string[];
+  tags?: string[];
+  expected_version?: number;
+  check?: { filter: Record<string, unknown>; exists: boolean };
+}
+
+export interface BatchResult {
+  index: number;
+  action: BatchOperation['action'];
+  id: string;
+  lock_version?: number;
+  ref?: string;
+}
+
+const ALLOWED: Record<BatchOperation['action'], string[]> = {
+  create: ['action', 'type', 'ref', 'fields', 'status', 'publish_at', 'locales', 'tags', 'check'],
+  update: ['action', 'id', 'fields', 'status', 'publish_at', 'locales', 'tags', 'expected_version', 'check'],
+  delete: ['action', 'id', 'expected_version', 'check'],
+};
+
+/** A failed `check`: the batch rolls back and answers 409 `condition_failed`. */
+export class ConditionFailed extends Error {
+  constructor(readonly index: number) {
+    super(`The check of operation ${index} failed.`);
+  }
+}
+
+/** How long a batch waits for a content type's write lock (or a row lock) before a 409. */
+export const LOCK_WAIT_MS = 5_000;
+
+/** The request's identity: property order ignored, array order kept, an omitted locale is en-US. */
+export function requestHash(locale: string | undefined, operations: BatchOperation[]): string {
+  const canonical = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v !== null && typeof v === 'object' && !(v instanceof LosslessNumber)) {
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v).sort()) out[key] = canonical((v as Record<string, unknown>)[key]);
+      return out;
+    }
+    return v;
+  };
+  return createHash('sha256').update(stringifyExact(canonical({ locale: locale ?? 'en-US', operations }))).digest('hex');
+}
+
+/** Shape checks that need no database: properties per action, targets, refs. */
+export function checkShapes(operations: BatchOperation[]): FieldErrors {
+  const errors = fieldErrors();
+  const refs = new Set<string>();
+  const ids = new Map<string, number>();
+  operations.forEach((op, n) => {
+    const at = (key: string, message: string) => ((errors[`operations.${n}.${key}`] ??= []).push(`The operations.${n}.${key} field ${message}.`), undefined);
+    for (const key of Object.keys(op)) if (!ALLOWED[op.action].includes(key)) at(key, `is not allowed in a ${op.action}`);
+    if (op.action === 'create' && op.type === undefined) at('type', 'is required');
+    if (op.action !== 'create') {
+      if (op.id === undefined) at('id', 'is required');
+      else {
+        const id = op.id.toUpperCase();
+        if (ids.has(id)) at('id', `targets the entry of operation ${ids.get(id)} again`);
+        else ids.set(id, n);
+      }
+    }
+    if (op.ref !== undefined) {
+      if (refs.has(op.ref)) at('ref', 'repeats the reference name of an earlier create');
+      refs.add(op.ref);
+    }
+  });
+  return errors;
+}
+
+/** The abilities and creator permissions each operation needs, for `authorize`. */
+export function operationRights(op: BatchOperation): { abilities: string[]; permissions: string[] }[] {
+  const rights = [
+    op.action === 'create'
+      ? { abilities: ['entries:write'], permissions: ['create-entry'] }
+      : op.action === 'update'
+        ? { abilities: ['entries:write'], permissions: ['update-entry'] }
+        : { abilities: ['entries:delete'], permissions: ['delete-entry'] },
+  ];
+  if (op.check) rights.push({ abilities: ['entries:query'], permissions: ['list-entries'] });
+  return rights;
+}
+
+const CHECK_FIELD_TYPES = new Set(['text', 'number', 'boolean', 'date']);
+
+/** A check's filter as SQL, or errors (`operations.<n>.check.filter...`): own scalar fields and `@id` only. */
+function checkCondition(check: NonNullable<BatchOperation['check']>, type: ContentTypeDef, types: Map<string, ContentTypeDef>, n: number, errors: FieldErrors) {
+  const base = `operations.${n}.check.filter`;
+  const local = fieldErrors();
+  const walk = (node: Record<string, unknown>, at: string) => {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$and' || key === '$or') {
+        (value as Record<string, unknown>[]).forEach((child, i) => walk(child, `${at}.${key}.${i}`));
+        continue;
+      }
+      const path = resolvePath(key, type, types);
+      if (typeof path === 'string') continue; // reported by the filter parser
+      const end = path.end;
+      const supported =
+        !path.hops.length && ((end.kind === 'meta' && end.name === '@id') || (end.kind === 'field' && CHECK_FIELD_TYPES.has(end.def.type) && !end.def.multiple && !end.json.length));
+      if (!supported) local[`${at}.${key}`] = [`The ${at}.${key} field is not supported in a check: only own text, number, boolean and date fields and @id are.`];
+      else if (Object.hasOwn(value as object, 'some')) local[`${at}.${key}.some`] = [`The ${at}.${key}.some field is not supported in a check.`];
+    }
+  };
+  walk(check.filter, base);
+  const unsupported = Object.keys(local);
+  const filter = parseEntryFilter(check.filter, [type], types, local, base);
+  // An unsupported target is one error, not one more per operator.
+  for (const key of Object.keys(local)) if (unsupported.some((u) => key.startsWith(`${u}.`))) delete local[key];
+  Object.assign(errors, local);
+  return filter;
+}
+
+export interface BatchRequest {
+  ctx: WriteContext;
+  bucketId: number;
+  /** The bucket's content types by name. */
+  types: Map<string, ContentTypeDef>;
+  locale: string;
+  operations: BatchOperation[];
+}
+
+/**
+ * Runs the operations in `tx` (the caller's transaction, which commits or rolls back all of
+ * them). Errors: EntryError `invalid` keyed `operations.<n>...`, `not_found`, ConditionFailed.
+ */
+export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchResult[]> {
+  const { ctx, types, locale, operations } = b;
+  // Targets of updates and deletes, read first: their content types are locked with the others.
+  const targetIds = operations.filter((op) => op.id !== undefined).map((op) => op.id!.toUpperCase());
+  const targets = new Map<string, { type: number; bucket: number }>();
+  if (targetIds.length) {
+    const found = await rows<{ entry_id: string; content_type_id: number; bucket_id: number }>(
+      tx,
+      sql`SELECT entry_id, content_type_id, bucket_id FROM entries WHERE entry_id = ANY(${targetIds}::text[]) AND workspace_id = ${ctx.workspace.id} AND kind = 'typed' AND deleted_at IS NULL`,
+    );
+    for (const r of found) targets.set(r.entry_id, { type: r.content_type_id, bucket: r.bucket_id });
+  }
+  const byId = new Map([...types.values()].map((t) => [t.id, t]));
+  const typeOf = (op: BatchOperation): ContentTypeDef => {
+    const t = op.action === 'create' ? types.get(op.type!) : byId.get(targets.get(op.id!.toUpperCase())?.type ?? -1);
+    const target = op.id && targets.get(op.id.toUpperCase());
+    if (!t || (op.action !== 'create' && (!target || target.bucket !== b.bucketId))) throw new EntryError('not_found');
+    return t;
+  };
+  const opTypes = operations.map(typeOf);
+
+  // Checks and references are validated for the whole batch before anything is written.
+  const errors = fieldErrors();
+  const checks = operations.map((op, n) => (op.check ? checkCondition(op.check, opTypes[n], types, n, errors) : undefined));
+  const newIds = operations.map((op) => (op.action === 'create' ? ulid() : undefined));
+  const refIndex = new Map(operations.flatMap((op, n) => (op.ref !== undefined ? [[op.ref, n] as const] : [])));
+  const resolved = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, opTypes[n], n, refIndex, newIds, errors) : undefined));
+  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
+
+  // The content types' write locks, in one order (no deadlock between batches), until commit.
+  await rows(tx, sql`SELECT set_config('lock_timeout', ${`${LOCK_WAIT_MS}ms`}, true)`);
+  const lockIds = [...new Set(opTypes.map((t) => t.id))].sort((x, y) => x - y);
+  await rows(tx, sql`SELECT pg_advisory_xact_lock(id::bigint) FROM unnest(${lockIds}::int[]) AS id ORDER BY id`);
+
+  const results: BatchResult[] = [];
+  for (const [n, op] of operations.entries()) {
+    const type = opTypes[n];
+    const check = checks[n];
+    if (check && op.check) {
+      const [found] = await rows<{ found: boolean }>(
+        tx,
+        sql`SELECT EXISTS (SELECT 1 FROM entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${locale}::text
+             WHERE e.content_type_id = ${type.id}::int AND e.kind = 'typed' AND e.deleted_at IS NULL AND ${compileFilter(check, ROOT)}) AS found`,
+      );
+      if (found.found !== op.check.exists) throw new ConditionFailed(n);
+    }
+    try {
+      if (op.action === 'create') {
+        const entry = await createTypedEntryIn(ctx, tx, type, locale, { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags }, newIds[n]);
+        results.push({ index: n, action: 'create', id: entry.entry_id, lock_version: entry.lock_version, ...(op.ref !== undefined ? { ref: op.ref } : {}) });
+      } else if (op.action === 'update') {
+        const input = { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags, expectedVersion: op.expected_version, versionField: 'expected_version' };
+        const entry = await updateTypedEntryIn(ctx, tx, op.id!.toUpperCase(), locale, input, b.bucketId);
+        results.push({ index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version });
+      } else {
+        const entry = await deleteTypedEntryIn(ctx, tx, op.id!.toUpperCase(), { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
+        results.push({ index: n, action: 'delete', id: entry.entry_id });
+      }
+    } catch (err) {
+      throw atOperation(err, n);
+    }
+  }
+  return results;
+}
+
+/** An operation's refusal, keyed under `operations.<n>.`. */
+function atOperation(err: unknown, n: number): unknown {
+  if (!(err instanceof EntryError)) return err;
+  const out = fieldErrors();
+  if (err.kind === 'review_pending') out[`operations.${n}.id`] = [`The operations.${n}.id field names an entry with a pending review.`];
+  else if (err.kind === 'invalid' || err.kind === 'stale_version') prefixErrors(err.errors, `operations.${n}.`, out);
+  else return err;
+  return new EntryError('invalid', out);
+}
+
+/**
+ * The fields of operation `n` with `{"$ref": name}` in relation fields replaced by the ID of the
+ * earlier create named so. JSON fields keep their data; attachments take no entry references.
+ */
+function resolveReferences(
+  fields: Record<string, unknown>,
+  type: ContentTypeDef,
+  n: number,
+  refIndex: Map<string, number>,
+  newIds: (string | undefined)[],
+  errors: FieldErrors,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null);
+  const isRefObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof LosslessNumber) && Object.hasOwn(v, '$ref');
+  for (const [name, value] of Object.entries(fields)) {
+    const def = type.byName.get(name);
+    if (!def || (def.type !== 'relation' && def.type !== 'attachment')) {
+      out[name] = value;
+      continue;
+    }
+    const one = (v: unknown, at: string): unknown => {
+      if (!isRefObject(v)) return v;
+      const key = `${at}.$ref`;
+      const fail = (message: string) => ((errors[key] ??= []).push(`The ${key} field ${message}.`), v);
+      if (def.type === 'attachment') return fail('is not allowed: attachments take file IDs, not entry references');
+      if (Object.keys(v).length !== 1 || typeof v.$ref !== 'string') return fail('must be the only property, holding a reference name');
+      const target = refIndex.get(v.$ref);
+      if (target === undefined) return fail(`names no create of this batch (${v.$ref})`);
+      if (target === n) return fail('must not refer to its own operation');
+      if (target > n) return fail('must refer to an earlier create (no forward references)');
+      return newIds[target];
+    };
+    const base = `operations.${n}.fields.${name}`;
+    if (def.multiple && Array.isArray(value)) {
+      const list = value.map((v, i) => one(v, `${base}.${i}`));
+      const seen = new Set<unknown>();
+      list.forEach((v, i) => {
+        if (typeof v === 'string' && ULID.test(v) && seen.has(v.toUpperCase())) (errors[`${base}.${i}`] ??= []).push(`The ${base}.${i} field repeats an entry of this field.`);
+        if (typeof v === 'string') seen.add(v.toUpperCase());
+      });
+      out[name] = list;
+    } else out[name] = one(value, base);
+  }
+  return out;
+}

@@ -1,0 +1,114 @@
+// A structured query from body to response, in two steps so that a batch can validate every
+// member before reading anything: `prepareQuery` (the type, the locale, the parsed plan, with
+// errors at their request paths) and `executeQuery` (one statement for the page or the
+// aggregate, then the projection's fixed number of reads).
+import type { Config } from '../../../config';
+import type { SqlRunner } from '../../../db/database';
+import { fieldErrors, type FieldErrors } from '../../../http/errors';
+import { runQuery } from '../../query/run';
+import { rows, sql } from '../../sql';
+import type { ContentTypeDef } from '../content-types';
+import { EntryError } from '../errors';
+import { scope } from '../store';
+import { runAggregate } from './aggregate';
+import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
+import { projectEntries, REFERENCE_BUDGET } from './project';
+
+export interface QueryContext {
+  db: SqlRunner;
+  config: Config;
+  workspace: { id: number; name: string; locales: string[] };
+  /** The bucket's content types by name (empty: the bucket is unknown or has none). */
+  types: Map<string, ContentTypeDef>;
+  now: Date;
+}
+
+export interface PreparedQuery {
+  type: ContentTypeDef;
+  locale: string;
+  plan: EntryQueryPlan;
+  /** `''`, or `queries.<name>.` in a batch. */
+  prefix: string;
+}
+
+/** Why a query cannot run before any read: an unknown type (`404`), an invalid locale (`400`), or `422` errors. */
+export type QueryProblem = { kind: 'not_found' } | { kind: 'locale' } | { kind: 'invalid'; errors: FieldErrors };
+
+/** Moves errors under a prefix (`queries.<name>.`), messages included. */
+export function prefixErrors(errors: FieldErrors, prefix: string, into: FieldErrors): void {
+  for (const [key, messages] of Object.entries(errors)) {
+    const at = `${prefix}${key}`;
+    into[at] = messages.map((m) => m.replace(`The ${key} `, `The ${at} `));
+  }
+}
+
+export function prepareQuery(body: EntryQueryBody, ctx: QueryContext, prefix = ''): PreparedQuery | QueryProblem {
+  const type = ctx.types.get(body.type);
+  if (!type) return { kind: 'not_found' };
+  const locale = body.locale ?? 'en-US';
+  if (locale !== 'en-US' && !ctx.workspace.locales.includes(locale)) return { kind: 'locale' };
+  const errors = fieldErrors();
+  const plan = parseEntryQuery(body, type, ctx.types, errors);
+  if (Object.keys(errors).length) {
+    const out = fieldErrors();
+    prefixErrors(errors, prefix, out);
+    return { kind: 'invalid', errors: out };
+  }
+  return { type, locale, plan, prefix };
+}
+
+/** Rows a query's page can hold (an ungrouped aggregate is one), for the batch's budget. */
+export const pageRows = (q: PreparedQuery) => (q.plan.aggregate && !q.plan.aggregate.groupBy.length ? 1 : q.plan.limit);
+
+const validZones = new Map<string, boolean>();
+
+/** Named time zones the database knows (cached per process; UTC needs no lookup). */
+async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldErrors> {
+  const errors = fieldErrors();
+  const groups = q.plan.aggregate?.groupBy ?? [];
+  const names = [...new Set(groups.map((g) => g.bucket?.timezone).filter((z): z is string => !!z && z !== 'UTC' && !validZones.has(z)))];
+  if (names.length) {
+    const known = new Set((await rows<{ name: string }>(db, sql`SELECT name FROM pg_timezone_names WHERE name = ANY(${names}::text[])`)).map((r) => r.name));
+    if (validZones.size > 1000) validZones.clear();
+    for (const name of names) validZones.set(name, known.has(name));
+  }
+  groups.forEach((g, i) => {
+    const zone = g.bucket?.timezone;
+    if (zone && zone !== 'UTC' && !validZones.get(zone)) {
+      const key = `${q.prefix}groupBy.${i}.timezone`;
+      errors[key] = [`The ${key} field is not a time zone the database knows.`];
+    }
+  });
+  return errors;
+}
+
+export interface QueryResult {
+  body: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; hasMore: boolean } };
+  exact: boolean;
+}
+
+/** Runs a prepared query; `budget` (referenced entries and files) is shared across a batch. */
+export async function executeQuery(q: PreparedQuery, ctx: QueryContext, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
+  const { plan, type, locale } = q;
+  const relations = { bucketId: type.bucketId, locale };
+  const where = scope.and(scope.workspace(ctx.workspace.id), scope.kinds('typed'), scope.live, sql`e.content_type_id = ${type.id}::int`);
+  if (plan.aggregate) {
+    const zones = await unknownTimeZones(ctx.db, q);
+    if (Object.keys(zones).length) throw new EntryError('invalid', zones);
+    const grouped = plan.aggregate.groupBy.length > 0;
+    const result = await runAggregate(ctx.db, { where, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
+    const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };
+    return { body: { data: result.rows, pagination }, exact: false };
+  }
+  const { records, hasMore } = await runQuery(ctx.db, where, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
+  const data = await projectEntries(ctx.db, records, plan.selection, {
+    config: ctx.config,
+    workspace: ctx.workspace,
+    bucketId: type.bucketId,
+    locale,
+    now: ctx.now,
+    errorPath: `${q.prefix}fields`,
+    budget,
+  });
+  return { body: { data, pagination: { offset: plan.offset, limit: plan.limit, hasMore } }, exact: records.some((r) => r.exact) };
+}
