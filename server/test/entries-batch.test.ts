@@ -2,7 +2,9 @@
 // updates and deletes in one transaction, all or nothing (every refusal is checked to change
 // nothing), versions, reviews, per-action authorization, cascades, conditional operations,
 // symbolic references, idempotency, Server-Timing and webhooks after commit.
+import pg from 'pg';
 import { startTestServer, type TestServer } from './support/server';
+import { describeWithPostgres } from './support/env';
 import { client, type TestResponse } from './support/http';
 import { createKey, createUser } from './support/fixtures';
 import { startReceiver, type Receiver } from './support/receiver';
@@ -558,6 +560,44 @@ describe('conditional operations', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+
+describeWithPostgres('lock contention', () => {
+  it('waits 5 s for the content type write lock, then answers 409 with Retry-After; the key stays free', async () => {
+    const w = await setup();
+    const holder = new pg.Client({ connectionString: s.db.url });
+    await holder.connect();
+    try {
+      const [type] = (
+        await holder.query(
+          `SELECT t.id FROM content_types t JOIN buckets b ON b.id = t.bucket_id JOIN workspaces ws ON ws.id = b.workspace_id
+            WHERE ws.name = $1 AND b.name = 'general' AND t.name = 'author'`,
+          [w.ws],
+        )
+      ).rows;
+      // Another writer of the type holds its lock (as a batch does until it commits).
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [type.id]);
+      const before = await snapshot(w);
+      const key = idemKey();
+      const body = ops(create('author', { name: 'Waiting' }));
+      const started = Date.now();
+      const res = await batch(w, body, { key });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+      expect(res.status).toBe(409);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(res.body).toEqual({ message: expect.any(String) });
+      await unchanged(w, before);
+      await holder.query('ROLLBACK');
+      // Nothing was reserved: the same key runs the batch now.
+      const again = await batch(w, body, { key });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      expect(await names(w, 'author')).toContain('Waiting');
+    } finally {
+      await holder.end();
+    }
+  }, 30_000);
+});
 
 describe('symbolic references', () => {
   let w: EntriesWorkspace;

@@ -1969,8 +1969,10 @@ export interface paths {
          *     - `database:analyze` (hourly): refreshes the embedded database's planner statistics (it
          *       has no autovacuum); nothing to do on a PostgreSQL server.
          *
-         *     `idempotency:prune` and `entries:publish-scheduled` arrive with the Entries API. An unknown
-         *     task is a `404`.
+         *     - `entries:publish-scheduled` (every minute): publishes drafts whose `publish_at` has come;
+         *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours.
+         *
+         *     An unknown task is a `404`.
          */
         post: operations["runTask"];
         delete?: never;
@@ -3725,7 +3727,8 @@ export interface components {
          *     - **Decimal contract**: every contributing value must fit `DECIMAL(38,12)` (at most 26 integer
          *       and 12 fractional digits, leading and trailing zeros ignored) and is never rounded. JSON
          *       numbers and numeric strings are accepted, scientific notation included (at most 128
-         *       characters after trimming ASCII spaces, exponent -100 to 100). Any other contributor
+         *       characters after trimming ASCII spaces, exponent -100 to 100; a stored JSON number is held
+         *       to the same 128 characters in its stored decimal form). Any other contributor
          *       (non-numeric or empty text, a boolean, too many digits, out of range) rejects the whole
          *       query, even outside the page: a `422` on `aggregate.<op>.<i>` of the first operation and
          *       path that has one (`aggregate.sum.0`).
@@ -4203,8 +4206,9 @@ export interface components {
          *       enabled locales (`en-US` kept) and removes the values of removed locales; `tags` replaces
          *       the tags; publishing clears `publish_at`. Drafts can be targeted.
          *     - **delete**: removes the entry and its stored values permanently. A delete that would cascade
-         *       (a `cascade_on_delete` relation field holding references, or an attachment field holding
-         *       files) is a `422` on `operations.<n>.id`.
+         *       (a `cascade_on_delete` relation field referring to live entries, or a `cascade_on_delete`
+         *       attachment field holding files) is a `422` on `operations.<n>.id`; a single
+         *       `DELETE /entries/{entry}` would delete them too.
          *
          *     An entry with a pending review cannot be updated or deleted (`422`). A target that is missing
          *     or outside the URL's bucket is a `404`; the same ID targeted twice in one batch is a `422` on

@@ -56,32 +56,30 @@ export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type:
   const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
   const publishAt = publishAtOf(input.publishAt, errors);
   throwIfAny(errors);
-  {
-    await checkReferences(tx, type, doc, Object.keys(doc), { locale }, errors);
-    throwIfAny(errors);
-    const now = app.clock.sqlNow();
-    const status = input.status ?? 'draft';
-    const id = await insertEntry(tx, {
-      entryId,
-      workspaceId: workspace.id,
-      bucketId: type.bucketId,
-      kind: 'typed',
-      contentTypeId: type.id,
-      ref: `${type.name}/${entryId}`,
-      status,
-      // A published entry has no schedule.
-      publishAt: publishAt && status === 'draft' ? sql`${publishAt.toISOString()}::timestamptz` : undefined,
-      locales,
-      tags: input.tags,
-      choice: { choice: 'none' },
-      now,
-    });
-    await writeDocuments(tx, id, new Map([[locale, doc]]));
-    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
-    await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
-    await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });
-    return entry;
-  }
+  await checkReferences(tx, type, doc, Object.keys(doc), { locale }, errors);
+  throwIfAny(errors);
+  const now = app.clock.sqlNow();
+  const status = input.status ?? 'draft';
+  const id = await insertEntry(tx, {
+    entryId,
+    workspaceId: workspace.id,
+    bucketId: type.bucketId,
+    kind: 'typed',
+    contentTypeId: type.id,
+    ref: `${type.name}/${entryId}`,
+    status,
+    // A published entry has no schedule.
+    publishAt: publishAt && status === 'draft' ? sql`${publishAt.toISOString()}::timestamptz` : undefined,
+    locales,
+    tags: input.tags,
+    choice: { choice: 'none' },
+    now,
+  });
+  await writeDocuments(tx, id, new Map([[locale, doc]]));
+  const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+  await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
+  await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });
+  return entry;
 }
 
 export interface TypedUpdate extends TypedInput {
@@ -101,41 +99,39 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
 /** `updateTypedEntry` within a transaction of the caller's; `bucketId` limits the entries it may reach. */
 export async function updateTypedEntryIn(ctx: WriteContext, tx: SqlRunner, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
   const { app } = ctx;
-  {
-    const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
-    if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
-    if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
-    const type = await typeOf(tx, current);
-    const errors = fieldErrors();
-    const fields = input.fields ?? {};
-    const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
-    const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
-    const publishAt = publishAtOf(input.publishAt, errors);
-    throwIfAny(errors);
-    await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
-    throwIfAny(errors);
+  const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
+  if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
+  if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
+  const type = await typeOf(tx, current);
+  const errors = fieldErrors();
+  const fields = input.fields ?? {};
+  const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
+  const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
+  const publishAt = publishAtOf(input.publishAt, errors);
+  throwIfAny(errors);
+  await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
+  throwIfAny(errors);
 
-    const documents = new Map(current.documents);
-    documents.set(locale, doc);
-    // Locales no longer enabled lose their translations for good.
-    for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
-    const status = input.status ?? current.status;
-    // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
-    const schedule =
-      status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
-    const now = app.clock.sqlNow();
-    await rows(
-      tx,
-      sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
-                 tags = ${input.tags === undefined ? current.tags : input.tags}::text[], lock_version = lock_version + 1, updated_at = ${now}
-           WHERE id = ${current.id}`,
-    );
-    await writeDocuments(tx, current.id, documents);
-    const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
-    await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
-    await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
-    return entry;
-  }
+  const documents = new Map(current.documents);
+  documents.set(locale, doc);
+  // Locales no longer enabled lose their translations for good.
+  for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
+  const status = input.status ?? current.status;
+  // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
+  const schedule =
+    status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
+  const now = app.clock.sqlNow();
+  await rows(
+    tx,
+    sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
+               tags = ${input.tags === undefined ? current.tags : input.tags}::text[], lock_version = lock_version + 1, updated_at = ${now}
+         WHERE id = ${current.id}`,
+  );
+  await writeDocuments(tx, current.id, documents);
+  const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
+  await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
+  await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
+  return entry;
 }
 
 const inBucket = (where: Sql, bucketId: number | undefined) => (bucketId === undefined ? where : sql`${where} AND e.bucket_id = ${bucketId}::int`);
@@ -164,47 +160,45 @@ export async function deleteTypedEntryIn(
   entryId: string,
   opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {},
 ): Promise<EntryRecord> {
-  {
-    const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
-    if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
-    if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
-    const doomed = new Map<number, EntryRecord>([[root.id, root]]);
-    const files = new Set<number>();
-    // Breadth first, one query per level: the entries the cascading fields of the last level name.
-    let level = [root];
-    while (level.length) {
-      const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
-      const next = new Set<string>();
-      for (const e of level) {
-        const type = types.get(e.content_type_id!);
-        for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
-          for (const doc of e.documents.values()) {
-            for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
-              if (def.type === 'attachment') files.add(ref as number);
-              else next.add(ref as string);
-            }
+  const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
+  if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
+  if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
+  const doomed = new Map<number, EntryRecord>([[root.id, root]]);
+  const files = new Set<number>();
+  // Breadth first, one query per level: the entries the cascading fields of the last level name.
+  let level = [root];
+  while (level.length) {
+    const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
+    const next = new Set<string>();
+    for (const e of level) {
+      const type = types.get(e.content_type_id!);
+      for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
+        for (const doc of e.documents.values()) {
+          for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
+            if (def.type === 'attachment') files.add(ref as number);
+            else next.add(ref as string);
           }
         }
       }
-      const found = next.size
-        ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
-            content: { kind: 'all' },
-            forUpdate: true,
-          })
-        : [];
-      level = found.filter((e) => !doomed.has(e.id));
-      for (const e of level) doomed.set(e.id, e);
     }
-    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
-    if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
-    await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
-    await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
-    for (const e of doomed.values()) {
-      await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
-      await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
-    }
-    return root;
+    const found = next.size
+      ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
+          content: { kind: 'all' },
+          forUpdate: true,
+        })
+      : [];
+    level = found.filter((e) => !doomed.has(e.id));
+    for (const e of level) doomed.set(e.id, e);
   }
+  if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
+  if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
+  await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
+  await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
+  for (const e of doomed.values()) {
+    await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
+    await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
+  }
+  return root;
 }
 
 /** The `entries:publish-scheduled` task: drafts whose publish_at has come are published. */

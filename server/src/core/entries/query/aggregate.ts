@@ -25,7 +25,7 @@ function contributorOk(v: Sql): Sql {
   const t = sql`btrim(${text(v)}, ' ')`;
   const fits = (n: Sql) => sql`(abs(${n}) < 1e26 AND scale(trim_scale(${n})) <= 12)`;
   return sql`CASE coalesce(jsonb_typeof(${v}), 'null')
-      WHEN 'number' THEN ${fits(sql`(${v})::numeric`)}
+      WHEN 'number' THEN char_length((${v})::text) <= 128 AND ${fits(sql`(${v})::numeric`)}
       WHEN 'string' THEN CASE WHEN char_length(${t}) BETWEEN 1 AND 128 AND ${t} ~ ${NUMERIC_TEXT}
         AND coalesce(substring(${t} from '[eE]([+-]?[0-9]{1,3})$')::int, 0) BETWEEN -100 AND 100
         THEN ${fits(sql`${t}::numeric`)} ELSE false END
