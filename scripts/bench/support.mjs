@@ -277,6 +277,7 @@ export async function measure(url, headers, { seconds, warmupSeconds, connection
   return {
     rps: result.requests.average,
     total: result.requests.total,
+    ok: latencies.length, // 2xx answers
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     non2xx: result.non2xx,
@@ -496,7 +497,7 @@ export async function measureSql(dbUrl, statement, { seconds, warmupSeconds, con
     const latencies = [];
     const r = await run(seconds, latencies);
     latencies.sort((a, b) => a - b);
-    return { rps: r.total / (r.elapsedMs / 1000), total: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
+    return { rps: r.total / (r.elapsedMs / 1000), total: r.total, ok: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})));
   }
@@ -507,7 +508,7 @@ export async function measureSql(dbUrl, statement, { seconds, warmupSeconds, con
 // writes them
 
 /** The session settings of the server's PostgreSQL pool (server/src/db/database.ts): EXPLAIN and plain SQL see its plans. */
-export const SERVER_SESSION_OPTIONS = '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1';
+export const SERVER_SESSION_OPTIONS = '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1 -c jit=off';
 
 /**
  * Creates `contentTypes` in `bucket` of `ws` through the management API; returns the workspace's

@@ -119,7 +119,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
     const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
     const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validationIssues: v.issues, checkedAt: v.contract ? now : undefined, now });
-    await writeDocuments(tx, id, documents);
+    await writeDocuments(tx, id, documents, true);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
@@ -142,7 +142,7 @@ export async function createSubmission(app: AppContext, workspaceId: number, buc
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
     const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, now });
-    await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]));
+    await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]), true);
     return { id, entry_id: entryId, ref };
   });
 }

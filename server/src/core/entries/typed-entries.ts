@@ -75,7 +75,7 @@ export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type:
     choice: { choice: 'none' },
     now,
   });
-  await writeDocuments(tx, id, new Map([[locale, doc]]));
+  await writeDocuments(tx, id, new Map([[locale, doc]]), true);
   const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
   await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
   await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });

@@ -27,9 +27,9 @@ export const throwIfAny = (errors: FieldErrors) => {
 /** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
 export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
 
-/** Replaces the documents of an entry (one per locale). */
-export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
-  await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
+/** Replaces the documents of an entry (one per locale); a `fresh` entry has none to delete. */
+export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>, fresh = false): Promise<void> {
+  if (!fresh) await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
   const locales = [...documents.keys()];
   const texts = locales.map((l) => stringifyExact(documents.get(l)));
   await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);

@@ -135,6 +135,13 @@ export function relatedFrom(hop: Hop, scope: Scope): { from: Sql; inner: Scope }
   return { from, inner: { entry: e, doc: c, depth: n, relations: rel } };
 }
 
+/** The document's relation field holds `id`, stored as one ID or in a list (either, as a field
+ * may have changed multiplicity since it was saved); both forms are answered by the GIN index. */
+const holdsReference = (hop: Hop, id: string, scope: Scope) => {
+  const data = raw(`${scope.doc}.data`);
+  return sql`(${data} @> ${nested([hop.field], id)}::jsonb OR ${data} @> ${nested([hop.field], [id])}::jsonb)`;
+};
+
 const exists = (hop: Hop, scope: Scope, where: (inner: Scope) => Sql) => {
   const { from, inner } = relatedFrom(hop, scope);
   return sql`EXISTS (SELECT 1 FROM ${from} WHERE ${where(inner)})`;
@@ -161,7 +168,14 @@ function condition(c: Condition, scope: Scope): Sql {
     const present = values.length ? through({ ...c, target: target.target, values }) : raw('false');
     return sql`(${present} OR ${missing(target, scope)})`;
   }
-  return through({ ...c, target: target.target } as Condition);
+  const related = through({ ...c, target: target.target } as Condition);
+  // A relation compared with one ID: the stored reference must hold it, which the GIN index on
+  // documents answers; the EXISTS then only checks that the entry is visible.
+  const inner = target.target;
+  if (c.op === 'eq' && inner.kind === 'meta' && inner.column === 'entry_id' && typeof c.value === 'string') {
+    return sql`(${holdsReference(target.hop, c.value, scope)} AND ${related})`;
+  }
+  return related;
 }
 
 export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
@@ -169,7 +183,15 @@ export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
     if (node.items.length === 0) return raw(node.kind === 'and' ? 'true' : 'false');
     return sql`(${join(node.items.map((n) => compileFilter(n, scope)), node.kind === 'and' ? ' AND ' : ' OR ')})`;
   }
-  if (node.kind === 'some') return exists(node.hop, scope, (inner) => compileFilter(node.filter, inner));
+  if (node.kind === 'some') {
+    const some = exists(node.hop, scope, (inner) => compileFilter(node.filter, inner));
+    // `includes` of one ID (a `some` on `@id eq`): containment first, as for a single relation.
+    const f = node.filter;
+    if (f.kind === 'condition' && f.op === 'eq' && f.target.kind === 'meta' && f.target.column === 'entry_id' && typeof f.value === 'string') {
+      return sql`(${holdsReference(node.hop, f.value, scope)} AND ${some})`;
+    }
+    return some;
+  }
   return condition(node as Condition, scope);
 }
 

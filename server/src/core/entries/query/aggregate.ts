@@ -8,7 +8,7 @@ import Decimal from 'decimal.js';
 import type { SqlRunner } from '../../../db/database';
 import { EntryError } from '../errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
-import { compileFilter, isMissing, jsonAt, relatedFrom, ROOT, text, type Scope } from '../../query/compile';
+import { compileFilter, jsonAt, relatedFrom, ROOT, text, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
 
@@ -20,19 +20,25 @@ const plain = (value: string | null) => (value === null ? null : new Exact(value
 
 const NUMERIC_TEXT = '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?$';
 
-/** Whether a jsonb contributor is valid (null and missing are, and are ignored), evaluated in a safe order. */
+const trimmed = (v: Sql) => sql`btrim(${text(v)}, ' ')`;
+/** A string contributor that reads as a number (at most 128 characters, exponent -100 to 100): safe to cast. */
+const numericString = (v: Sql) =>
+  sql`(char_length(${trimmed(v)}) BETWEEN 1 AND 128 AND ${trimmed(v)} ~ ${NUMERIC_TEXT}
+       AND coalesce(substring(${trimmed(v)} from '[eE]([+-]?[0-9]{1,3})$')::int, 0) BETWEEN -100 AND 100)`;
+
+/** A contributor's number (null for null, missing and invalid ones), evaluated in a safe order. */
+const contributorValue = (v: Sql) =>
+  sql`CASE jsonb_typeof(${v}) WHEN 'number' THEN (${v})::numeric WHEN 'string' THEN CASE WHEN ${numericString(v)} THEN ${trimmed(v)}::numeric END END`;
+
+/** Whether a jsonb contributor is valid (null and missing are, and are ignored). */
 function contributorOk(v: Sql): Sql {
-  const t = sql`btrim(${text(v)}, ' ')`;
   const fits = (n: Sql) => sql`(abs(${n}) < 1e26 AND scale(trim_scale(${n})) <= 12)`;
   return sql`CASE coalesce(jsonb_typeof(${v}), 'null')
       WHEN 'number' THEN char_length((${v})::text) <= 128 AND ${fits(sql`(${v})::numeric`)}
-      WHEN 'string' THEN CASE WHEN char_length(${t}) BETWEEN 1 AND 128 AND ${t} ~ ${NUMERIC_TEXT}
-        AND coalesce(substring(${t} from '[eE]([+-]?[0-9]{1,3})$')::int, 0) BETWEEN -100 AND 100
-        THEN ${fits(sql`${t}::numeric`)} ELSE false END
+      WHEN 'string' THEN CASE WHEN ${numericString(v)} THEN ${fits(sql`${trimmed(v)}::numeric`)} ELSE false END
       WHEN 'null' THEN true
       ELSE false END`;
 }
-const contributorValue = (v: Sql) => sql`CASE jsonb_typeof(${v}) WHEN 'number' THEN (${v})::numeric WHEN 'string' THEN btrim(${text(v)}, ' ')::numeric END`;
 
 /** A group's value as SQL text or boolean (through single relations by subquery). */
 function groupValue(target: Target, scope: Scope, leaf: (target: Target, scope: Scope) => Sql): Sql {
@@ -42,11 +48,14 @@ function groupValue(target: Target, scope: Scope, leaf: (target: Target, scope: 
 }
 
 interface GroupColumns {
-  value: Sql;
+  /** What a row holds for the group, read once per row (`b<i>`): the value, or a bucket's local time. */
+  raw: Sql;
+  /** The group key from that (`b` names the raw column). */
+  key: (b: Sql) => Sql;
   /** Sorts as text (byte order) rather than as its own type. */
   textual: boolean;
   /** Rows that reject the query: an oversized key, a date outside the conversion range. */
-  problem?: { condition: Sql; message: string };
+  problem?: { condition: (b: Sql) => Sql; message: string };
 }
 
 function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
@@ -62,12 +71,12 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
         ? sql`CASE WHEN ${v} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN (${v})::date::timestamp END`
         : sql`CASE WHEN ${v} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2})?Z?$' THEN ((${v})::timestamptz AT TIME ZONE ${timezone}::text) END`;
     };
-    const lt = groupValue(g.target, scope, local);
-    const inRange = sql`extract(year from ${lt}) BETWEEN 1 AND 9999`;
+    const inRange = (b: Sql) => sql`extract(year from ${b}) BETWEEN 1 AND 9999`;
     return {
-      value: sql`CASE WHEN ${inRange} THEN to_char(date_trunc(${interval}::text, ${lt}), 'YYYY-MM-DD') END`,
+      raw: groupValue(g.target, scope, local),
+      key: (b) => sql`CASE WHEN ${inRange(b)} THEN to_char(date_trunc(${interval}::text, ${b}), 'YYYY-MM-DD') END`,
       textual: true,
-      problem: { condition: sql`(${lt}) IS NOT NULL AND NOT ${inRange}`, message: 'holds dates outside the range the time zone conversion supports' },
+      problem: { condition: (b) => sql`${b} IS NOT NULL AND NOT ${inRange(b)}`, message: 'holds dates outside the range the time zone conversion supports' },
     };
   }
   const leaf = (target: Target, s: Scope): Sql => {
@@ -76,8 +85,9 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
     return isBoolean ? sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END` : sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END`;
   };
   const value = groupValue(g.target, scope, leaf);
-  if (isBoolean) return { value, textual: false };
-  return { value, textual: true, problem: { condition: sql`octet_length(${value}) > ${ENTRY_QUERY_LIMITS.groupKeyBytes}`, message: `holds a value longer than ${ENTRY_QUERY_LIMITS.groupKeyBytes} bytes` } };
+  if (isBoolean) return { raw: value, key: (b) => b, textual: false };
+  const limit = ENTRY_QUERY_LIMITS.groupKeyBytes;
+  return { raw: value, key: (b) => b, textual: true, problem: { condition: (b) => sql`octet_length(${b}) > ${limit}`, message: `holds a value longer than ${limit} bytes` } };
 }
 
 /** The contributions of one numeric path: one row per root (root path) or per root and distinct terminal entry. */
@@ -111,43 +121,65 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   const { plan, relations } = q;
   const rootScope: Scope = { ...ROOT, relations };
   const groups = plan.groupBy.map((g) => groupColumns(g, rootScope));
-  const keys = groups.map((_, i) => raw(`g${i}`));
+  const n = (prefix: string, i: number) => raw(`${prefix}${i}`);
+  const keys = groups.map((_, i) => n('g', i));
   const grouped = groups.length > 0;
-  const groupBy = grouped ? sql` GROUP BY ${join(keys.map((k) => sql`r.${k}`), ', ')}` : raw('');
+  const keyList = (alias: string) => join(keys.map((k) => sql`${raw(alias)}.${k}`), ', ');
+  const groupBy = grouped ? sql` GROUP BY ${keyList('r')}` : raw('');
+  // Paths at the root are columns of `r`; paths through relations have contributions of their own.
+  const rootPaths = plan.paths.flatMap((p, i) => (p.hops.length ? [] : [i]));
+  const hopPaths = plan.paths.flatMap((p, i) => (p.hops.length ? [i] : []));
+
+  // `base` reads each row's values once (OFFSET 0 keeps it from being inlined into `r`, which
+  // would evaluate them again per use); `r` derives keys, refusal flags and numbers from them.
+  const baseColumns: Sql[] = [raw('e.id')];
+  if (hopPaths.length) baseColumns.push(raw('c.data'));
+  groups.forEach((g, i) => baseColumns.push(sql`${g.raw} AS ${n('b', i)}`));
+  rootPaths.forEach((i) => baseColumns.push(sql`c.data -> ${(plan.paths[i].end as { def: { name: string } }).def.name}::text AS ${n('v', i)}`));
+  const rColumns: Sql[] = [raw('id')];
+  if (hopPaths.length) rColumns.push(raw('data'));
+  groups.forEach((g, i) => {
+    rColumns.push(sql`${g.key(n('b', i))} AS ${n('g', i)}`);
+    if (g.problem) rColumns.push(sql`(${g.problem.condition(n('b', i))}) IS TRUE AS ${n('gp', i)}`);
+  });
+  rootPaths.forEach((i) => rColumns.push(sql`${contributorOk(n('v', i))} AS ${n('ok', i)}`, sql`${contributorValue(n('v', i))} AS ${n('n', i)}`));
+
+  const perPath = (i: number, from: string) => {
+    const v = raw(`${from}.n${i}`);
+    return sql`sum(${v})::text AS ${n('s_', i)}, min(${v})::text AS ${n('mn_', i)}, max(${v})::text AS ${n('mx_', i)}, count(${v}) AS ${n('c_', i)}`;
+  };
   const ctes: Sql[] = [
-    sql`r AS MATERIALIZED (SELECT e.id, c.data${grouped ? sql`, ${join(groups.map((g, i) => sql`${g.value} AS g${raw(String(i))}`), ', ')}` : raw('')}${join(
-      groups.map((g, i) => (g.problem ? sql`, (${g.problem.condition}) IS TRUE AS gp${raw(String(i))}` : raw(''))),
-      '',
-    )}
+    sql`base AS (SELECT ${join(baseColumns, ', ')}
         FROM entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${relations.locale}::text
-        WHERE ${q.where} AND ${compileFilter(q.filter, rootScope)})`,
-    sql`g AS (SELECT ${grouped ? sql`${join(keys.map((k) => sql`r.${k}`), ', ')}, ` : raw('')}count(*) AS count FROM r${groupBy})`,
+        WHERE ${q.where} AND ${compileFilter(q.filter, rootScope)} OFFSET 0)`,
+    sql`r AS MATERIALIZED (SELECT ${join(rColumns, ', ')} FROM base)`,
+    sql`g AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}count(*) AS count${join(rootPaths.map((i) => sql`, ${perPath(i, 'r')}`), '')} FROM r${groupBy})`,
   ];
   const flags: Sql[] = [];
-  groups.forEach((g, i) => g.problem && flags.push(sql`(SELECT bool_or(gp${raw(String(i))}) FROM r) AS group_problem_${raw(String(i))}`));
-  const selects: Sql[] = [];
+  groups.forEach((g, i) => g.problem && flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`));
+  rootPaths.forEach((i) => flags.push(sql`bool_or(${n('ok', i)} IS FALSE) AS ${n('bad_', i)}`));
+  const scalarFlags: Sql[] = [];
+  const selects: Sql[] = rootPaths.map((i) => sql`g.s_${raw(String(i))}, g.mn_${raw(String(i))}, g.mx_${raw(String(i))}, g.c_${raw(String(i))}`);
   const joins: Sql[] = [];
-  plan.paths.forEach((_, i) => {
-    const p = raw(`p${i}`);
-    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${contributorOk(raw('v'))} AS ok FROM (${contributions(plan, i, relations)}) x)`);
-    ctes.push(
-      sql`a${raw(String(i))} AS (SELECT ${grouped ? sql`${join(keys.map((k) => sql`r.${k}`), ', ')}, ` : raw('')}sum(n)::text AS s, min(n)::text AS mn, max(n)::text AS mx, count(n) AS c
-          FROM (SELECT root, CASE WHEN ok THEN ${contributorValue(raw('v'))} END AS n FROM ${p} WHERE ok AND NOT ${isMissing(raw('v'))}) y JOIN r ON r.id = y.root${groupBy})`,
-    );
-    flags.push(sql`(SELECT bool_or(ok IS FALSE) FROM ${p}) AS bad_${raw(String(i))}`);
-    const a = raw(`a${i}`);
-    selects.push(sql`${a}.s AS s_${raw(String(i))}, ${a}.mn AS mn_${raw(String(i))}, ${a}.mx AS mx_${raw(String(i))}, ${a}.c AS c_${raw(String(i))}`);
+  hopPaths.forEach((i) => {
+    const p = n('p', i);
+    const a = n('a', i);
+    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, ${contributorOk(raw('v'))} AS ok, ${contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${contributions(plan, i, relations)}) x)`);
+    ctes.push(sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`);
+    scalarFlags.push(sql`(SELECT bool_or(ok IS FALSE) FROM ${p}) AS ${n('bad_', i)}`);
+    selects.push(sql`${a}.s_${raw(String(i))}, ${a}.mn_${raw(String(i))}, ${a}.mx_${raw(String(i))}, ${a}.c_${raw(String(i))}`);
     joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
   });
   const orderBy = grouped ? join(groups.map((g, i) => sql`g.${keys[i]}${raw(g.textual ? ' COLLATE "C"' : '')} ASC NULLS LAST`), ', ') : raw('g.count');
-  const page = sql`SELECT ${grouped ? sql`${join(keys.map((k) => sql`g.${k}`), ', ')}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
+  const page = sql`SELECT ${grouped ? sql`${keyList('g')}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
       row_number() OVER (ORDER BY ${orderBy}) AS pos
       FROM g ${join(joins, ' ')} ORDER BY ${orderBy} LIMIT ${grouped ? q.limit + 1 : 1} OFFSET ${grouped ? q.offset : 0}`;
+  // One row whatever happens: aggregates over `r` (or none at all).
+  const flagRow = flags.length ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM r` : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
   const statement = sql`WITH ${join(ctes, ', ')}, page AS (${page})
-    SELECT f.*, page.* FROM (SELECT ${flags.length ? join(flags, ', ') : raw('1 AS none')}) f LEFT JOIN page ON true ORDER BY page.pos`;
+    SELECT f.*, page.* FROM (${flagRow}) f LEFT JOIN page ON true ORDER BY page.pos`;
   const found = await rows<Record<string, unknown>>(db, statement);
   const first = found[0] ?? {};
-  if (process.env.DEBUG_AGG) console.error(JSON.stringify(found));
   const errors: Record<string, string[]> = Object.create(null);
   groups.forEach((g, i) => {
     if (g.problem && first[`group_problem_${i}`]) errors[`${q.errorPrefix}groupBy.${i}`] = [`The ${q.errorPrefix}groupBy.${i} field ${g.problem.message}.`];
