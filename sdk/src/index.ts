@@ -92,4 +92,21 @@ export {
   type EntryBatchOperation,
   type EntryBatchResponse,
 } from './entries.js';
+export {
+  contentClient,
+  typedEntries,
+  typedObjects,
+  type ContentClient,
+  type TypedEntries,
+  type TypedObjects,
+  type TypedQuery,
+  type TypedQueryResult,
+  type BatchBuilder,
+  type EntryOf,
+  type ContractObject,
+  type AnyObject,
+  type Result,
+} from './content/client.js';
+export type { RenderedEntry, EntryReference, ContentShape, ContentTypeShape, FieldDescriptor, BucketName, TypeName, ContractName } from './content/model.js';
+export type { ProjectionPath, FilterPath, SortPath, EntryFilterOf, RowOf, DefaultRowOf, MetaSelector } from './content/query.js';
 export { paginate, pages, PageError, type CursorPath, type PageOf, type ItemOf, type PageParams } from './pagination.js';

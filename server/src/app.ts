@@ -24,6 +24,7 @@ import { apiKeyHandlers } from './admin/api-keys';
 import { bucketHandlers } from './admin/buckets';
 import { contentTypeHandlers } from './admin/content-types';
 import { contractHandlers } from './admin/contracts';
+import { typeHandlers } from './admin/types';
 import { operationHandlers } from './admin/operations';
 import { webhookHandlers } from './admin/webhooks';
 import { logHandlers } from './admin/logs';
@@ -59,6 +60,7 @@ const allHandlers: HandlerSet = {
   ...bucketHandlers,
   ...contentTypeHandlers,
   ...contractHandlers,
+  ...typeHandlers,
   ...operationHandlers,
   ...webhookHandlers,
   ...logHandlers,

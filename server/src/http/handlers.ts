@@ -20,8 +20,17 @@ type BodyOf<Op extends OperationId> = operations[Op] extends { requestBody?: { c
 // 503: `GET /health` reports itself unavailable with its own body.
 type SuccessStatus = 200 | 201 | 202 | 204 | 307 | 503;
 type Responses<Op extends OperationId> = operations[Op]['responses'];
-// JSON bodies are typed; other media (HTML, file bytes) are set on the Koa context by the handler.
-type ContentOf<R> = R extends { content: infer C } ? (C extends { 'application/json': infer J } ? J : C extends { 'text/html': infer H } ? H : unknown) : undefined;
+// JSON bodies are typed, and text ones (HTML, TypeScript); other media (file bytes) are set on the
+// Koa context by the handler.
+type ContentOf<R> = R extends { content: infer C }
+  ? C extends { 'application/json': infer J }
+    ? J
+    : C extends { 'text/html': infer H }
+      ? H
+      : C extends { 'text/plain': infer T }
+        ? T
+        : unknown
+  : undefined;
 
 export type Reply<Op extends OperationId> = {
   [S in keyof Responses<Op> & SuccessStatus]: ContentOf<Responses<Op>[S]> extends undefined
