@@ -112,6 +112,7 @@ const TYPES: Record<string, FieldDef[]> = {
   ],
   label: [{ name: 'name', type: 'text' }],
   longkey: [{ name: 'name', type: 'text' }],
+  edge: [{ name: 'at', type: 'date', format: 'datetime' }],
 };
 
 beforeAll(async () => {
@@ -1316,6 +1317,24 @@ describe('calendar buckets', () => {
     ['a time-only field', { field: 'clock', interval: 'day' }, ['groupBy.0']],
   ])('refuses %s with 422', async (_label, bucket, keys) => {
     expectErrors(await q({ type: 'event', groupBy: [bucket], aggregate: { count: true } }), keys);
+  });
+
+  it('refuses dates whose local time leaves years 1 to 9999 with 422 on groupBy.<n>, even beyond the page', async () => {
+    await createEntries(w, 'edge', ['0001-01-01T02:00:00Z', '2024-05-01T00:00:00Z', '9999-12-31T20:00:00Z'].map((at) => ({ fields: { at } })));
+    const year = (timezone: string, extra: Record<string, unknown> = {}) => q({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone }], aggregate: { count: true }, ...extra });
+    expect((await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone: 'UTC' }], aggregate: { count: true } })).data).toEqual([
+      { group: { at: '0001-01-01' }, count: 1 },
+      { group: { at: '2024-01-01' }, count: 1 },
+      { group: { at: '9999-01-01' }, count: 1 },
+    ]);
+    // New York is behind UTC (year 0 for the first), Tokyo ahead (year 10000 for the last).
+    expectErrors(await year('America/New_York', { limit: 1, offset: 1 }), ['groupBy.0']);
+    expectErrors(await year('Asia/Tokyo', { limit: 1 }), ['groupBy.0']);
+    const inRange = await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone: 'Asia/Tokyo' }], aggregate: { count: true }, filter: { at: { lt: '9000-01-01T00:00:00Z' } } });
+    expect(inRange.data).toEqual([
+      { group: { at: '0001-01-01' }, count: 1 },
+      { group: { at: '2024-01-01' }, count: 1 },
+    ]);
   });
 
   it('refuses the same field twice, even with different intervals', async () => {

@@ -39,7 +39,11 @@ export function normalizeDatetime(text: string): Check {
     if (om > 59 || oh * 60 + om > 14 * 60) return { error: 'must have an offset of at most 14:00 either side' };
     offsetMinutes = (m[7][0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  const utc = new Date(Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000);
+  // setUTCFullYear: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  const local = new Date(0);
+  local.setUTCFullYear(y, mo - 1, d);
+  local.setUTCHours(h, mi, s, 0);
+  const utc = new Date(local.getTime() - offsetMinutes * 60_000);
   if (utc.getUTCFullYear() < 1 || utc.getUTCFullYear() > 9999) return { error: 'must be between the years 0001 and 9999' };
   const date = `${pad(utc.getUTCFullYear(), 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}`;
   return { value: `${date}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}Z` };

@@ -30,12 +30,15 @@ const numericString = (v: Sql) =>
 const contributorValue = (v: Sql) =>
   sql`CASE jsonb_typeof(${v}) WHEN 'number' THEN (${v})::numeric WHEN 'string' THEN CASE WHEN ${numericString(v)} THEN ${trimmed(v)}::numeric END END`;
 
-/** Whether a jsonb contributor is valid (null and missing are, and are ignored). */
-function contributorOk(v: Sql): Sql {
-  const fits = (n: Sql) => sql`(abs(${n}) < 1e26 AND scale(trim_scale(${n})) <= 12)`;
+/**
+ * Whether a contributor is valid (null and missing are, and are ignored), from its jsonb `v` and
+ * its number `num` (contributorValue: null for strings that do not read as numbers).
+ */
+function contributorOk(v: Sql, num: Sql): Sql {
+  const fits = sql`(abs(${num}) < 1e26 AND scale(trim_scale(${num})) <= 12)`;
   return sql`CASE coalesce(jsonb_typeof(${v}), 'null')
-      WHEN 'number' THEN char_length((${v})::text) <= 128 AND ${fits(sql`(${v})::numeric`)}
-      WHEN 'string' THEN CASE WHEN ${numericString(v)} THEN ${fits(sql`${trimmed(v)}::numeric`)} ELSE false END
+      WHEN 'number' THEN char_length((${v})::text) <= 128 AND ${fits}
+      WHEN 'string' THEN ${num} IS NOT NULL AND ${fits}
       WHEN 'null' THEN true
       ELSE false END`;
 }
@@ -54,8 +57,11 @@ interface GroupColumns {
   key: (b: Sql) => Sql;
   /** Sorts as text (byte order) rather than as its own type. */
   textual: boolean;
-  /** Rows that reject the query: an oversized key, a date outside the conversion range. */
-  problem?: { condition: (b: Sql) => Sql; message: string };
+  /**
+   * Whether a group's rows reject the query (an oversized key, a date outside the conversion
+   * range): an aggregate over the raw column `b`, so that it costs no more than a min or max.
+   */
+  problem?: { aggregate: (b: Sql) => Sql; message: string };
 }
 
 function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
@@ -71,12 +77,15 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
         ? sql`CASE WHEN ${v} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN (${v})::date::timestamp END`
         : sql`CASE WHEN ${v} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2})?Z?$' THEN ((${v})::timestamptz AT TIME ZONE ${timezone}::text) END`;
     };
-    const inRange = (b: Sql) => sql`extract(year from ${b}) BETWEEN 1 AND 9999`;
     return {
       raw: groupValue(g.target, scope, local),
-      key: (b) => sql`CASE WHEN ${inRange(b)} THEN to_char(date_trunc(${interval}::text, ${b}), 'YYYY-MM-DD') END`,
+      // A key outside years 1 to 9999 is never answered: the query is refused (`problem`).
+      key: (b) => sql`to_char(date_trunc(${interval}::text, ${b}), 'YYYY-MM-DD')`,
       textual: true,
-      problem: { condition: (b) => sql`${b} IS NOT NULL AND NOT ${inRange(b)}`, message: 'holds dates outside the range the time zone conversion supports' },
+      problem: {
+        aggregate: (b) => sql`(min(${b}) < '0001-01-01'::timestamp OR max(${b}) >= '10000-01-01'::timestamp)`,
+        message: 'holds dates outside the range the time zone conversion supports',
+      },
     };
   }
   const leaf = (target: Target, s: Scope): Sql => {
@@ -87,7 +96,7 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
   const value = groupValue(g.target, scope, leaf);
   if (isBoolean) return { raw: value, key: (b) => b, textual: false };
   const limit = ENTRY_QUERY_LIMITS.groupKeyBytes;
-  return { raw: value, key: (b) => b, textual: true, problem: { condition: (b) => sql`octet_length(${b}) > ${limit}`, message: `holds a value longer than ${limit} bytes` } };
+  return { raw: value, key: (b) => b, textual: true, problem: { aggregate: (b) => sql`max(octet_length(${b})) > ${limit}`, message: `holds a value longer than ${limit} bytes` } };
 }
 
 /** The contributions of one numeric path: one row per root (root path) or per root and distinct terminal entry. */
@@ -130,8 +139,9 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   const rootPaths = plan.paths.flatMap((p, i) => (p.hops.length ? [] : [i]));
   const hopPaths = plan.paths.flatMap((p, i) => (p.hops.length ? [i] : []));
 
-  // `base` reads each row's values once (OFFSET 0 keeps it from being inlined into `r`, which
-  // would evaluate them again per use); `r` derives keys, refusal flags and numbers from them.
+  // `base` reads each row's values once, `r` derives group keys and numbers from them (OFFSET 0
+  // keeps each from being inlined into the next, which would evaluate its expressions again per
+  // use); `g` groups, with the refusal flags of its rows, so that the rows are read once.
   const baseColumns: Sql[] = [raw('e.id')];
   if (hopPaths.length) baseColumns.push(raw('c.data'));
   groups.forEach((g, i) => baseColumns.push(sql`${g.raw} AS ${n('b', i)}`));
@@ -140,42 +150,58 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   if (hopPaths.length) rColumns.push(raw('data'));
   groups.forEach((g, i) => {
     rColumns.push(sql`${g.key(n('b', i))} AS ${n('g', i)}`);
-    if (g.problem) rColumns.push(sql`(${g.problem.condition(n('b', i))}) IS TRUE AS ${n('gp', i)}`);
+    if (g.problem) rColumns.push(n('b', i));
   });
-  rootPaths.forEach((i) => rColumns.push(sql`${contributorOk(n('v', i))} AS ${n('ok', i)}`, sql`${contributorValue(n('v', i))} AS ${n('n', i)}`));
+  rootPaths.forEach((i) => rColumns.push(n('v', i), sql`${contributorValue(n('v', i))} AS ${n('n', i)}`));
 
+  // Only what the operations ask for: sum and count serve sum and avg (and tell null results).
+  const wants = (op: string, i: number) => plan.ops.some((o) => o.op === op && o.paths.some((p) => p.index === i));
+  const resultColumns = (i: number) => ['s_', 'c_', ...(wants('min', i) ? ['mn_'] : []), ...(wants('max', i) ? ['mx_'] : [])].map((c) => `${c}${i}`);
   const perPath = (i: number, from: string) => {
     const v = raw(`${from}.n${i}`);
-    return sql`sum(${v})::text AS ${n('s_', i)}, min(${v})::text AS ${n('mn_', i)}, max(${v})::text AS ${n('mx_', i)}, count(${v}) AS ${n('c_', i)}`;
+    const parts = [sql`sum(${v})::text AS ${n('s_', i)}`, sql`count(${v}) AS ${n('c_', i)}`];
+    if (wants('min', i)) parts.push(sql`min(${v})::text AS ${n('mn_', i)}`);
+    if (wants('max', i)) parts.push(sql`max(${v})::text AS ${n('mx_', i)}`);
+    return join(parts, ', ');
   };
+  const gFlags: Sql[] = [];
+  const flags: Sql[] = [];
+  groups.forEach((g, i) => {
+    if (!g.problem) return;
+    gFlags.push(sql`(${g.problem.aggregate(raw(`r.b${i}`))}) IS TRUE AS ${n('gp', i)}`);
+    flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`);
+  });
+  rootPaths.forEach((i) => {
+    gFlags.push(sql`bool_or(${contributorOk(raw(`r.v${i}`), raw(`r.n${i}`))} IS FALSE) AS ${n('bad_', i)}`);
+    flags.push(sql`bool_or(${n('bad_', i)}) AS ${n('bad_', i)}`);
+  });
+  const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];
   const ctes: Sql[] = [
     sql`base AS (SELECT ${join(baseColumns, ', ')}
         FROM entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${relations.locale}::text
         WHERE ${q.where} AND ${compileFilter(q.filter, rootScope)} OFFSET 0)`,
-    sql`r AS MATERIALIZED (SELECT ${join(rColumns, ', ')} FROM base)`,
-    sql`g AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}count(*) AS count${join(rootPaths.map((i) => sql`, ${perPath(i, 'r')}`), '')} FROM r${groupBy})`,
+    // Referenced again by the relation paths' CTEs, it is then materialized once.
+    sql`r AS (SELECT ${join(rColumns, ', ')} FROM base OFFSET 0)`,
+    sql`g AS (SELECT ${join(gColumns, ', ')} FROM r${groupBy})`,
   ];
-  const flags: Sql[] = [];
-  groups.forEach((g, i) => g.problem && flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`));
-  rootPaths.forEach((i) => flags.push(sql`bool_or(${n('ok', i)} IS FALSE) AS ${n('bad_', i)}`));
   const scalarFlags: Sql[] = [];
-  const selects: Sql[] = rootPaths.map((i) => sql`g.s_${raw(String(i))}, g.mn_${raw(String(i))}, g.mx_${raw(String(i))}, g.c_${raw(String(i))}`);
+  const selects: Sql[] = rootPaths.map((i) => join(resultColumns(i).map((c) => raw(`g.${c}`)), ', '));
   const joins: Sql[] = [];
   hopPaths.forEach((i) => {
     const p = n('p', i);
     const a = n('a', i);
-    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, ${contributorOk(raw('v'))} AS ok, ${contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${contributions(plan, i, relations)}) x)`);
+    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${contributions(plan, i, relations)}) x OFFSET 0)`);
     ctes.push(sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`);
-    scalarFlags.push(sql`(SELECT bool_or(ok IS FALSE) FROM ${p}) AS ${n('bad_', i)}`);
-    selects.push(sql`${a}.s_${raw(String(i))}, ${a}.mn_${raw(String(i))}, ${a}.mx_${raw(String(i))}, ${a}.c_${raw(String(i))}`);
+    scalarFlags.push(sql`(SELECT bool_or(${contributorOk(raw('v'), raw(`n${i}`))} IS FALSE) FROM ${p}) AS ${n('bad_', i)}`);
+    selects.push(join(resultColumns(i).map((c) => raw(`a${i}.${c}`)), ', '));
     joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
   });
   const orderBy = grouped ? join(groups.map((g, i) => sql`g.${keys[i]}${raw(g.textual ? ' COLLATE "C"' : '')} ASC NULLS LAST`), ', ') : raw('g.count');
   const page = sql`SELECT ${grouped ? sql`${keyList('g')}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
       row_number() OVER (ORDER BY ${orderBy}) AS pos
       FROM g ${join(joins, ' ')} ORDER BY ${orderBy} LIMIT ${grouped ? q.limit + 1 : 1} OFFSET ${grouped ? q.offset : 0}`;
-  // One row whatever happens: aggregates over `r` (or none at all).
-  const flagRow = flags.length ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM r` : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
+  // One row whatever happens: the groups' flags combined (or none at all).
+  const flagRow = flags.length ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM g` : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
   const statement = sql`WITH ${join(ctes, ', ')}, page AS (${page})
     SELECT f.*, page.* FROM (${flagRow}) f LEFT JOIN page ON true ORDER BY page.pos`;
   const found = await rows<Record<string, unknown>>(db, statement);
