@@ -1337,6 +1337,16 @@ describe('calendar buckets', () => {
     ]);
   });
 
+  it('answers 422 on groupBy.<n>, not 500, for a stored date the API could not have written', async () => {
+    const [entry] = await createEntries(w, 'edge', [{ fields: { at: '2024-06-01T00:00:00Z' } }]);
+    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"2024-13-45T99:00:00Z"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    expectErrors(await q({ type: 'edge', groupBy: [{ field: 'at', interval: 'month' }], aggregate: { count: true } }), ['groupBy.0']);
+    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"not a date"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    // A value of another shape is no date at all: the null group.
+    const res = await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year' }], aggregate: { count: true }, filter: { '@id': { eq: entry.id } } });
+    expect(res.data).toEqual([{ group: { at: null }, count: 1 }]);
+  });
+
   it('refuses the same field twice, even with different intervals', async () => {
     expectErrors(
       await q({ type: 'event', groupBy: [{ field: 'at', interval: 'month' }, { field: 'at', interval: 'year' }], aggregate: { count: true } }),
