@@ -193,6 +193,14 @@ describe('batch writes', () => {
     const before = await snapshot(w);
     expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-1' }), create('book', { title: 'y', code: 'NEW-1' }))), ['operations.1.fields.code']);
     expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-2' }), create('book', { title: 'y', code: 'TAKEN' }))), ['operations.1.fields.code']);
+    // Among several refusals in a run of creates, the first operation's is answered.
+    const run = ops(
+      create('author', { name: 'A', email: 'same@example.com' }),
+      create('book', { title: 'ok', code: 'NEW-3' }),
+      create('book', { title: 'bad relation', author: UNKNOWN_ULID }),
+      create('author', { name: 'B', email: 'same@example.com' }),
+    );
+    expectErrors(await batch(w, run), ['operations.2.fields.author']);
     await unchanged(w, before);
     // A value freed earlier in the batch can be taken later in it.
     const owner = await createEntry(w, 'book', { fields: { title: 'holder', code: 'MOVE' }, status: 'published' });

@@ -24,12 +24,20 @@ export interface PublishedEvent {
  * `prismaSql`); returns its ID (the `id` subscribers see).
  */
 export async function publishEvent(tx: SqlRunner, now: Date, e: PublishedEvent): Promise<string> {
-  const id = randomUUID();
-  await tx.query(
-    `INSERT INTO outbox_events (id, workspace_id, event, data, skip_webhooks, created_at) VALUES ($1::uuid, $2::int, $3::text, $4::jsonb, $5::boolean, $6::timestamptz)`,
-    [id, e.workspaceId, e.event, JSON.stringify(e.data), e.skipWebhooks ?? false, now.toISOString()],
-  );
+  const [id] = await publishEvents(tx, now, [e]);
   return id;
+}
+
+/** `publishEvent` for several events in one statement; their IDs, in order. */
+export async function publishEvents(tx: SqlRunner, now: Date, events: PublishedEvent[]): Promise<string[]> {
+  if (!events.length) return [];
+  const ids = events.map(() => randomUUID());
+  await tx.query(
+    `INSERT INTO outbox_events (id, workspace_id, event, data, skip_webhooks, created_at)
+     SELECT id, w, e, d::jsonb, s, $6::timestamptz FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::boolean[]) AS t(id, w, e, d, s)`,
+    [ids, events.map((e) => e.workspaceId), events.map((e) => e.event), events.map((e) => JSON.stringify(e.data)), events.map((e) => e.skipWebhooks ?? false), now.toISOString()],
+  );
+  return ids;
 }
 
 /** The webhook body: `{id, event, workspace, created_at, data}`. */
@@ -75,15 +83,17 @@ export async function dispatchOutbox(app: AppContext, batch = 100): Promise<numb
     );
     if (rows.length === 0) return 0;
     const now = app.clock.now();
-    for (const e of rows) {
-      if (e.skip_webhooks) continue;
-      const payload = webhookPayload(e.id, e.event, e.workspace, new Date(e.created_at), e.data);
+    // One statement for every event's deliveries (not one per event).
+    const sent = rows.filter((e) => !e.skip_webhooks);
+    if (sent.length) {
       await tx.query(
         `INSERT INTO webhook_deliveries (webhook_id, event_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT id, $2, $3, $4, 'pending', 0, $5, $5, $5 FROM webhooks
-          WHERE workspace_id = $1 AND ($3 = ANY(events) OR '*' = ANY(events))
+         SELECT h.id, t.id, t.event, t.payload, 'pending', 0, $5, $5, $5
+           FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS t(workspace_id, id, event, payload, n)
+           JOIN webhooks h ON h.workspace_id = t.workspace_id AND (t.event = ANY(h.events) OR '*' = ANY(h.events))
+          ORDER BY t.n, h.id
          ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-        [e.workspace_id, e.id, e.event, payload, now],
+        [sent.map((e) => e.workspace_id), sent.map((e) => e.id), sent.map((e) => e.event), sent.map((e) => webhookPayload(e.id, e.event, e.workspace, new Date(e.created_at), e.data)), now],
       );
     }
     await tx.query('UPDATE outbox_events SET dispatched_at = $2 WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id), now]);

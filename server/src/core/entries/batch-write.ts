@@ -16,7 +16,7 @@ import { ULID } from './field-values';
 import { parseEntryFilter } from './query/parse';
 import { resolvePath } from './query/paths';
 import { prefixErrors } from './query/run';
-import { createTypedEntryIn, deleteTypedEntryIn, updateTypedEntryIn } from './typed-entries';
+import { CreateRefused, createTypedEntriesIn, deleteTypedEntryIn, updateTypedEntryIn } from './typed-entries';
 import type { WriteContext } from './write';
 
 export interface BatchOperation {
@@ -187,9 +187,36 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
   await rows(tx, sql`SELECT pg_advisory_xact_lock(id::bigint) FROM unnest(${lockIds}::int[]) AS id ORDER BY id`);
 
   const results: BatchResult[] = [];
+  // Runs of creates without checks are written together (a few statements per run, not per
+  // create); each still behaves as if written after the operations before it.
+  let run: number[] = [];
+  const flush = async () => {
+    if (!run.length) return;
+    const indexes = run;
+    run = [];
+    const creates = indexes.map((n) => {
+      const op = operations[n];
+      return { type: opTypes[n], entryId: newIds[n]!, input: { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags } };
+    });
+    let entries;
+    try {
+      entries = await createTypedEntriesIn(ctx, tx, locale, creates);
+    } catch (err) {
+      throw err instanceof CreateRefused ? atOperation(err.error, indexes[err.index]) : err;
+    }
+    entries.forEach((entry, i) => {
+      const op = operations[indexes[i]];
+      results.push({ index: indexes[i], action: 'create', id: entry.entry_id, lock_version: entry.lock_version, ...(op.ref !== undefined ? { ref: op.ref } : {}) });
+    });
+  };
   for (const [n, op] of operations.entries()) {
     const type = opTypes[n];
     const check = checks[n];
+    if (op.action === 'create' && !op.check) {
+      run.push(n);
+      continue;
+    }
+    await flush();
     if (check && op.check) {
       const [found] = await rows<{ found: boolean }>(
         tx,
@@ -198,11 +225,14 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
       );
       if (found.found !== op.check.exists) throw new ConditionFailed(n);
     }
+    if (op.action === 'create') {
+      // After its check: a run of its own.
+      run.push(n);
+      await flush();
+      continue;
+    }
     try {
-      if (op.action === 'create') {
-        const entry = await createTypedEntryIn(ctx, tx, type, locale, { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags }, newIds[n]);
-        results.push({ index: n, action: 'create', id: entry.entry_id, lock_version: entry.lock_version, ...(op.ref !== undefined ? { ref: op.ref } : {}) });
-      } else if (op.action === 'update') {
+      if (op.action === 'update') {
         const input = { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags, expectedVersion: op.expected_version, versionField: 'expected_version' };
         const entry = await updateTypedEntryIn(ctx, tx, op.id!.toUpperCase(), locale, input, b.bucketId);
         results.push({ index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version });
@@ -214,6 +244,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
       throw atOperation(err, n);
     }
   }
+  await flush();
   return results;
 }
 

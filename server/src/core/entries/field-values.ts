@@ -142,44 +142,89 @@ export async function checkReferences(
   ctx: { locale: string; entryPk?: number },
   errors: FieldErrors,
 ): Promise<void> {
-  const defs = changed.map((n) => type.byName.get(n)).filter((d): d is FieldDef => d !== undefined && !errors[`fields.${d.name}`]);
-  const relationIds = [...new Set(defs.filter((d) => d.type === 'relation').flatMap((d) => valuesOf(doc, d) as string[]))];
-  const fileIds = [...new Set(defs.filter((d) => d.type === 'attachment').flatMap((d) => valuesOf(doc, d) as number[]))];
-  const targets = new Map<string, string>();
+  await checkAllReferences(db, [{ type, doc, changed, locale: ctx.locale, entryPk: ctx.entryPk, errors }]);
+}
+
+export interface ReferenceCheck {
+  type: ContentTypeDef;
+  doc: Record<string, unknown>;
+  /** The fields the write supplied (only those are checked). */
+  changed: string[];
+  locale: string;
+  /** The entry written, when it exists already (its own unique values do not clash). */
+  entryPk?: number;
+  errors: FieldErrors;
+}
+
+/** Entries created earlier in the same group of writes, not yet in the database: ID → bucket and type name. */
+export type PendingEntries = Map<string, { bucketId: number; type: string }>;
+
+/**
+ * The database checks of several writes at once (a batch's creates), each as if written after
+ * the ones before it: relation targets (live typed entries of the bucket, or `pending` ones),
+ * attachments (files of the workspace), unique values (against stored entries and earlier writes
+ * of the group). A few queries in all, whatever the number of writes and values.
+ */
+export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[], pending: PendingEntries = new Map()): Promise<void> {
+  const defsOf = items.map((it) => it.changed.map((n) => it.type.byName.get(n)).filter((d): d is FieldDef => d !== undefined && !it.errors[`fields.${d.name}`]));
+  const valuesOfType = (kind: 'relation' | 'attachment') => [...new Set(items.flatMap((it, i) => defsOf[i].filter((d) => d.type === kind).flatMap((d) => valuesOf(it.doc, d))))];
+  const relationIds = (valuesOfType('relation') as string[]).filter((id) => !pending.has(id));
+  const fileIds = valuesOfType('attachment') as number[];
+  const targets = new Map<string, { bucketId: number; type: string }>(pending);
   if (relationIds.length) {
-    const found = await rows<{ entry_id: string; type: string }>(
+    const found = await rows<{ entry_id: string; bucket_id: number; type: string }>(
       db,
-      sql`SELECT e.entry_id, t.name AS type FROM entries e JOIN content_types t ON t.id = e.content_type_id
-           WHERE e.entry_id = ANY(${relationIds}::text[]) AND e.bucket_id = ${type.bucketId} AND e.kind = 'typed' AND e.deleted_at IS NULL`,
+      sql`SELECT e.entry_id, e.bucket_id, t.name AS type FROM entries e JOIN content_types t ON t.id = e.content_type_id
+           WHERE e.entry_id = ANY(${relationIds}::text[]) AND e.bucket_id = ANY(${[...new Set(items.map((it) => it.type.bucketId))]}::int[]) AND e.kind = 'typed' AND e.deleted_at IS NULL`,
     );
-    for (const r of found) targets.set(r.entry_id, r.type);
+    for (const r of found) targets.set(r.entry_id, { bucketId: r.bucket_id, type: r.type });
   }
-  const files = new Set<number>();
+  const files = new Set<string>();
   if (fileIds.length) {
-    const found = await rows<{ id: number }>(db, sql`SELECT id FROM files WHERE id = ANY(${fileIds}::int[]) AND workspace_id = ${type.workspaceId} AND user_id IS NULL`);
-    for (const r of found) files.add(r.id);
-  }
-  for (const def of defs) {
-    const at = (i: number) => (def.multiple ? `fields.${def.name}.${i}` : `fields.${def.name}`);
-    valuesOf(doc, def).forEach((v, i) => {
-      if (def.type === 'relation') {
-        const t = targets.get(v as string);
-        if (t === undefined) (errors[at(i)] ??= []).push(`The ${at(i)} field must be an entry of this bucket.`);
-        else if (!def.targets.includes(t)) (errors[at(i)] ??= []).push(`The ${at(i)} field must be an entry of the type ${def.targets.join(' or ')}.`);
-      } else if (def.type === 'attachment' && !files.has(v as number)) (errors[at(i)] ??= []).push(`The ${at(i)} field must be a file of this workspace.`);
-    });
-  }
-  for (const def of defs.filter((d) => d.unique && !isEmpty(doc[d.name]))) {
-    // Serialized per type and field, so that two concurrent writes cannot both take a value.
-    await rows(db, sql`SELECT pg_advisory_xact_lock(${type.id}::int, hashtext(${def.name}))`);
-    const taken = await rows(
+    const found = await rows<{ id: number; workspace_id: number }>(
       db,
-      sql`SELECT 1 FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${ctx.locale}::text
-           WHERE e.content_type_id = ${type.id} AND e.kind = 'typed' AND e.deleted_at IS NULL AND e.id <> ${ctx.entryPk ?? 0}::int
-             AND c.data -> ${def.name}::text = ${stringifyExact(doc[def.name])}::jsonb
-           LIMIT 1`,
+      sql`SELECT id, workspace_id FROM files WHERE id = ANY(${fileIds}::int[]) AND workspace_id = ANY(${[...new Set(items.map((it) => it.type.workspaceId))]}::int[]) AND user_id IS NULL`,
     );
-    if (taken.length) (errors[`fields.${def.name}`] ??= []).push(`The fields.${def.name} has already been taken.`);
+    for (const r of found) files.add(`${r.workspace_id}:${r.id}`);
+  }
+  items.forEach((it, i) => {
+    for (const def of defsOf[i]) {
+      const at = (n: number) => (def.multiple ? `fields.${def.name}.${n}` : `fields.${def.name}`);
+      valuesOf(it.doc, def).forEach((v, n) => {
+        if (def.type === 'relation') {
+          const t = targets.get(v as string);
+          if (t === undefined || t.bucketId !== it.type.bucketId) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be an entry of this bucket.`);
+          else if (!def.targets.includes(t.type)) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be an entry of the type ${def.targets.join(' or ')}.`);
+        } else if (def.type === 'attachment' && !files.has(`${it.type.workspaceId}:${v as number}`)) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be a file of this workspace.`);
+      });
+    }
+  });
+  await checkUnique(db, items, defsOf);
+}
+
+/** Unique values: taken by a stored live entry of the type in the locale, or by an earlier write of the group. */
+async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: FieldDef[][]): Promise<void> {
+  const claims = items.flatMap((it, i) => defsOf[i].filter((d) => d.unique && !isEmpty(it.doc[d.name])).map((d) => ({ item: it, field: d.name })));
+  if (!claims.length) return;
+  const column = <T>(f: (c: (typeof claims)[number]) => T) => claims.map(f);
+  // Serialized per type and field (in one order), so that two concurrent writes cannot both take a value.
+  await rows(
+    db,
+    sql`SELECT pg_advisory_xact_lock(t, hashtext(f)) FROM (SELECT DISTINCT t, f FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.field)}::text[]) AS x(t, f)) y ORDER BY t, f`,
+  );
+  const taken = await rows<{ n: number }>(
+    db,
+    sql`SELECT x.n::int AS n FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
+                                ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[], ${column((c) => c.item.entryPk ?? 0)}::int[]) WITH ORDINALITY AS x(t, l, f, v, pk, n)
+         WHERE EXISTS (SELECT 1 FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = x.l
+                        WHERE e.content_type_id = x.t AND e.kind = 'typed' AND e.deleted_at IS NULL AND e.id <> x.pk AND c.data -> x.f = x.v::jsonb)
+            OR EXISTS (SELECT 1 FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
+                                            ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[]) WITH ORDINALITY AS y(t, l, f, v, n)
+                        WHERE y.n < x.n AND y.t = x.t AND y.l = x.l AND y.f = x.f AND y.v::jsonb = x.v::jsonb)`,
+  );
+  for (const { n } of taken) {
+    const { item, field } = claims[n - 1];
+    (item.errors[`fields.${field}`] ??= []).push(`The fields.${field} has already been taken.`);
   }
 }
 

@@ -78,6 +78,18 @@ export async function recordRevision(tx: SqlRunner, entryPk: number, after: Snap
   return written.length > 0;
 }
 
+/** The first revisions of new entries (`created`), in one statement whatever their number. */
+export async function recordCreated(tx: SqlRunner, items: { entryPk: number; after: Snapshot }[], o: Pick<RecordOptions, 'author' | 'now'>): Promise<void> {
+  if (!items.length) return;
+  await rows(
+    tx,
+    sql`INSERT INTO entry_revisions (entry_pk, event, actor, source, created_at, snapshot)
+        SELECT p, 'created', ${o.author.actor}::text, ${o.author.source}::text, ${o.now}, s::jsonb
+          FROM unnest(${items.map((i) => i.entryPk)}::int[], ${items.map((i) => stringifyExact(i.after))}::text[]) WITH ORDINALITY AS t(p, s, n)
+         ORDER BY n`,
+  );
+}
+
 export interface RevisionRow {
   id: number;
   object_id: number;

@@ -12,10 +12,10 @@ import { deleteWorkspaceFiles } from '../file-records';
 import { raw, rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
 import { EntryError, invalidEntry } from './errors';
-import { checkReferences, mergeFieldValues, referencesOf } from './field-values';
-import { recordRevision, snapshotOf } from './revisions';
+import { checkAllReferences, checkReferences, mergeFieldValues, referencesOf, type PendingEntries } from './field-values';
+import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { checkVersion, hasPendingReview, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 
 export interface TypedInput {
   fields?: Record<string, unknown>;
@@ -48,38 +48,87 @@ export function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale
   return transaction(ctx.app, (tx) => createTypedEntryIn(ctx, tx, type, locale, input));
 }
 
-/** `createTypedEntry` within a transaction of the caller's (a batch); `entryId` may be chosen beforehand. */
+/** `createTypedEntry` within a transaction of the caller's; `entryId` may be chosen beforehand. */
 export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type: ContentTypeDef, locale: string, input: TypedInput, entryId = ulid()): Promise<EntryRecord> {
+  try {
+    const [entry] = await createTypedEntriesIn(ctx, tx, locale, [{ type, input, entryId }]);
+    return entry;
+  } catch (err) {
+    throw err instanceof CreateRefused ? err.error : err;
+  }
+}
+
+export interface TypedCreate {
+  type: ContentTypeDef;
+  input: TypedInput;
+  entryId: string;
+}
+
+/** The refusal of one create of a group (`index` in it). */
+export class CreateRefused extends Error {
+  constructor(
+    readonly index: number,
+    readonly error: EntryError,
+  ) {
+    super(`create ${index} refused`);
+  }
+}
+
+/**
+ * Creates typed entries in `locale`, each as if created after the ones before it (a relation may
+ * name an earlier one; a unique value may not repeat one), with a fixed number of statements
+ * whatever their number: the write of a batch's run of creates. The first refused create throws
+ * CreateRefused and nothing is written.
+ */
+export async function createTypedEntriesIn(ctx: WriteContext, tx: SqlRunner, locale: string, creates: TypedCreate[]): Promise<EntryRecord[]> {
   const { app, workspace } = ctx;
-  const errors = fieldErrors();
-  const doc = mergeFieldValues(type, input.fields ?? {}, Object.create(null), true, errors);
-  const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
-  const publishAt = publishAtOf(input.publishAt, errors);
-  throwIfAny(errors);
-  await checkReferences(tx, type, doc, Object.keys(doc), { locale }, errors);
-  throwIfAny(errors);
-  const now = app.clock.sqlNow();
-  const status = input.status ?? 'draft';
-  const id = await insertEntry(tx, {
-    entryId,
-    workspaceId: workspace.id,
-    bucketId: type.bucketId,
-    kind: 'typed',
-    contentTypeId: type.id,
-    ref: `${type.name}/${entryId}`,
-    status,
-    // A published entry has no schedule.
-    publishAt: publishAt && status === 'draft' ? sql`${publishAt.toISOString()}::timestamptz` : undefined,
-    locales,
-    tags: input.tags,
-    choice: { choice: 'none' },
-    now,
+  const prepared = creates.map(({ type, input, entryId }) => {
+    const errors = fieldErrors();
+    const doc = mergeFieldValues(type, input.fields ?? {}, Object.create(null), true, errors);
+    const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
+    const publishAt = publishAtOf(input.publishAt, errors);
+    return { type, input, entryId, errors, doc, locales, publishAt };
   });
-  await writeDocuments(tx, id, new Map([[locale, doc]]), true);
-  const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
-  await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
-  await publishEntryEvent(ctx, tx, 'entry.created', entry, 'entry', { content_type: type.name });
-  return entry;
+  const refuse = () => {
+    const i = prepared.findIndex((p) => Object.keys(p.errors).length);
+    if (i >= 0) throw new CreateRefused(i, new EntryError('invalid', prepared[i].errors));
+  };
+  refuse();
+  const pending: PendingEntries = new Map(prepared.map((p) => [p.entryId, { bucketId: p.type.bucketId, type: p.type.name }]));
+  // IDs of the group are new (a batch's `$ref` names earlier creates only), so none can name a later one.
+  await checkAllReferences(tx, prepared.map((p) => ({ type: p.type, doc: p.doc, changed: Object.keys(p.doc), locale, errors: p.errors })), pending);
+  refuse();
+  const now = app.clock.sqlNow();
+  const ids = await insertEntries(
+    tx,
+    prepared.map((p) => {
+      const status = p.input.status ?? 'draft';
+      return {
+        entryId: p.entryId,
+        workspaceId: workspace.id,
+        bucketId: p.type.bucketId,
+        kind: 'typed' as const,
+        contentTypeId: p.type.id,
+        ref: `${p.type.name}/${p.entryId}`,
+        status,
+        // A published entry has no schedule.
+        publishAt: p.publishAt && status === 'draft' ? sql`${p.publishAt.toISOString()}::timestamptz` : undefined,
+        locales: p.locales,
+        tags: p.input.tags,
+        choice: { choice: 'none' as const },
+        now,
+      };
+    }),
+  );
+  const clash = ids.indexOf(undefined);
+  if (clash >= 0) throw new CreateRefused(clash, invalidEntry('ref', 'The ref has already been taken.'));
+  const pks = ids as number[];
+  await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
+  const found = new Map((await findEntries(tx, sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
+  const entries = pks.map((pk) => found.get(pk)!);
+  await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
+  await publishEntryEvents(ctx, tx, 'entry.created', entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })), 'entry');
+  return entries;
 }
 
 export interface TypedUpdate extends TypedInput {

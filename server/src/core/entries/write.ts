@@ -4,9 +4,9 @@
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import type { FieldErrors } from '../../http/errors';
-import { publishEvent, type EventName } from '../../events/outbox';
+import { publishEvents, type EventName } from '../../events/outbox';
 import { stringifyExact } from '../../lib/exact-json';
-import { rows, sql, type Sql } from '../sql';
+import { join, rows, sql, type Sql } from '../sql';
 import type { ContractChoice } from './contracts';
 import { EntryError, invalidEntry } from './errors';
 import type { Author } from './revisions';
@@ -30,9 +30,19 @@ export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, 
 /** Replaces the documents of an entry (one per locale); a `fresh` entry has none to delete. */
 export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>, fresh = false): Promise<void> {
   if (!fresh) await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
-  const locales = [...documents.keys()];
-  const texts = locales.map((l) => stringifyExact(documents.get(l)));
-  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT ${entryPk}::int, l, d::jsonb FROM unnest(${locales}::text[], ${texts}::text[]) AS t(l, d)`);
+  await insertDocuments(tx, [{ entryPk, documents }]);
+}
+
+/** Inserts the documents of entries that have none yet, in one statement whatever their number. */
+export async function insertDocuments(tx: SqlRunner, entries: { entryPk: number; documents: Map<string, unknown> }[]): Promise<void> {
+  const pks: number[] = [];
+  const locales: string[] = [];
+  const texts: string[] = [];
+  for (const { entryPk, documents } of entries) {
+    for (const [locale, doc] of documents) pks.push(entryPk), locales.push(locale), texts.push(stringifyExact(doc));
+  }
+  if (!pks.length) return;
+  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT p, l, d::jsonb FROM unnest(${pks}::int[], ${locales}::text[], ${texts}::text[]) AS t(p, l, d)`);
 }
 
 export interface NewEntry {
@@ -55,19 +65,29 @@ export interface NewEntry {
 
 /** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
 export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
-  const [created] = await rows<{ id: number }>(
+  const [id] = await insertEntries(tx, [n]);
+  if (id === undefined) throw invalidEntry('ref', 'The ref has already been taken.');
+  return id;
+}
+
+/** Inserts entry rows in one statement; the id of each, or undefined where its ref is already held in the bucket. */
+export async function insertEntries(tx: SqlRunner, list: NewEntry[]): Promise<(number | undefined)[]> {
+  const values = list.map(
+    (n) => sql`(${n.entryId}, ${n.workspaceId}::int, ${n.bucketId}::int, ${n.contentTypeId ?? null}::int, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status},
+                ${n.publishAt ?? sql`NULL::timestamptz`}, 0, ${n.locales ?? [BASE_LOCALE]}::text[], ${n.tags ?? []}::text[],
+                ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validationIssues ?? [])}::jsonb,
+                ${n.checkedAt ?? sql`NULL::timestamptz`}, ${n.now}, ${n.now})`,
+  );
+  const created = await rows<{ id: number; entry_id: string }>(
     tx,
     sql`INSERT INTO entries (entry_id, workspace_id, bucket_id, content_type_id, kind, ref, live_ref, status, publish_at, lock_version, locales, tags,
                              contract_choice, contract_name, validation_issues, validation_checked_at, created_at, updated_at)
-        VALUES (${n.entryId}, ${n.workspaceId}, ${n.bucketId}, ${n.contentTypeId ?? null}::int, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status},
-                ${n.publishAt ?? sql`NULL`}, 0, ${n.locales ?? [BASE_LOCALE]}::text[], ${n.tags ?? []}::text[],
-                ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validationIssues ?? [])}::jsonb,
-                ${n.checkedAt ?? sql`NULL`}, ${n.now}, ${n.now})
+        VALUES ${join(values, ', ')}
         ON CONFLICT (bucket_id, live_ref) DO NOTHING
-        RETURNING id`,
+        RETURNING id, entry_id`,
   );
-  if (!created) throw invalidEntry('ref', 'The ref has already been taken.');
-  return created.id;
+  const ids = new Map(created.map((r) => [r.entry_id, r.id]));
+  return list.map((n) => ids.get(n.entryId));
 }
 
 /** The live entry matching `where` in the workspace, of one of `kinds`, locked for the transaction; 404 otherwise. */
@@ -93,15 +113,20 @@ export async function hasPendingReview(tx: SqlRunner, entryPks: number | number[
   return (await rows(tx, sql`SELECT 1 FROM reviews WHERE entry_pk = ANY(${ids}::int[]) AND status = 'pending' LIMIT 1`)).length > 0;
 }
 
+type EventEntry = { id: number; entry_id: string; ref: string; bucket_id: number };
+
 /** Publishes an entry event with the transaction; `kind` tells subscribers which API wrote it. */
-export async function publishEntryEvent(
-  ctx: WriteContext,
-  tx: SqlRunner,
-  event: EventName,
-  entry: { id: number; entry_id: string; ref: string; bucket_id: number },
-  kind: 'object' | 'entry',
-  extra: Record<string, unknown> = {},
-) {
-  const data = { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref, ...extra };
-  await publishEvent(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event, data, skipWebhooks: ctx.skipWebhooks });
+export async function publishEntryEvent(ctx: WriteContext, tx: SqlRunner, event: EventName, entry: EventEntry, kind: 'object' | 'entry', extra: Record<string, unknown> = {}) {
+  await publishEntryEvents(ctx, tx, event, [{ entry, extra }], kind);
+}
+
+/** `publishEntryEvent` for several entries, in their order, in one statement. */
+export async function publishEntryEvents(ctx: WriteContext, tx: SqlRunner, event: EventName, items: { entry: EventEntry; extra?: Record<string, unknown> }[], kind: 'object' | 'entry') {
+  const events = items.map(({ entry, extra }) => ({
+    workspaceId: ctx.workspace.id,
+    event,
+    data: { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref, ...extra },
+    skipWebhooks: ctx.skipWebhooks,
+  }));
+  await publishEvents(tx, ctx.app.clock.now(), events);
 }
