@@ -40,7 +40,7 @@ function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteC
 /** Where a listing or query looks: the workspace's JSON entries, narrowed by bucket, ref, prefix. */
 function placeScope(workspaceId: number, q: { bucket?: string; bucket_id?: number; ref?: string; prefix?: string }): Sql[] {
   const parts = [scope.workspace(workspaceId), scope.kinds('json'), scope.live];
-  if (q.bucket !== undefined) parts.push(sql`b.name = ${q.bucket}`);
+  if (q.bucket !== undefined) parts.push(sql`e.bucket_id = (SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${q.bucket})`);
   if (q.bucket_id !== undefined) parts.push(sql`e.bucket_id = ${q.bucket_id}`);
   if (q.ref !== undefined) parts.push(sql`e.ref = ${q.ref}`);
   if (q.prefix !== undefined) parts.push(refUnderPrefix(raw('e.ref'), q.prefix));

@@ -121,7 +121,8 @@ export interface PageOptions {
  */
 export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, typedOnly = false): Sql {
   const flags = o.flags?.length ? sql`, ${join(o.flags, ', ')}` : raw('');
-  const matching = sql`entries e JOIN buckets b ON b.id = e.bucket_id ${o.join ?? raw('')} WHERE ${where}`;
+  // Conditions are on the entry and its documents (`o.join`); the bucket's name is read for the page only.
+  const matching = sql`entries e ${o.join ?? raw('')} WHERE ${where}`;
   // OFFSET 0 keeps the values a subquery of their own, computed once per row (not inlined).
   const source = o.values
     ? sql`SELECT m.page_id${flags} FROM (SELECT ${join([raw('e.id AS page_id'), ...o.values], ', ')} FROM ${matching} OFFSET 0) m`
