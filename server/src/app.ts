@@ -49,6 +49,9 @@ import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
 import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
+import { emailHandlers } from './email/routes';
+import { EMAIL_JOB } from './email/queue';
+import { deliverEmail } from './email/deliver';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -71,6 +74,7 @@ const allHandlers: HandlerSet = {
   ...entryQueryHandlers,
   ...entryBatchHandlers,
   ...reviewHandlers,
+  ...emailHandlers,
 };
 
 /**
@@ -163,6 +167,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
+  jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
   return app;
 }
 

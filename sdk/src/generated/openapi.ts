@@ -1132,6 +1132,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a transactional email
+         * @description Queues a message and answers `204` with an empty body; it is sent after the response, from
+         *     the workspace's `mail_from` (or the server's `MAIL_FROM` when the workspace has none).
+         *
+         *     - With `SMTP_URL` set the message goes through that SMTP server (nodemailer). A temporary
+         *       failure (no connection, a 4xx answer) is retried by the job queue with exponential
+         *       backoff, at most 5 attempts; a permanent 5xx refusal is not retried. The outcome is
+         *       recorded on the message in the operators' outbox
+         *       (`GET /admin/v1/workspaces/{workspace}/outbox`).
+         *     - Without `SMTP_URL` the local outbox keeps the message (`status` `stored`): nothing leaves
+         *       the server.
+         *
+         *     An invalid address, a missing or empty subject or body, more than 50 recipients, or a line
+         *     break in the subject or an address is a `422` keyed by the field (`to`, `to.<index>`,
+         *     `subject`, `text`, `html`, `reply_to`); nothing is queued. A body over 1 MiB is a `413`.
+         *
+         *     Key ability `email:send` (or `*`), creator permission `send-email`. Rate limit: 10 per
+         *     minute per API key (`RATE_LIMIT_EMAILS_PER_MINUTE`).
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_image/api/v1/{workspace}/files/{file}/{uuid}/{token}/{name}": {
         parameters: {
             query?: {
@@ -1979,6 +2021,37 @@ export interface paths {
          *     operations the documents name, and the management operations on keys and subscriptions.
          */
         get: operations["listAuditRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/outbox": {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the email outbox
+         * @description The workspace's messages, newest first: those of `POST /api/v1/{workspace}/emails` and the
+         *     one-time codes of hosted authentication, with their delivery status. Every message is kept,
+         *     with or without `SMTP_URL`.
+         */
+        get: operations["listOutbox"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4449,6 +4522,39 @@ export interface components {
             committed: false;
         };
         /**
+         * Format: email
+         * @description A plain email address (`name@example.com`; no display name, no line breaks).
+         * @example ada@example.com
+         */
+        EmailAddress: string;
+        /**
+         * @description A transactional message. `to` is one address or an array of 1 to 50; `subject` is 1 to 998
+         *     characters on one line (a CR or LF anywhere in `subject` or an address is refused: no header
+         *     injection); at least one of `text` and `html` (each 1 to 262,144 characters; neither is a
+         *     `422` on `text`). The message
+         *     is sent from the workspace's `mail_from` (or the server's `MAIL_FROM`).
+         * @example {
+         *       "to": [
+         *         "ada@example.com"
+         *       ],
+         *       "subject": "Your order shipped",
+         *       "text": "It is on its way."
+         *     }
+         */
+        EmailSend: {
+            /**
+             * Format: email
+             * @description One recipient address, or an array of 1 to 50 (keyed `to.<index>` in errors).
+             */
+            to: string | components["schemas"]["EmailAddress"][];
+            subject: string;
+            /** @description Plain-text body. */
+            text?: string;
+            /** @description HTML body. */
+            html?: string;
+            reply_to?: components["schemas"]["EmailAddress"];
+        };
+        /**
          * @example {
          *       "name": "acme",
          *       "locales": [
@@ -5009,6 +5115,52 @@ export interface components {
             /** @description `admin` for the management API, `api_key:<id>` for an API key. */
             actor: string;
             created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A message of the outbox. `status`: `stored` (no `SMTP_URL`: kept in the local outbox only),
+         *     `queued` (waiting for its next SMTP attempt), `sent`, `failed` (refused by the SMTP server
+         *     with a permanent 5xx answer, or still failing after 5 attempts). Mails holding a one-time
+         *     code of hosted authentication (`kind` `auth-otp`) lose `text` and `html` once sent or failed
+         *     through SMTP; in the local outbox (no SMTP) they are the delivery and keep them.
+         * @example {
+         *       "id": 7,
+         *       "kind": "email",
+         *       "from": "noreply@acme.example",
+         *       "to": [
+         *         "ada@example.com"
+         *       ],
+         *       "reply_to": null,
+         *       "subject": "Your order shipped",
+         *       "text": "It is on its way.",
+         *       "html": null,
+         *       "status": "sent",
+         *       "attempts": 1,
+         *       "last_error": null,
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "sent_at": "2026-11-22T20:15:03.520000Z"
+         *     }
+         */
+        OutboxMessage: {
+            id: number;
+            /**
+             * @description `email`: `POST /emails`; `auth-otp`: a login code.
+             * @enum {string}
+             */
+            kind: "email" | "auth-otp";
+            from: string;
+            to: string[];
+            reply_to: string | null;
+            subject: string;
+            text: string | null;
+            html: string | null;
+            /** @enum {string} */
+            status: "stored" | "queued" | "sent" | "failed";
+            /** @description SMTP attempts made. */
+            attempts: number;
+            /** @description The last SMTP failure. */
+            last_error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            sent_at: components["schemas"]["Timestamp"] | null;
         };
         /**
          * @example {
@@ -6612,6 +6764,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailSend"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getImageVariant: {
         parameters: {
             query?: {
@@ -7814,6 +8002,41 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["AuditRecord"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOutbox: {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OutboxMessage"][];
                     };
                 };
             };

@@ -17,6 +17,13 @@ export function rateLimitGroups(config: Config): Record<string, number> {
     files: r.filesPerMinute,
     'token-downloads': r.tokenDownloadsPerMinute,
     'key-info': r.keyInfoPerMinute,
+    emails: r.emailsPerMinute,
+    'auth-login-email': r.authLoginPerEmail,
+    'auth-login-ip': r.authLoginPerIp,
+    'auth-verify-otp': r.authVerifyPerOtp,
+    'auth-verify-ip': r.authVerifyPerIp,
+    'auth-token-ip': r.authTokenPerIp,
+    'auth-session-token': r.authSessionPerToken,
   };
 }
 
