@@ -52,6 +52,8 @@ import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
 import { emailHandlers } from './email/routes';
 import { EMAIL_JOB } from './email/queue';
 import { deliverEmail } from './email/deliver';
+import { appAuthHandlers } from './app-auth/routes';
+import { pruneAuth } from './app-auth/session';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -75,6 +77,7 @@ const allHandlers: HandlerSet = {
   ...entryBatchHandlers,
   ...reviewHandlers,
   ...emailHandlers,
+  ...appAuthHandlers,
 };
 
 /**
@@ -96,6 +99,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
+    .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 
