@@ -184,6 +184,19 @@ describe('delivery through SMTP_URL', () => {
     expect(sink.mails.filter((m) => m.raw.includes(subject))).toHaveLength(1);
   });
 
+  it('sends hosted-authentication codes the same way and keeps no code once sent', async () => {
+    const { ws } = await sender(smtp);
+    await smtp.admin.patch(`/admin/v1/workspaces/${ws}`, { auth_enabled: true, mail_from: 'login@acme.example' });
+    const email = `${ws}@example.com`;
+    expect((await request(smtp.url, 'POST', `/api/v1/${ws}/auth/login`, { body: { email } })).status).toBe(204);
+    const done = await sent(ws);
+    expect(done).toMatchObject({ kind: 'auth-otp', status: 'sent', from: 'login@acme.example', to: [email], text: null, html: null });
+    const mail = sink.mails.find((m) => m.to[0] === email)!;
+    const otp = /is (\d{6})\./.exec(mail.raw)![1];
+    const verified = await request(smtp.url, 'POST', `/api/v1/${ws}/auth/verify`, { body: { email, otp } });
+    expect(verified.status).toBe(200);
+  });
+
   it('records a permanent refusal as failed without retrying', async () => {
     const { ws, api } = await sender(smtp);
     reject = () => 550;
