@@ -49,6 +49,11 @@ import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
 import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
+import { emailHandlers } from './email/routes';
+import { EMAIL_JOB } from './email/queue';
+import { deliverEmail } from './email/deliver';
+import { appAuthHandlers } from './app-auth/routes';
+import { pruneAuth } from './app-auth/session';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -71,6 +76,8 @@ const allHandlers: HandlerSet = {
   ...entryQueryHandlers,
   ...entryBatchHandlers,
   ...reviewHandlers,
+  ...emailHandlers,
+  ...appAuthHandlers,
 };
 
 /**
@@ -92,6 +99,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
+    .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 
@@ -163,6 +171,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
+  jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
   return app;
 }
 

@@ -1,6 +1,7 @@
 // Builds the Koa router from the spec's operation table. Each route runs the same visible chain:
-// authenticate (and read the test clock) -> rate limit -> parse the body within its limit ->
-// validate -> handle.
+// authenticate (and read the test clock; hosted-auth routes open their workspace) -> rate limit
+// (per key, IP or credential) -> parse the body within its limit -> validate -> rate limit (per
+// a body property) -> handle.
 import { Stream } from 'node:stream';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -9,6 +10,8 @@ import { parseExact, stringifyExact } from '../lib/exact-json';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
 import { HttpError, MESSAGES, invalid, notFound } from './errors';
+import type { RateLimitSubject } from './rate-limit';
+import { openAuthWorkspace } from '../app-auth/workspace';
 import { MAX_JSON_DEPTH, deeperThan, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { SpecValidator } from './validation';
@@ -68,7 +71,17 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
       app: AppContext,
     ) => Promise<{ status: number; body?: unknown; headers?: Record<string, string>; exactJson?: boolean }>;
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
-    const rateLimit = op.rateLimitGroup;
+    // Limits counted per key, IP or credential run before the body is read; those per a body
+    // property once it is validated.
+    const requestLimits = op.rateLimits.filter((r) => !r.per.startsWith('body.'));
+    const bodyLimits = op.rateLimits.filter((r) => r.per.startsWith('body.'));
+    const subject = (ctx: Context, body?: unknown): RateLimitSubject => ({
+      workspace: String(ctx.params.workspace ?? ''),
+      keyId: (ctx.state.principal as ApiKeyPrincipal | undefined)?.keyId,
+      ip: ctx.ip,
+      authorization: ctx.get('Authorization'),
+      body,
+    });
 
     const chain: Middleware[] = [
       async (ctx, next) => {
@@ -79,11 +92,12 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
           const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, ctx.params.workspace);
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
-          if (rateLimit) await app.rateLimits.consume(rateLimit, `key:${principal.keyId}`);
         } else {
           if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
           if (op.readsClock) await app.clock.refresh();
+          if (op.hostedAuth) await openAuthWorkspace(app, ctx);
         }
+        if (requestLimits.length) await app.rateLimits.consumeRules(requestLimits, subject(ctx));
         return next();
       },
     ];
@@ -97,6 +111,7 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
         koa: ctx,
       };
       validator.validateRequest(op, req);
+      if (bodyLimits.length) await app.rateLimits.consumeRules(bodyLimits, subject(ctx, req.body));
       if (ctx.state.exactBody !== undefined) req.body = ctx.state.exactBody;
       const reply = await handler(req, app);
       if (op.changesLookups) await app.lookups.keys.confirmDropped();

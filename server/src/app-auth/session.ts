@@ -1,0 +1,43 @@
+// Sessions: the access token of `Authorization: Bearer`, validated and revoked. Anything that is
+// not a live token of this workspace (missing, unknown, expired, revoked, an API key) is the
+// same `403 Forbidden`.
+import type { AppContext } from '../context';
+import { forbidden } from '../http/errors';
+import { bearerToken } from '../lib/secrets';
+import { findPresented } from './credentials';
+import type { AuthWorkspace } from './workspace';
+
+export interface Session {
+  tokenId: number;
+  user: { id: number; email: string };
+  expiresAt: Date;
+}
+
+export async function findSession(app: AppContext, workspace: AuthWorkspace, authorization: string): Promise<Session> {
+  const row = await findPresented<{ id: number; expires_at: Date; revoked_at: Date | null }>(
+    app,
+    'wsat',
+    bearerToken(authorization),
+    workspace.id,
+    'x.id, x.expires_at, x.revoked_at',
+  );
+  if (!row || row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw forbidden();
+  return { tokenId: row.id, user: { id: row.app_user_id, email: row.email }, expiresAt: new Date(row.expires_at) };
+}
+
+/** Logout: the token is refused from then on (a concurrent logout of the same token gets the 403). */
+export async function revokeSession(app: AppContext, session: Session): Promise<void> {
+  const res = await app.db.query('UPDATE auth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [session.tokenId, app.clock.now()]);
+  if (res.rowCount === 0) throw forbidden();
+}
+
+/** Removes one-time codes, authorization codes and access tokens past use (the `auth:prune` task). */
+export async function pruneAuth(app: AppContext): Promise<number> {
+  const now = app.clock.now();
+  // Revoked tokens are kept until they would have expired: nothing depends on them, but the
+  // row costs nothing and tells an operator when a session ended.
+  const otps = await app.db.query('DELETE FROM auth_otps WHERE expires_at < $1', [now]);
+  const codes = await app.db.query('DELETE FROM auth_codes WHERE expires_at < $1', [now]);
+  const tokens = await app.db.query('DELETE FROM auth_tokens WHERE expires_at < $1', [now]);
+  return otps.rowCount + codes.rowCount + tokens.rowCount;
+}
