@@ -15,6 +15,16 @@ export interface RateLimitConfig {
   filesPerMinute: number;
   tokenDownloadsPerMinute: number;
   keyInfoPerMinute: number;
+  pipelinesPerMinute: number;
+}
+
+export interface PipelineConfig {
+  /** Origins (`scheme://host[:port]`) that `http.request` steps may call (PIPELINE_HTTP_ALLOWLIST). */
+  httpAllowlist: string[];
+  /** An `http.request` step without an answer within this many milliseconds fails. */
+  httpTimeoutMs: number;
+  /** How long a process holds an execution without renewing its lease (real seconds). */
+  leaseSeconds: number;
 }
 
 export interface S3Config {
@@ -66,6 +76,7 @@ export interface Config {
   schedulerTickMs: number;
   /** A webhook delivery that gets no answer within this many milliseconds has failed. */
   webhookTimeoutMs: number;
+  pipelines: PipelineConfig;
 }
 
 export class ConfigError extends Error {}
@@ -119,6 +130,26 @@ function s3Config(env: Env): S3Config {
   };
 }
 
+/** Comma-separated origins; each must be an http(s) URL without path, query or credentials. */
+function origins(env: Env, name: string): string[] {
+  const raw = env[name] ?? '';
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      let url: URL;
+      try {
+        url = new URL(s);
+      } catch {
+        throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
+      }
+      const bare = (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username && !url.password;
+      if (!['http:', 'https:'].includes(url.protocol) || !bare) throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
+      return url.origin;
+    });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -159,9 +190,15 @@ export function loadConfig(env: Env = process.env): Config {
       filesPerMinute: integer(env, 'RATE_LIMIT_FILES_PER_MINUTE', 1200, 1),
       tokenDownloadsPerMinute: integer(env, 'RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE', 1200, 1),
       keyInfoPerMinute: integer(env, 'RATE_LIMIT_KEY_INFO_PER_MINUTE', 60, 1),
+      pipelinesPerMinute: integer(env, 'RATE_LIMIT_PIPELINES_PER_MINUTE', 30, 1),
     },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
     schedulerTickMs: integer(env, 'SCHEDULER_TICK_MS', 1_000, 50),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    pipelines: {
+      httpAllowlist: origins(env, 'PIPELINE_HTTP_ALLOWLIST'),
+      httpTimeoutMs: integer(env, 'PIPELINE_HTTP_TIMEOUT_MS', 10_000, 100),
+      leaseSeconds: integer(env, 'PIPELINE_LEASE_SECONDS', 30, 1),
+    },
   };
 }

@@ -17,6 +17,7 @@ export function rateLimitGroups(config: Config): Record<string, number> {
     files: r.filesPerMinute,
     'token-downloads': r.tokenDownloadsPerMinute,
     'key-info': r.keyInfoPerMinute,
+    pipelines: r.pipelinesPerMinute,
   };
 }
 

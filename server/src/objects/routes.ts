@@ -33,7 +33,7 @@ function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteC
   return {
     app,
     workspace: { id: workspace.id, locales: workspace.locales },
-    author: { actor: apiKeyActor(principal!.keyId), source: 'api' },
+    author: { actor: apiKeyActor(principal!.keyId), source: principal!.writeSource ?? 'api' },
   };
 }
 
