@@ -79,6 +79,8 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   return client<AdminPaths>(rest, adminToken, 'adminToken');
 }
 
+export { emails, type EmailMessage } from './emails.js';
+export { auth, type AuthOptions, type AuthLoginBody, type AuthVerifyBody, type AuthCode, type AuthToken, type AuthSession } from './auth.js';
 export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';
 export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';
 export {

@@ -54,6 +54,11 @@ import { pipelineHandlers } from './admin/pipelines';
 import { executionHandlers } from './pipelines/routes';
 import { PipelineRunner } from './core/pipelines/runner';
 import { PIPELINE_JOB, type ExecutionJob } from './core/pipelines/executions';
+import { emailHandlers } from './email/routes';
+import { EMAIL_JOB } from './email/queue';
+import { deliverEmail } from './email/deliver';
+import { appAuthHandlers } from './app-auth/routes';
+import { pruneAuth } from './app-auth/session';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -78,6 +83,8 @@ const allHandlers: HandlerSet = {
   ...reviewHandlers,
   ...pipelineHandlers,
   ...executionHandlers,
+  ...emailHandlers,
+  ...appAuthHandlers,
 };
 
 /**
@@ -99,6 +106,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
+    .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 
@@ -175,6 +183,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
   jobs.define<ExecutionJob>(PIPELINE_JOB, (job) => app.pipelines.take(job));
+  jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
   return app;
 }
 

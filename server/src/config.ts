@@ -16,6 +16,13 @@ export interface RateLimitConfig {
   tokenDownloadsPerMinute: number;
   keyInfoPerMinute: number;
   pipelinesPerMinute: number;
+  emailsPerMinute: number;
+  authLoginPerEmail: number;
+  authLoginPerIp: number;
+  authVerifyPerOtp: number;
+  authVerifyPerIp: number;
+  authTokenPerIp: number;
+  authSessionPerToken: number;
 }
 
 export interface PipelineConfig {
@@ -77,6 +84,14 @@ export interface Config {
   /** A webhook delivery that gets no answer within this many milliseconds has failed. */
   webhookTimeoutMs: number;
   pipelines: PipelineConfig;
+  /** SMTP server of transactional email (SMTP_URL); unset: the local outbox keeps every message. */
+  smtpUrl: string | undefined;
+  /** Sender of workspaces without their own `mail_from` (MAIL_FROM). */
+  mailFrom: string;
+  /** Delay before the first retry of a failed SMTP attempt, doubled for each next one. */
+  emailRetryDelaySeconds: number;
+  /** Lifetime of hosted-authentication access tokens (AUTH_TOKEN_TTL_SECONDS). */
+  authTokenTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -150,6 +165,20 @@ function origins(env: Env, name: string): string[] {
     });
 }
 
+/** SMTP_URL: `smtp://` or `smtps://` (user and password in the URL, as nodemailer reads them). */
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.SMTP_URL;
+  if (!raw) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError(`SMTP_URL must be a URL such as smtp://127.0.0.1:1025, got "${raw}"`);
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${raw}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000);
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
@@ -191,6 +220,13 @@ export function loadConfig(env: Env = process.env): Config {
       tokenDownloadsPerMinute: integer(env, 'RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE', 1200, 1),
       keyInfoPerMinute: integer(env, 'RATE_LIMIT_KEY_INFO_PER_MINUTE', 60, 1),
       pipelinesPerMinute: integer(env, 'RATE_LIMIT_PIPELINES_PER_MINUTE', 30, 1),
+      emailsPerMinute: integer(env, 'RATE_LIMIT_EMAILS_PER_MINUTE', 10, 1),
+      authLoginPerEmail: integer(env, 'RATE_LIMIT_AUTH_LOGIN_PER_EMAIL', 10, 1),
+      authLoginPerIp: integer(env, 'RATE_LIMIT_AUTH_LOGIN_PER_IP', 60, 1),
+      authVerifyPerOtp: integer(env, 'RATE_LIMIT_AUTH_VERIFY_PER_OTP', 10, 1),
+      authVerifyPerIp: integer(env, 'RATE_LIMIT_AUTH_VERIFY_PER_IP', 120, 1),
+      authTokenPerIp: integer(env, 'RATE_LIMIT_AUTH_TOKEN_PER_IP', 60, 1),
+      authSessionPerToken: integer(env, 'RATE_LIMIT_AUTH_SESSION_PER_TOKEN', 600, 1),
     },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
     schedulerTickMs: integer(env, 'SCHEDULER_TICK_MS', 1_000, 50),
@@ -200,5 +236,9 @@ export function loadConfig(env: Env = process.env): Config {
       httpTimeoutMs: integer(env, 'PIPELINE_HTTP_TIMEOUT_MS', 10_000, 100),
       leaseSeconds: integer(env, 'PIPELINE_LEASE_SECONDS', 30, 1),
     },
+    smtpUrl: smtpUrl(env),
+    mailFrom: env.MAIL_FROM || `no-reply@${new URL(baseUrl).hostname}`,
+    emailRetryDelaySeconds: integer(env, 'EMAIL_RETRY_DELAY_SECONDS', 30, 1),
+    authTokenTtlSeconds: integer(env, 'AUTH_TOKEN_TTL_SECONDS', 86_400, 60),
   };
 }

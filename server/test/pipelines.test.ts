@@ -43,7 +43,7 @@ afterAll(async () => {
   await outside?.close();
 });
 
-const ALL_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry', 'execute-pipeline'];
+const ALL_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry', 'execute-pipeline', 'send-email'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A workspace with an `article` type in General and a key with every right. */
@@ -219,6 +219,22 @@ describe('executions', () => {
     expect(done.output).toMatchObject({ ref: 'notes/first', data: { n: 1, nested: { ok: true } }, status: 'published' });
     const { rows } = await s.server.app.db.query<{ source: string }>(`SELECT r.source FROM entry_revisions r WHERE r.entry_pk = $1`, [done.output.id]);
     expect(rows).toEqual([{ source: 'pipeline' }]);
+  });
+
+  it('sends an email through the outbox, once, and refuses an email body the route refuses', async () => {
+    const w = await workspace();
+    await define(w.name, 'mail', [{ id: 'm', type: 'email.send', with: { to: '{{input.to}}', subject: 'Hello {{input.name}}', text: 'Welcome, {{input.name}}.' } }]);
+    const done = await finished(w, (await execute(w, 'mail', { to: ['a@example.com', 'b@example.com'], name: 'Ada' })).id);
+    expect(done).toMatchObject({ status: 'succeeded', output: { queued: true } });
+    const outbox = await s.admin.get(`/admin/v1/workspaces/${w.name}/outbox`);
+    expect(outbox.body.data).toEqual([expect.objectContaining({ to: ['a@example.com', 'b@example.com'], subject: 'Hello Ada', text: 'Welcome, Ada.' })]);
+
+    const bad = await s.admin.post(pipelines(w.name), { name: 'bad', steps: [{ id: 'm', type: 'email.send', with: { to: 'not an address', subject: 'x' } }] });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.errors).sort()).toEqual(['steps.0.with.html', 'steps.0.with.text', 'steps.0.with.to']);
+    const failed = await finished(w, (await execute(w, 'mail', { to: 'nobody', name: 'x' })).id);
+    expect(failed.error.message).toMatch(/^422 .*"to"/);
+    expect((await s.admin.get(`/admin/v1/workspaces/${w.name}/outbox`)).body.data).toHaveLength(1);
   });
 
   it('refuses a missing pipeline, a non-object input, an oversized body, a key without rights, and another workspace', async () => {

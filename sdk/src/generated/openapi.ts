@@ -1223,6 +1223,191 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a transactional email
+         * @description Queues a message and answers `204` with an empty body; it is sent after the response, from
+         *     the workspace's `mail_from` (or the server's `MAIL_FROM` when the workspace has none).
+         *
+         *     - With `SMTP_URL` set the message goes through that SMTP server (nodemailer). A temporary
+         *       failure (no connection, a 4xx answer) is retried by the job queue with exponential
+         *       backoff, at most 5 attempts; a permanent 5xx refusal is not retried. The outcome is
+         *       recorded on the message in the operators' outbox
+         *       (`GET /admin/v1/workspaces/{workspace}/outbox`).
+         *     - Without `SMTP_URL` the local outbox keeps the message (`status` `stored`): nothing leaves
+         *       the server.
+         *
+         *     An invalid address, a missing or empty subject or body, more than 50 recipients, or a line
+         *     break in the subject or an address is a `422` keyed by the field (`to`, `to.<index>`,
+         *     `subject`, `text`, `html`, `reply_to`); nothing is queued. A body over 1 MiB is a `413`.
+         *
+         *     Key ability `email:send` (or `*`), creator permission `send-email`. Rate limit: 10 per
+         *     minute per API key (`RATE_LIMIT_EMAILS_PER_MINUTE`).
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a one-time code by email
+         * @description Creates a one-time code for the address (six digits, valid 10 minutes, usable once, dead
+         *     after 5 wrong attempts) and mails it from the workspace's `mail_from` through the
+         *     transactional email path (the outbox, and SMTP when configured). A new login for the
+         *     address replaces its previous code. The answer is the same `204` whether or not the address
+         *     belongs to an app user, and the work done is the same: the code is created and mailed
+         *     either way (an app user is created by the first successful verification).
+         *
+         *     `redirect_uri`, when given, must be one of the workspace's `auth_redirect_uris` exactly
+         *     (else a `422` on `redirect_uri`, nothing created or sent); the mail then holds a sign-in
+         *     link, the URI with `email` and `otp` added to its query.
+         *
+         *     No API key. Rate limits: 60 per minute per IP address and 10 per minute per email address
+         *     (each per workspace; `RATE_LIMIT_AUTH_LOGIN_PER_IP`, `RATE_LIMIT_AUTH_LOGIN_PER_EMAIL`).
+         */
+        post: operations["authLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/auth/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a one-time code
+         * @description Trades the address's current one-time code for a single-use authorization code valid 60
+         *     seconds. The first successful verification of an address creates its app user. A wrong,
+         *     expired, used or replaced code, and an address without a code, are a `422` on `otp` with
+         *     one message for all of them; a wrong code counts one of its 5 attempts. Of concurrent
+         *     verifications of one code exactly one succeeds.
+         *
+         *     No API key. Rate limits: 120 per minute per IP address and 10 per minute per code (the
+         *     code of an address: counted per email address; each per workspace;
+         *     `RATE_LIMIT_AUTH_VERIFY_PER_IP`, `RATE_LIMIT_AUTH_VERIFY_PER_OTP`).
+         */
+        post: operations["authVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an authorization code for an access token
+         * @description Trades an authorization code (once) for an access token of its app user, valid
+         *     `AUTH_TOKEN_TTL_SECONDS` (24 hours by default). A wrong, expired, used or malformed code,
+         *     or one of another workspace, is a `422` on `code` with one message for all of them. The
+         *     access token identifies the app user on `/auth/session` only: used as an API key anywhere
+         *     else it is refused (`403` `Forbidden`).
+         *
+         *     No API key. Rate limit: 60 per minute per IP address (per workspace;
+         *     `RATE_LIMIT_AUTH_TOKEN_PER_IP`).
+         */
+        post: operations["authToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Validate an access token
+         * @description The app user and expiry of the access token in `Authorization: Bearer <access_token>`. A
+         *     missing, unknown, expired or revoked token, a token of another workspace, and an API key
+         *     are a `403` `{"message": "Forbidden"}`.
+         *
+         *     Rate limit: 600 per minute per access token (`RATE_LIMIT_AUTH_SESSION_PER_TOKEN`).
+         */
+        get: operations["getAuthSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Log out
+         * @description Revokes the access token in `Authorization: Bearer <access_token>`: it is refused (`403`)
+         *     from then on. The same `403` as `GET` for a token that is not valid (already revoked
+         *     included).
+         *
+         *     Rate limit: 600 per minute per access token, shared with `GET`.
+         */
+        delete: operations["deleteAuthSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_image/api/v1/{workspace}/files/{file}/{uuid}/{token}/{name}": {
         parameters: {
             query?: {
@@ -2156,6 +2341,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace}/outbox": {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the email outbox
+         * @description The workspace's messages, newest first: those of `POST /api/v1/{workspace}/emails` and the
+         *     one-time codes of hosted authentication, with their delivery status. Every message is kept,
+         *     with or without `SMTP_URL`.
+         */
+        get: operations["listOutbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/app-users": {
+        parameters: {
+            query?: {
+                /** @description App users per page, 1 to 100; default 50. */
+                per_page?: number;
+                /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List app users
+         * @description The workspace's app users (created by their first successful verification), oldest first, in cursor pages.
+         */
+        get: operations["listAppUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/tasks/{task}": {
         parameters: {
             query?: never;
@@ -2187,7 +2434,9 @@ export interface paths {
          *       has no autovacuum); nothing to do on a PostgreSQL server.
          *
          *     - `entries:publish-scheduled` (every minute): publishes drafts whose `publish_at` has come;
-         *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours.
+         *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours;
+         *     - `auth:prune` (hourly): deletes expired one-time codes, authorization codes and access
+         *       tokens of hosted authentication.
          *
          *     An unknown task is a `404`.
          */
@@ -4717,6 +4966,127 @@ export interface components {
             finished_at: components["schemas"]["Timestamp"] | null;
         };
         /**
+         * Format: email
+         * @description A plain email address (`name@example.com`; no display name, no line breaks).
+         * @example ada@example.com
+         */
+        EmailAddress: string;
+        /**
+         * @description A transactional message. `to` is one address or an array of 1 to 50; `subject` is 1 to 998
+         *     characters on one line (a CR or LF anywhere in `subject` or an address is refused: no header
+         *     injection); at least one of `text` and `html` (each 1 to 262,144 characters; neither is a
+         *     `422` on both `text` and `html`). The message
+         *     is sent from the workspace's `mail_from` (or the server's `MAIL_FROM`).
+         * @example {
+         *       "to": [
+         *         "ada@example.com"
+         *       ],
+         *       "subject": "Your order shipped",
+         *       "text": "It is on its way."
+         *     }
+         */
+        EmailSend: {
+            /**
+             * Format: email
+             * @description One recipient address, or an array of 1 to 50 (keyed `to.<index>` in errors).
+             */
+            to: string | components["schemas"]["EmailAddress"][];
+            subject: string;
+            /** @description Plain-text body. */
+            text?: string;
+            /** @description HTML body. */
+            html?: string;
+            reply_to?: components["schemas"]["EmailAddress"];
+        } & (unknown | unknown);
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "redirect_uri": "https://app.example.com/callback"
+         *     }
+         */
+        AuthLogin: {
+            email: components["schemas"]["EmailAddress"];
+            /**
+             * @description Where the app takes the user back to; must be one of the workspace's `auth_redirect_uris`
+             *     exactly (else a `422` on `redirect_uri`). The mail then also holds a sign-in link: this
+             *     URI with `email` and `otp` added to its query.
+             */
+            redirect_uri?: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "otp": "042917"
+         *     }
+         */
+        AuthVerify: {
+            email: components["schemas"]["EmailAddress"];
+            /** @description The six digits of the mail. */
+            otp: string;
+        };
+        /**
+         * @description A single-use authorization code, valid 60 seconds; exchange it at `POST /auth/token`.
+         * @example {
+         *       "code": "wsac_3q2nZ0l9gXkq7d1YbE4rVw.M1c2dyA7vXQm3kq4d1nLrVh0mT2s8bJ9eW5u6oPzY0a",
+         *       "expires_at": "2026-11-22T20:16:03.120000Z"
+         *     }
+         */
+        AuthCode: {
+            code: string;
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "code": "wsac_3q2nZ0l9gXkq7d1YbE4rVw.M1c2dyA7vXQm3kq4d1nLrVh0mT2s8bJ9eW5u6oPzY0a"
+         *     }
+         */
+        AuthExchange: {
+            code: string;
+        };
+        /**
+         * @description An app user of hosted authentication (not a creator); `email` is lower-cased.
+         * @example {
+         *       "id": 12,
+         *       "email": "ada@example.com"
+         *     }
+         */
+        AppUser: {
+            id: number;
+            email: string;
+        };
+        /**
+         * @description An opaque access token of an app user (stored as a hash only), valid `AUTH_TOKEN_TTL_SECONDS` (24 hours by default).
+         * @example {
+         *       "access_token": "wsat_Xo0f3Jd8Qm2kLw9rT1bYcA.p9VvE3mX0sQ7lK2nB8dR4tY1uW6zC5hJ0gF3aL9eM2o",
+         *       "token_type": "Bearer",
+         *       "expires_at": "2026-11-23T20:15:03.120000Z",
+         *       "user": {
+         *         "id": 12,
+         *         "email": "ada@example.com"
+         *       }
+         *     }
+         */
+        AuthToken: {
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            expires_at: components["schemas"]["Timestamp"];
+            user: components["schemas"]["AppUser"];
+        };
+        /**
+         * @example {
+         *       "user": {
+         *         "id": 12,
+         *         "email": "ada@example.com"
+         *       },
+         *       "expires_at": "2026-11-23T20:15:03.120000Z"
+         *     }
+         */
+        AuthSession: {
+            user: components["schemas"]["AppUser"];
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
          * @example {
          *       "name": "acme",
          *       "locales": [
@@ -5436,6 +5806,89 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         /**
+         * @description A message of the outbox. `status`: `stored` (no `SMTP_URL`: kept in the local outbox only),
+         *     `queued` (waiting for its next SMTP attempt), `sent`, `failed` (refused by the SMTP server
+         *     with a permanent 5xx answer, or still failing after 5 attempts). Mails holding a one-time
+         *     code of hosted authentication (`kind` `auth-otp`) lose `text` and `html` once sent or failed
+         *     through SMTP; in the local outbox (no SMTP) they are the delivery and keep them.
+         * @example {
+         *       "id": 7,
+         *       "kind": "email",
+         *       "from": "noreply@acme.example",
+         *       "to": [
+         *         "ada@example.com"
+         *       ],
+         *       "reply_to": null,
+         *       "subject": "Your order shipped",
+         *       "text": "It is on its way.",
+         *       "html": null,
+         *       "status": "sent",
+         *       "attempts": 1,
+         *       "last_error": null,
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "sent_at": "2026-11-22T20:15:03.520000Z"
+         *     }
+         */
+        OutboxMessage: {
+            id: number;
+            /**
+             * @description `email`: `POST /emails`; `auth-otp`: a login code.
+             * @enum {string}
+             */
+            kind: "email" | "auth-otp";
+            from: string;
+            to: string[];
+            reply_to: string | null;
+            subject: string;
+            text: string | null;
+            html: string | null;
+            /** @enum {string} */
+            status: "stored" | "queued" | "sent" | "failed";
+            /** @description SMTP attempts made. */
+            attempts: number;
+            /** @description The last SMTP failure. */
+            last_error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            sent_at: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * @description An app user as operators see it.
+         * @example {
+         *       "id": 12,
+         *       "email": "ada@example.com",
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        AppUserRecord: {
+            id: number;
+            email: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description One page of app users, oldest first. Follow `next_page_url` while it is non-null.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": 12,
+         *           "email": "ada@example.com",
+         *           "created_at": "2026-11-22T20:15:03.120000Z"
+         *         }
+         *       ],
+         *       "next_cursor": null,
+         *       "next_page_url": null
+         *     }
+         */
+        AppUserPage: {
+            data: components["schemas"]["AppUserRecord"][];
+            /** @description Opaque cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+            /**
+             * Format: uri
+             * @description The next page's URL, keeping the request's other query parameters; null on the last page.
+             */
+            next_page_url: string | null;
+        };
+        /**
          * @example {
          *       "task": "rate-limits:prune",
          *       "processed": 12
@@ -5618,6 +6071,21 @@ export interface components {
                 /**
                  * @example {
                  *       "message": "Bad Gateway"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A missing, unknown, expired or revoked access token, an API key or any other credential (`Forbidden`), or a suspended workspace (`Workspace suspended`). */
+        AuthForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Forbidden"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -7119,6 +7587,215 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailSend"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthLogin"];
+            };
+        };
+        responses: {
+            /** @description The code was created and mailed (the same answer for every address). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthVerify"];
+            };
+        };
+        responses: {
+            /** @description The authorization code. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthCode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthExchange"];
+            };
+        };
+        responses: {
+            /** @description The access token. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthSession"];
+                };
+            };
+            403: components["responses"]["AuthForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Logged out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AuthForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getImageVariant: {
         parameters: {
             query?: {
@@ -8498,6 +9175,76 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["AuditRecord"][];
                     };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOutbox: {
+        parameters: {
+            query?: {
+                /** @description Number of rows, 1 to 100; default 50. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OutboxMessage"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAppUsers: {
+        parameters: {
+            query?: {
+                /** @description App users per page, 1 to 100; default 50. */
+                per_page?: number;
+                /** @description An opaque cursor from `next_cursor` or `prev_cursor` (or the URLs holding them) of a previous response. Omitted means the first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppUserPage"];
                 };
             };
             403: components["responses"]["AdminForbidden"];

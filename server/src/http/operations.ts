@@ -49,9 +49,13 @@ export class Operations {
     return found.op;
   }
 
-  /** The end of every route's chain: validates the request (coercing parameters), then runs the handler. */
-  async handle(op: OperationSpec, req: OperationRequest, app: AppContext): Promise<OperationReply> {
+  /**
+   * The end of every route's chain: validates the request (coercing parameters), runs `validated`
+   * (the router's rate limits counted per a body property), then the handler.
+   */
+  async handle(op: OperationSpec, req: OperationRequest, app: AppContext, validated?: (req: OperationRequest) => Promise<void>): Promise<OperationReply> {
     this.validator.validateRequest(op, req);
+    await validated?.(req);
     // Documents stored as jsonb keep numbers a double cannot hold (router.ts).
     if (req.koa.state.exactBody !== undefined) req.body = req.koa.state.exactBody;
     return this.byId.get(op.operationId)!.handler(req, app);

@@ -6,6 +6,35 @@ import type Redis from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { HttpError, MESSAGES } from './errors';
+import { bearerToken, sha256 } from '../lib/secrets';
+import type { RateLimitRule, RateLimitScope } from './spec';
+
+/** What a request can be counted per (see `RateLimitScope`). */
+export interface RateLimitSubject {
+  workspace: string;
+  keyId?: number;
+  ip: string;
+  authorization: string;
+  /** The validated JSON body, once there is one. */
+  body?: unknown;
+}
+
+/**
+ * The counter key of a request in a rule's scope, or undefined when the request has nothing to
+ * count there. Other than API keys, scopes are counted per workspace and hashed, so that the
+ * counters hold no address, token or email; body values count case-insensitively (addresses).
+ */
+export function rateLimitKey(per: RateLimitScope, s: RateLimitSubject): string | undefined {
+  if (per === 'key') return s.keyId === undefined ? undefined : `key:${s.keyId}`;
+  let value: unknown;
+  if (per === 'ip') value = s.ip;
+  else if (per === 'bearer') value = bearerToken(s.authorization) ?? '';
+  else {
+    const prop = (s.body as Record<string, unknown> | undefined)?.[per.slice('body.'.length)];
+    value = typeof prop === 'string' ? prop.toLowerCase() : undefined;
+  }
+  return typeof value === 'string' ? `${per}:${sha256(`${s.workspace}\n${value}`)}` : undefined;
+}
 
 /** Groups and their per-minute limits. Feature routes name a group in `x-rate-limit`. */
 export function rateLimitGroups(config: Config): Record<string, number> {
@@ -18,6 +47,13 @@ export function rateLimitGroups(config: Config): Record<string, number> {
     'token-downloads': r.tokenDownloadsPerMinute,
     'key-info': r.keyInfoPerMinute,
     pipelines: r.pipelinesPerMinute,
+    emails: r.emailsPerMinute,
+    'auth-login-email': r.authLoginPerEmail,
+    'auth-login-ip': r.authLoginPerIp,
+    'auth-verify-otp': r.authVerifyPerOtp,
+    'auth-verify-ip': r.authVerifyPerIp,
+    'auth-token-ip': r.authTokenPerIp,
+    'auth-session-token': r.authSessionPerToken,
   };
 }
 
@@ -66,6 +102,15 @@ export class RateLimits {
       if (!(res instanceof RateLimiterRes)) throw res;
       const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       throw new HttpError(429, { message: MESSAGES.tooManyRequests }, { 'Retry-After': String(retryAfter) });
+    }
+  }
+
+  /** Counts the request in every rule that can name it (see `rateLimitKey`), in order. */
+  async consumeRules(rules: RateLimitRule[], subject: RateLimitSubject): Promise<void> {
+    if (!this.enabled) return;
+    for (const rule of rules) {
+      const key = rateLimitKey(rule.per, subject);
+      if (key !== undefined) await this.consume(rule.group, key);
     }
   }
 

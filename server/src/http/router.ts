@@ -1,6 +1,7 @@
 // Builds the Koa router from the spec's operation table. Each route runs the same visible chain:
-// authenticate (and read the test clock) -> rate limit -> parse the body within its limit ->
-// validate -> handle.
+// authenticate (and read the test clock; hosted-auth routes open their workspace) -> rate limit
+// (per key, IP or credential) -> parse the body within its limit -> validate -> rate limit (per
+// a body property) -> handle.
 import { Stream } from 'node:stream';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -9,6 +10,8 @@ import { parseExact, stringifyExact } from '../lib/exact-json';
 import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
 import { HttpError, MESSAGES, invalid, notFound } from './errors';
+import type { RateLimitSubject } from './rate-limit';
+import { openAuthWorkspace } from '../app-auth/workspace';
 import { MAX_JSON_DEPTH, deeperThan, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { Operations } from './operations';
@@ -62,7 +65,17 @@ const isJsonValue = (body: unknown) => body !== null && typeof body === 'object'
 export function buildRouter(app: AppContext, operations: Operations): Router {
   const router = new Router();
   for (const op of operations.list) {
-    const rateLimit = op.rateLimitGroup;
+    // Limits counted per key, IP or credential run before the body is read; those per a body
+    // property once it is validated.
+    const requestLimits = op.rateLimits.filter((r) => !r.per.startsWith('body.'));
+    const bodyLimits = op.rateLimits.filter((r) => r.per.startsWith('body.'));
+    const subject = (ctx: Context, body?: unknown): RateLimitSubject => ({
+      workspace: String(ctx.params.workspace ?? ''),
+      keyId: (ctx.state.principal as ApiKeyPrincipal | undefined)?.keyId,
+      ip: ctx.ip,
+      authorization: ctx.get('Authorization'),
+      body,
+    });
 
     const chain: Middleware[] = [
       async (ctx, next) => {
@@ -73,11 +86,12 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
           const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, ctx.params.workspace);
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
-          if (rateLimit) await app.rateLimits.consume(rateLimit, `key:${principal.keyId}`);
         } else {
           if (op.security === 'adminToken') authenticateAdmin(ctx, app.config.adminToken);
           if (op.readsClock) await app.clock.refresh();
+          if (op.hostedAuth) await openAuthWorkspace(app, ctx);
         }
+        if (requestLimits.length) await app.rateLimits.consumeRules(requestLimits, subject(ctx));
         return next();
       },
     ];
@@ -90,7 +104,8 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         principal: ctx.state.principal as ApiKeyPrincipal | undefined,
         koa: ctx,
       };
-      const reply = await operations.handle(op, req, app);
+      const bodyLimited = bodyLimits.length ? (valid: { body: unknown }) => app.rateLimits.consumeRules(bodyLimits, subject(ctx, valid.body)) : undefined;
+      const reply = await operations.handle(op, req, app, bodyLimited);
       if (op.changesLookups) await app.lookups.keys.confirmDropped();
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);

@@ -8,7 +8,19 @@ import { generatedDir } from '../paths';
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 const METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 
-export type Security = 'apiKey' | 'adminToken' | 'none';
+/** `appToken`: a hosted-authentication access token, checked by the handler itself. */
+export type Security = 'apiKey' | 'adminToken' | 'appToken' | 'none';
+
+/**
+ * What a rate limit counts per (`x-rate-limit`): the API key, the client's IP address, the
+ * bearer credential (an access token), or a property of the validated JSON body (`body.email`).
+ */
+export type RateLimitScope = 'key' | 'ip' | 'bearer' | `body.${string}`;
+
+export interface RateLimitRule {
+  group: string;
+  per: RateLimitScope;
+}
 
 export interface ParameterSpec {
   name: string;
@@ -48,8 +60,16 @@ export interface OperationSpec {
    * this process has heard the change notification, which every process hears at the same time.
    */
   changesLookups: boolean;
-  /** Rate-limit group counted per API key (`x-rate-limit`), see http/rate-limit.ts. */
-  rateLimitGroup?: string;
+  /**
+   * Rate limits of the operation (`x-rate-limit`: a group counted per API key, or a list of
+   * `{group, per}`), see http/rate-limit.ts.
+   */
+  rateLimits: RateLimitRule[];
+  /**
+   * A hosted-authentication route (`x-hosted-auth`): before anything else its workspace must
+   * exist, not be suspended and have hosted authentication enabled (app-auth/workspace.ts).
+   */
+  hostedAuth: boolean;
   /** Pointer to `responses` of the operation, for the contract test. */
   responsesPointer: string;
   /** The response statuses the operation documents (`200`, `4XX`, ...). */
@@ -97,7 +117,16 @@ function securityOf(op: Record<string, unknown>): Security {
   const names = Object.keys(sec[0]);
   if (names.includes('adminToken')) return 'adminToken';
   if (names.includes('apiKey')) return 'apiKey';
+  if (names.includes('appToken')) return 'appToken';
   throw new Error(`unknown security scheme ${names.join(',')}`);
+}
+
+function rateLimitRules(value: unknown): RateLimitRule[] {
+  if (value === undefined) return [];
+  if (typeof value === 'string') return [{ group: value, per: 'key' }];
+  const rules = value as RateLimitRule[];
+  for (const r of rules) if (!/^(key|ip|bearer|body\.\w+)$/.test(r.per)) throw new Error(`x-rate-limit: unknown scope ${r.per}`);
+  return rules;
 }
 
 export function readOperations(doc: OpenApiDocument): OperationSpec[] {
@@ -140,7 +169,8 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         changesLookups: op['x-changes-lookups'] === true,
         exactNumbers: op['x-exact-numbers'] === true,
         malformedJsonStatus: op['x-malformed-json-status'] === 422 ? 422 : 400,
-        rateLimitGroup: op['x-rate-limit'] as string | undefined,
+        rateLimits: rateLimitRules(op['x-rate-limit']),
+        hostedAuth: op['x-hosted-auth'] === true,
         responsesPointer: `${opPointer}/responses`,
         statuses: Object.keys((op.responses as Record<string, unknown> | undefined) ?? {}),
       });

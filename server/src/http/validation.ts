@@ -264,3 +264,19 @@ export class SpecValidator {
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${op.operationId} ${status}: ${e.instancePath || '/'} ${e.message}`);
   }
 }
+
+/**
+ * A validator of one schema of the bundled document (`#/components/schemas/<name>`) for values
+ * that arrive some other way than as a request body (a pipeline step's `with`): the same
+ * checks and the same documented error map as a request, or undefined when the value is valid.
+ */
+export function componentValidator(doc: OpenApiDocument, name: string): (value: unknown) => FieldErrors | undefined {
+  const ajv = newAjv(false);
+  ajv.addSchema(doc, DOC_ID);
+  const validate = ajv.compile({ $ref: `${DOC_ID}#/components/schemas/${escapePointer(name)}` });
+  return (value) => {
+    const errors = validate(value) ? fieldErrors() : toFieldErrors(validate.errors ?? []);
+    textErrors(value, [], errors, 'body');
+    return Object.keys(errors).length ? errors : undefined;
+  };
+}

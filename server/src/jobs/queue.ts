@@ -15,6 +15,7 @@ export interface JobOptions {
   singletonKey?: string;
   retryLimit?: number;
   retryDelay?: number;
+  retryBackoff?: boolean;
   expireInSeconds?: number;
 }
 

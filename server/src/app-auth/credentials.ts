@@ -1,0 +1,44 @@
+// The secrets of hosted authentication and how they are kept. Nothing here is stored as given:
+// - a one-time code (six digits) as HMAC-SHA256 keyed with APP_KEY over a salt of its own and
+//   the digits: a plain hash of a million possible values would fall to an offline search;
+// - authorization codes and access tokens as `<prefix>_<selector>.<verifier>`: the selector
+//   (128 random bits) finds the row, the verifier (256 random bits) is kept as its SHA-256 and
+//   compared in constant time, so a lookup's timing says nothing about the secret.
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { safeEqual, sha256 } from '../lib/secrets';
+
+export const OTP_TTL_SECONDS = 600;
+export const CODE_TTL_SECONDS = 60;
+/** Wrong attempts that end a one-time code. */
+export const MAX_OTP_ATTEMPTS = 5;
+
+export const newOtp = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
+export const newSalt = () => randomBytes(16).toString('base64url');
+
+export const otpHash = (appKey: string, salt: string, otp: string) => createHmac('sha256', appKey).update(`otp\n${salt}\n${otp}`).digest('hex');
+
+/** Constant-time comparison of a presented secret's hash with a stored one (absent: compared with a dummy, then refused). */
+export function matchesHash(presented: string, stored: string | undefined): boolean {
+  const same = safeEqual(presented, stored ?? '0'.repeat(64));
+  return same && stored !== undefined;
+}
+
+export type SplitPrefix = 'wsac' | 'wsat';
+
+export interface SplitToken {
+  token: string;
+  selector: string;
+  verifierHash: string;
+}
+
+export function newSplitToken(prefix: SplitPrefix): SplitToken {
+  const selector = randomBytes(16).toString('base64url');
+  const verifier = randomBytes(32).toString('base64url');
+  return { token: `${prefix}_${selector}.${verifier}`, selector, verifierHash: sha256(verifier) };
+}
+
+/** The selector and the verifier's hash of a presented token, or undefined when it is not one of `prefix`. */
+export function parseSplitToken(prefix: SplitPrefix, token: string | undefined): { selector: string; verifierHash: string } | undefined {
+  const m = new RegExp(`^${prefix}_([A-Za-z0-9_-]{22})\\.([A-Za-z0-9_-]{43})$`).exec(token ?? '');
+  return m ? { selector: m[1], verifierHash: sha256(m[2]) } : undefined;
+}

@@ -1,0 +1,95 @@
+// Verification (one-time code -> authorization code) and exchange (authorization code -> access
+// token). Each secret is compared in constant time, then claimed by one conditional UPDATE
+// (`... WHERE used_at IS NULL ... RETURNING`), so of concurrent uses exactly one wins. Every
+// refusal of a code has one message: it does not say whether it was wrong, expired or used.
+import type { components } from '../../../sdk/src/generated/openapi';
+import type { AppContext } from '../context';
+import { invalid } from '../http/errors';
+import { formatTimestamp } from '../lib/time';
+import { CODE_TTL_SECONDS, MAX_OTP_ATTEMPTS, matchesHash, newSplitToken, otpHash, parseSplitToken } from './credentials';
+import type { AuthWorkspace } from './workspace';
+
+type S = components['schemas'];
+
+const wrongOtp = () => invalid('otp', 'The otp is invalid or has expired.');
+const wrongCode = () => invalid('code', 'The code is invalid or has expired.');
+
+/** A salt for addresses without a code, so that they cost the same HMAC as the others. */
+const NO_SALT = 'none';
+
+interface OtpRow {
+  id: number;
+  salt: string;
+  otp_hash: string;
+}
+
+export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body: S['AuthVerify']): Promise<S['AuthCode']> {
+  const email = body.email.toLowerCase();
+  const now = app.clock.now();
+  const row = (
+    await app.db.query<OtpRow>('SELECT id, salt, otp_hash FROM auth_otps WHERE workspace_id = $1 AND email = $2', [workspace.id, email], true)
+  ).rows[0];
+  const presented = otpHash(app.config.appKey, row?.salt ?? NO_SALT, body.otp);
+  if (!matchesHash(presented, row?.otp_hash)) {
+    // A wrong guess counts against this very code (not one that replaced it meanwhile).
+    if (row) await app.db.query('UPDATE auth_otps SET attempts = attempts + 1 WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL', [row.id, row.otp_hash]);
+    throw wrongOtp();
+  }
+  const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
+  const code = newSplitToken('wsac');
+  await app.db.transaction(async (tx) => {
+    const claimed = await tx.query(
+      `UPDATE auth_otps SET used_at = $3
+        WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL AND expires_at > $3 AND attempts < $4
+        RETURNING id`,
+      [row!.id, row!.otp_hash, now, MAX_OTP_ATTEMPTS],
+    );
+    if (claimed.rowCount === 0) throw wrongOtp();
+    // The first verification of an address creates its app user.
+    const user = await tx.query<{ id: number }>(
+      `INSERT INTO app_users (workspace_id, email, created_at) VALUES ($1, $2, $3)
+       ON CONFLICT (workspace_id, email) DO UPDATE SET email = EXCLUDED.email
+       RETURNING id`,
+      [workspace.id, email, now],
+    );
+    await tx.query(
+      `INSERT INTO auth_codes (workspace_id, app_user_id, selector, verifier_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [workspace.id, user.rows[0].id, code.selector, code.verifierHash, expiresAt, now],
+    );
+  });
+  return { code: code.token, expires_at: formatTimestamp(expiresAt) };
+}
+
+interface CodeRow {
+  id: number;
+  verifier_hash: string;
+  app_user_id: number;
+  email: string;
+}
+
+export async function exchangeCode(app: AppContext, workspace: AuthWorkspace, body: S['AuthExchange']): Promise<S['AuthToken']> {
+  const presented = parseSplitToken('wsac', body.code);
+  const now = app.clock.now();
+  const row = presented
+    ? (
+        await app.db.query<CodeRow>(
+          `SELECT c.id, c.verifier_hash, c.app_user_id, u.email FROM auth_codes c JOIN app_users u ON u.id = c.app_user_id
+            WHERE c.selector = $1 AND c.workspace_id = $2`,
+          [presented.selector, workspace.id],
+          true,
+        )
+      ).rows[0]
+    : undefined;
+  if (!matchesHash(presented?.verifierHash ?? '', row?.verifier_hash)) throw wrongCode();
+  const expiresAt = new Date(now.getTime() + app.config.authTokenTtlSeconds * 1000);
+  const token = newSplitToken('wsat');
+  await app.db.transaction(async (tx) => {
+    const claimed = await tx.query('UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id', [row!.id, now]);
+    if (claimed.rowCount === 0) throw wrongCode();
+    await tx.query(
+      `INSERT INTO auth_tokens (workspace_id, app_user_id, selector, verifier_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [workspace.id, row!.app_user_id, token.selector, token.verifierHash, expiresAt, now],
+    );
+  });
+  return { access_token: token.token, token_type: 'Bearer', expires_at: formatTimestamp(expiresAt), user: { id: row!.app_user_id, email: row!.email } };
+}

@@ -1,0 +1,77 @@
+// Queueing transactional email: one row in `email_messages` (the outbox operators read) and,
+// when SMTP_URL is set, one durable job that sends it (email/deliver.ts), both in the caller's
+// transaction, so a rolled-back change sends nothing. `POST /emails`, hosted authentication's
+// one-time codes and pipeline steps all come through `queueEmail`.
+import type { components } from '../../../sdk/src/generated/openapi';
+import type { AppContext } from '../context';
+import type { SqlRunner } from '../db/database';
+import type { FieldErrors } from '../http/errors';
+import { loadDocument } from '../http/spec';
+import { componentValidator } from '../http/validation';
+
+/** The validated body of `POST /api/v1/{workspace}/emails`. */
+export type EmailMessage = components['schemas']['EmailSend'];
+/** `email`: sent through the API (or a pipeline); `auth-otp`: a login code, redacted once delivered. */
+export type EmailKind = 'email' | 'auth-otp';
+
+export const EMAIL_JOB = 'email.deliver';
+/** SMTP attempts of one message before it is `failed`. */
+export const MAX_EMAIL_ATTEMPTS = 5;
+
+let validator: ((value: unknown) => FieldErrors | undefined) | undefined;
+
+/**
+ * The checks of `POST /emails` for a message that arrives another way (a pipeline step): the
+ * documented `422` error map keyed by field (`to`, `to.3`, `subject`, ...), or undefined when valid.
+ */
+export function validateEmail(value: unknown): FieldErrors | undefined {
+  // Compiled once from the bundled spec (immutable), on first use.
+  validator ??= componentValidator(loadDocument(), 'EmailSend');
+  return validator(value);
+}
+
+export interface QueueEmailInput {
+  workspaceId: number;
+  message: EmailMessage;
+  kind?: EmailKind;
+  /** The caller's open transaction: the message is queued only if it commits. */
+  tx?: SqlRunner;
+}
+
+/** Queues a validated message from the workspace's sender. Resolves once it is in the outbox. */
+export async function queueEmail(app: AppContext, input: QueueEmailInput): Promise<void> {
+  if (input.tx) return insertMessage(app, input.tx, input);
+  return app.db.transaction((tx) => insertMessage(app, tx, input));
+}
+
+async function insertMessage(app: AppContext, tx: SqlRunner, { workspaceId, message, kind = 'email' }: QueueEmailInput): Promise<void> {
+  const smtp = app.config.smtpUrl !== undefined;
+  const now = app.clock.now();
+  const { rows } = await tx.query<{ id: number }>(
+    `INSERT INTO email_messages (workspace_id, kind, "from", "to", reply_to, subject, text, html, redact, status, created_at, updated_at)
+     SELECT w.id, $2, COALESCE(w.mail_from, $3), $4::text[], $5, $6, $7, $8, $9, $10, $11, $11 FROM workspaces w WHERE w.id = $1
+     RETURNING id`,
+    [
+      workspaceId,
+      kind,
+      app.config.mailFrom,
+      typeof message.to === 'string' ? [message.to] : message.to,
+      message.reply_to ?? null,
+      message.subject,
+      message.text ?? null,
+      message.html ?? null,
+      kind === 'auth-otp',
+      smtp ? 'queued' : 'stored',
+      now,
+    ],
+  );
+  if (rows.length === 0) throw new Error(`queueEmail: no workspace ${workspaceId}`);
+  if (smtp) {
+    await app.jobs.send(
+      EMAIL_JOB,
+      { id: rows[0].id },
+      // The job queue's retries are the SMTP retries; the row counts attempts and ends them.
+      { db: tx, retryLimit: MAX_EMAIL_ATTEMPTS, retryDelay: app.config.emailRetryDelaySeconds, retryBackoff: true, expireInSeconds: 120 },
+    );
+  }
+}
