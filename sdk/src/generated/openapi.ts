@@ -1173,8 +1173,9 @@ export interface paths {
          *       whose process dies is taken up by another process once its lease (`PIPELINE_LEASE_SECONDS`)
          *       ends, resuming at the first unfinished step. An `entries.batch` step writes with the
          *       `Idempotency-Key` `pipeline:<execution id>:<step id>`, so running it again replays
-         *       instead of writing twice (within the 24 hours such keys are kept). An interrupted
-         *       `objects.create`, `email.send` or `http.request` step runs again: it may act twice
+         *       instead of writing twice (within the 24 hours such keys are kept); an `email.send` step
+         *       queues its message in the transaction that stores the step's output, so it is queued once.
+         *       An interrupted `objects.create` or `http.request` step runs again and may act twice
          *       (`http.request` sends `X-Pipeline-Execution` and `X-Pipeline-Step` for receivers to
          *       de-duplicate). An execution that cannot finish after 5 attempts fails.
          *

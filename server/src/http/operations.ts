@@ -4,7 +4,7 @@
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { authorize, type ApiKeyPrincipal } from './auth';
-import { invalid } from './errors';
+import { invalid, validationFailed } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
 import { MAX_JSON_DEPTH, deeperThan, type SpecValidator } from './validation';
@@ -59,6 +59,19 @@ export class Operations {
     // Documents stored as jsonb keep numbers a double cannot hold (router.ts).
     if (req.koa.state.exactBody !== undefined) req.body = req.koa.state.exactBody;
     return this.byId.get(op.operationId)!.handler(req, app);
+  }
+
+  /**
+   * The checks `call` makes before the handler, for a caller that then does the operation's work
+   * itself in a transaction of its own (a pipeline step queueing an email with its step's result):
+   * rights, nesting, and the route's validation of `body` (`422` keyed by field).
+   */
+  check(operationId: string, principal: ApiKeyPrincipal, body: unknown): void {
+    const op = this.spec(operationId);
+    authorize(principal, op.abilities, op.permissions);
+    if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    const errors = op.jsonBodyPointer ? this.validator.errorsAt(op.jsonBodyPointer, body) : {};
+    if (Object.keys(errors).length) throw validationFailed(errors);
   }
 
   /**

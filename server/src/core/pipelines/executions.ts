@@ -117,6 +117,9 @@ export async function reserveAbandoned(app: AppContext, limit = 20): Promise<Exe
   );
 }
 
+/** The lease went to another process: the transaction rolls back. */
+class LeaseLost extends Error {}
+
 /** Writes of one claimed execution, each conditioned on its lease (false: the lease is lost). */
 export class ExecutionState {
   constructor(
@@ -154,8 +157,20 @@ export class ExecutionState {
     return this.stepUpdate(this.app.db, position, sql`status = 'running', started_at = ${this.now()}::timestamptz, finished_at = NULL, error = NULL`);
   }
 
-  succeedStep(position: number, output: unknown): Promise<boolean> {
-    return this.stepUpdate(this.app.db, position, sql`status = 'succeeded', output = ${stringifyExact(output ?? null)}::jsonb, finished_at = ${this.now()}::timestamptz`);
+  /** Stores the step's output, with its write (`commit`) in the same transaction when it has one. */
+  async succeedStep(position: number, output: unknown, commit?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
+    const set = sql`status = 'succeeded', output = ${stringifyExact(output ?? null)}::jsonb, finished_at = ${this.now()}::timestamptz`;
+    if (!commit) return this.stepUpdate(this.app.db, position, set);
+    try {
+      return await this.app.db.transaction(async (tx) => {
+        if (!(await this.stepUpdate(tx, position, set))) throw new LeaseLost();
+        await commit(tx);
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof LeaseLost) return false;
+      throw err;
+    }
   }
 
   /** The step failed: later steps are skipped and the execution fails, in one transaction. */

@@ -5,6 +5,8 @@
 import type { AppContext } from '../../context';
 import { HttpError } from '../../http/errors';
 import type { ApiKeyPrincipal } from '../../http/auth';
+import type { SqlRunner } from '../../db/database';
+import { queueEmail, type EmailMessage } from '../../email/queue';
 import { sendHttpRequest } from './http-request';
 import { StepFailed } from './step-failed';
 import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
@@ -26,15 +28,22 @@ function refusal(err: HttpError): StepFailed {
   return new StepFailed(text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text);
 }
 
+export interface StepResult {
+  output: unknown;
+  /** The step's write, committed in one transaction with its stored output (so done exactly once). */
+  commit?: (tx: SqlRunner) => Promise<void>;
+}
+
 /** The step's output; throws StepFailed for a refusal, anything else for a failure worth another attempt. */
-export async function runStep(app: AppContext, run: StepRun): Promise<unknown> {
+export async function runStep(app: AppContext, run: StepRun): Promise<StepResult> {
   const { step, resolved, principal } = run;
   const type = STEP_TYPES[step.type];
   if (type.kind === 'http') {
     const errors = app.operations.validator.errorsAt(HTTP_WITH_POINTER, resolved);
     if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(errors)}`);
-    return sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id });
+    return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }) };
   }
+  if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
   let operation;
   try {
@@ -45,11 +54,28 @@ export async function runStep(app: AppContext, run: StepRun): Promise<unknown> {
   const { params, body } = operationParts(type, principal.workspace.name, resolved);
   // A re-run after a crash replays the batch committed before it instead of writing again.
   const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
-  try {
+  return refusing(async () => {
     const reply = await app.operations.call(app, operation.operationId, { ...principal, writeSource: 'pipeline' }, { params, body, headers });
-    return reply.status === 204 ? { queued: true } : reply.body;
+    return { output: reply.body };
+  });
+}
+
+/** A route's refusal (a 4xx) fails the step; anything else is tried again. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
   } catch (err) {
     if (err instanceof HttpError && err.status < 500) throw refusal(err);
     throw err;
   }
+}
+
+/**
+ * `email.send`: the email route's rights and validation, then the message is queued in the
+ * transaction that stores the step's output (`queueEmail` joins it), so a step run again after a
+ * crash never queues it twice.
+ */
+function emailStep(app: AppContext, { resolved, principal }: StepRun): StepResult {
+  app.operations.check('sendEmail', principal, resolved);
+  return { output: { queued: true }, commit: (tx) => queueEmail(app, { workspaceId: principal.workspace.id, message: resolved as unknown as EmailMessage, tx }) };
 }

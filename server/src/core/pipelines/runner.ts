@@ -12,7 +12,7 @@ import { principalOfKey } from '../../http/auth';
 import { unstorableErrors } from '../../http/validation';
 import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from './executions';
 import { resolvePlaceholders } from './placeholders';
-import { runStep } from './run-step';
+import { runStep, type StepResult } from './run-step';
 import { StepFailed } from './step-failed';
 import { PIPELINE_LIMITS } from './step-types';
 
@@ -80,17 +80,17 @@ export class PipelineRunner {
         }
         if (stop.aborted) return void (await state.release(0));
         if (lost || !(await state.startStep(position))) return;
-        let output: unknown;
+        let result: StepResult;
         try {
-          output = await this.runOne(claimed, position, outputs);
+          result = await this.runOne(claimed, position, outputs);
         } catch (err) {
           if (!(err instanceof StepFailed)) throw err;
           await state.failStep(position, step.id, err.message);
           return;
         }
-        if (lost || !(await state.succeedStep(position, output))) return;
-        outputs.set(step.id, output);
-        last = output;
+        if (lost || !(await state.succeedStep(position, result.output, result.commit))) return;
+        outputs.set(step.id, result.output);
+        last = result.output;
       }
       await state.finish(app.db, 'succeeded', last, null);
     } catch (err) {
@@ -102,7 +102,7 @@ export class PipelineRunner {
   }
 
   /** One step: the key's rights as they are now, placeholders, then the step itself. */
-  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>): Promise<unknown> {
+  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>): Promise<StepResult> {
     const { app } = this;
     const step = claimed.steps[position];
     const principal = await principalOfKey(app.db, claimed.api_key_id, claimed.workspace_id);
@@ -115,9 +115,9 @@ export class PipelineRunner {
     }
     await app.clock.refresh();
     const resolved = resolvePlaceholders(step.with, { input: claimed.input, outputs }, PIPELINE_LIMITS.resolvedBytes) as Record<string, unknown>;
-    const output = await runStep(app, { executionId: claimed.id, step, resolved, principal });
-    const unstorable = unstorableErrors(output, 'output');
+    const result = await runStep(app, { executionId: claimed.id, step, resolved, principal });
+    const unstorable = unstorableErrors(result.output, 'output');
     if (Object.keys(unstorable).length) throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);
-    return output;
+    return result;
   }
 }
