@@ -210,6 +210,20 @@ describe('executions', () => {
     expect(rows).toEqual([{ source: 'pipeline', actor: `api_key:${w.key.id}` }]);
   });
 
+  it('resolves placeholders once: values that look like placeholders stay text; text PostgreSQL cannot store is refused', async () => {
+    const w = await workspace();
+    await define(w.name, 'p', [{ id: 'h', type: 'http.request', with: { method: 'POST', url: `${origin.origin}/x`, body: { whole: '{{input.a}}', inner: '<{{input.a}}>' } } }]);
+    const done = await finished(w, (await execute(w, 'p', { a: '{{input.b}}', b: 'secret' })).id);
+    expect(done.status).toBe('succeeded');
+    expect(origin.requests[0].body).toEqual({ whole: '{{input.b}}', inner: '<{{input.b}}>' });
+    // Text PostgreSQL cannot store never gets in (and an answer holding it fails its step).
+    const nul = await w.api.post(`/api/v1/${w.name}/pipelines/p/executions`, { input: { bucket: 'a\u0000b' } });
+    expect(nul).toMatchObject({ status: 422, body: { errors: { 'input.bucket': ['The input.bucket field must not contain NUL characters.'] } } });
+    origin.handle = () => ({ status: 200, body: { text: 'a\u0000b' } });
+    const failed = await finished(w, (await execute(w, 'p', { a: 1 })).id);
+    expect(failed.error).toEqual({ step: 'h', message: 'The output holds text that cannot be stored: body.text.' });
+  });
+
   it('creates objects with the source pipeline and outputs the envelope', async () => {
     const w = await workspace();
     await define(w.name, 'obj', [{ id: 'o', type: 'objects.create', with: { ref: 'notes/{{input.slug}}', data: '{{input.data}}', status: 'published' } }]);

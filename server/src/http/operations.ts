@@ -4,10 +4,10 @@
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { authorize, type ApiKeyPrincipal } from './auth';
-import { invalid, validationFailed } from './errors';
+import { invalid, notFound, validationFailed } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
-import { MAX_JSON_DEPTH, deeperThan, type SpecValidator } from './validation';
+import { MAX_JSON_DEPTH, deeperThan, unstorable, type SpecValidator } from './validation';
 
 export interface OperationRequest {
   params: Record<string, string>;
@@ -83,6 +83,8 @@ export class Operations {
   async call(app: AppContext, operationId: string, principal: ApiKeyPrincipal, parts: { params: Record<string, string>; body: unknown; headers?: Record<string, string> }): Promise<OperationReply> {
     const op = this.spec(operationId);
     authorize(principal, op.abilities, op.permissions);
+    // As the router: a path PostgreSQL could not even compare names no resource.
+    if (Object.values(parts.params).some(unstorable)) throw notFound();
     if (deeperThan(parts.body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
     const headers = new Map(Object.entries(parts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     const koa = { state: {}, get: (name: string) => headers.get(name.toLowerCase()) ?? '' } as unknown as Context;
