@@ -63,8 +63,16 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** Sends the request (following allowlisted redirects); the output is `{status, body}`. */
-export async function sendHttpRequest(config: PipelineConfig, w: HttpRequestWith, ids: { execution: string; step: string }): Promise<{ status: number; body: unknown }> {
+/** The process is shutting down: the step was cut short and runs again elsewhere (not a failure). */
+export class Interrupted extends Error {}
+
+/** Sends the request (following allowlisted redirects); the output is `{status, body}`. `stop` cuts it short at shutdown. */
+export async function sendHttpRequest(
+  config: PipelineConfig,
+  w: HttpRequestWith,
+  ids: { execution: string; step: string },
+  stop: AbortSignal,
+): Promise<{ status: number; body: unknown }> {
   const first = allowedUrl(config, w.url);
   if (typeof first === 'string') throw new StepFailed(`The url ${first}.`);
   const headers = new Headers(w.headers ?? {});
@@ -75,7 +83,7 @@ export async function sendHttpRequest(config: PipelineConfig, w: HttpRequestWith
     body = typeof w.body === 'string' ? w.body : JSON.stringify(w.body);
     if (!headers.has('Content-Type')) headers.set('Content-Type', typeof w.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json');
   }
-  const signal = AbortSignal.timeout(config.httpTimeoutMs);
+  const signal = AbortSignal.any([AbortSignal.timeout(config.httpTimeoutMs), stop]);
   let url = first;
   let method: string = w.method;
   try {
@@ -106,6 +114,7 @@ export async function sendHttpRequest(config: PipelineConfig, w: HttpRequestWith
     }
   } catch (err) {
     if (err instanceof StepFailed) throw err;
+    if (stop.aborted) throw new Interrupted('The process shut down during the request.');
     const e = err as Error & { cause?: { code?: string; message?: string } };
     if (e.name === 'TimeoutError') throw new StepFailed(`No answer within ${config.httpTimeoutMs} ms.`);
     throw new StepFailed(`The request failed: ${e.cause?.code ?? e.cause?.message ?? e.message}.`);

@@ -17,6 +17,8 @@ export interface StepRun {
   /** `with` after placeholders. */
   resolved: Record<string, unknown>;
   principal: ApiKeyPrincipal;
+  /** Aborted when the process shuts down. */
+  stop: AbortSignal;
 }
 
 const MAX_MESSAGE = 4000;
@@ -41,7 +43,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   if (type.kind === 'http') {
     const errors = app.operations.validator.errorsAt(HTTP_WITH_POINTER, resolved);
     if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(errors)}`);
-    return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }) };
+    return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
   }
   if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');

@@ -11,6 +11,7 @@ import { HttpError } from '../../http/errors';
 import { principalOfKey } from '../../http/auth';
 import { unstorableErrors } from '../../http/validation';
 import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from './executions';
+import { Interrupted } from './http-request';
 import { resolvePlaceholders } from './placeholders';
 import { runStep, type StepResult } from './run-step';
 import { StepFailed } from './step-failed';
@@ -49,7 +50,10 @@ export class PipelineRunner {
     while (this.running.size) await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
-  /** Shutdown: running executions stop after their current step and are given back at once. */
+  /**
+   * Shutdown: running executions stop after their current step (an `http.request` in flight is cut
+   * short and runs again elsewhere) and are given back at once.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const r of this.running.values()) r.stop.abort();
@@ -82,7 +86,7 @@ export class PipelineRunner {
         if (lost || !(await state.startStep(position))) return;
         let result: StepResult;
         try {
-          result = await this.runOne(claimed, position, outputs);
+          result = await this.runOne(claimed, position, outputs, stop);
         } catch (err) {
           if (!(err instanceof StepFailed)) throw err;
           await state.failStep(position, step.id, err.message);
@@ -94,15 +98,16 @@ export class PipelineRunner {
       }
       await state.finish(app.db, 'succeeded', last, null);
     } catch (err) {
-      app.log.error('pipeline execution failed; it will be tried again', { execution: claimed.id, attempt: claimed.attempts, error: err instanceof Error ? err.stack : String(err) });
-      await state.release(1000 * 2 ** claimed.attempts).catch(() => undefined);
+      // Cut short by shutdown: any process may go on at once. Otherwise after a backoff.
+      if (!(err instanceof Interrupted)) app.log.error('pipeline execution failed; it will be tried again', { execution: claimed.id, attempt: claimed.attempts, error: err instanceof Error ? err.stack : String(err) });
+      await state.release(err instanceof Interrupted ? 0 : 1000 * 2 ** claimed.attempts).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
     }
   }
 
   /** One step: the key's rights as they are now, placeholders, then the step itself. */
-  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>): Promise<StepResult> {
+  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>, stop: AbortSignal): Promise<StepResult> {
     const { app } = this;
     const step = claimed.steps[position];
     const principal = await principalOfKey(app.db, claimed.api_key_id, claimed.workspace_id);
@@ -115,7 +120,7 @@ export class PipelineRunner {
     }
     await app.clock.refresh();
     const resolved = resolvePlaceholders(step.with, { input: claimed.input, outputs }, PIPELINE_LIMITS.resolvedBytes) as Record<string, unknown>;
-    const result = await runStep(app, { executionId: claimed.id, step, resolved, principal });
+    const result = await runStep(app, { executionId: claimed.id, step, resolved, principal, stop });
     const unstorable = unstorableErrors(result.output, 'output');
     if (Object.keys(unstorable).length) throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);
     return result;
