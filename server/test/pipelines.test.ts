@@ -410,8 +410,11 @@ describe('durability', () => {
     const { id } = await execute(w, 'p', { title: 'x', count: 1 });
     await finished(w, id);
     await s.server.app.db.query(`UPDATE pipeline_executions SET status = 'running', attempts = 5, lease = NULL, locked_until = NULL WHERE id = $1`, [id]);
+    await s.server.app.db.query(`UPDATE pipeline_step_runs SET status = 'running', output = NULL WHERE execution_id = $1`, [id]);
     const done = await finished(w, id);
-    expect(done.error).toEqual({ step: null, message: 'The execution did not finish after 5 attempts.' });
+    const message = 'The execution did not finish after 5 attempts.';
+    expect(done.error).toEqual({ step: null, message });
+    expect(done.steps).toEqual([{ id: 'create', status: 'failed', started_at: expect.stringMatching(TIMESTAMP), finished_at: expect.stringMatching(TIMESTAMP), error: message }]);
   });
 });
 

@@ -182,6 +182,21 @@ export class ExecutionState {
     });
   }
 
+  /** The execution fails as a whole (out of attempts): an interrupted step fails, the ones after it are skipped. */
+  async giveUp(message: string): Promise<boolean> {
+    return this.app.db.transaction(async (tx) => {
+      if (!(await this.finish(tx, 'failed', null, { step: null, message }))) return false;
+      await rows(
+        tx,
+        sql`UPDATE pipeline_step_runs SET status = CASE WHEN status = 'running' THEN 'failed' ELSE 'skipped' END,
+               error = CASE WHEN status = 'running' THEN ${message}::text END,
+               finished_at = CASE WHEN status = 'running' THEN ${this.now()}::timestamptz END
+             WHERE execution_id = ${this.id}::uuid AND status IN ('running', 'pending')`,
+      );
+      return true;
+    });
+  }
+
   async finish(db: SqlRunner, status: 'succeeded' | 'failed', output: unknown, error: { step: string | null; message: string } | null): Promise<boolean> {
     const done = await rows(
       db,

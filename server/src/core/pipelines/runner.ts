@@ -70,7 +70,7 @@ export class PipelineRunner {
     );
     try {
       if (claimed.attempts > MAX_ATTEMPTS) {
-        await state.finish(app.db, 'failed', null, { step: null, message: `The execution did not finish after ${MAX_ATTEMPTS} attempts.` });
+        await state.giveUp(`The execution did not finish after ${MAX_ATTEMPTS} attempts.`);
         return;
       }
       const finished = await state.finishedSteps();
