@@ -404,6 +404,24 @@ describe('durability', () => {
     expect(attempts.rows[0].attempts).toBe(2);
   });
 
+  it('runs an interrupted objects.create step again without creating a second object (its write was recorded with it)', async () => {
+    const w = await workspace();
+    await define(w.name, 'obj', [{ id: 'o', type: 'objects.create', with: { path: 'notes', data: { n: '{{input.n}}' } } }]);
+    const { id } = await execute(w, 'obj', { n: 1 });
+    const first = await finished(w, id);
+    expect(first.status).toBe('succeeded');
+    const db = s.server.app.db;
+    const committed = await db.query<{ committed: unknown }>(`SELECT committed FROM pipeline_step_runs WHERE execution_id = $1`, [id]);
+    expect(committed.rows).toEqual([{ committed: { object_id: first.output.id } }]);
+    // As if the process died right after the object's transaction committed.
+    await db.query(`UPDATE pipeline_step_runs SET status = 'running', output = NULL, finished_at = NULL WHERE execution_id = $1`, [id]);
+    await db.query(`UPDATE pipeline_executions SET status = 'running', output = NULL, finished_at = NULL, lease = gen_random_uuid(), locked_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    const again = await finished(w, id);
+    expect(again.status).toBe('succeeded');
+    expect(again.output).toEqual(first.output);
+    expect(await entryCount(w.name)).toBe(1);
+  });
+
   it('gives up after 5 attempts', async () => {
     const w = await workspace();
     await define(w.name, 'p', [createArticle()]);

@@ -1174,10 +1174,11 @@ export interface paths {
          *       ends, resuming at the first unfinished step. An `entries.batch` step writes with the
          *       `Idempotency-Key` `pipeline:<execution id>:<step id>`, so running it again replays
          *       instead of writing twice (within the 24 hours such keys are kept); an `email.send` step
-         *       queues its message in the transaction that stores the step's output, so it is queued once.
-         *       An interrupted `objects.create` or `http.request` step runs again and may act twice
-         *       (`http.request` sends `X-Pipeline-Execution` and `X-Pipeline-Step` for receivers to
-         *       de-duplicate). An execution that cannot finish after 5 attempts fails.
+         *       queues its message in the transaction that stores the step's output, and an
+         *       `objects.create` step records the new object in the transaction that creates it (a re-run
+         *       answers that object), so neither acts twice. An interrupted `http.request` step is sent
+         *       again (with `X-Pipeline-Execution` and `X-Pipeline-Step`, for receivers to de-duplicate).
+         *       An execution that cannot finish after 5 attempts fails.
          *
          *     An unknown pipeline is a `404`. A body over 64 KiB is a `413`. Key ability
          *     `pipelines:execute` (or `*`), creator permission `execute-pipeline`. Rate limit: 30 per

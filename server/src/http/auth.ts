@@ -19,8 +19,11 @@ export interface ApiKeyPrincipal {
   origins: string[];
   user: { id: number; email: string; permissions: string[] };
   workspace: { id: number; name: string; locales: string[]; objectsEnabled: boolean };
-  /** The revision `source` of writes made with it: `api`, or `pipeline` for a pipeline's steps. */
-  writeSource?: 'api' | 'pipeline';
+  /**
+   * Set when a pipeline step acts with the key: its writes carry the revision source `pipeline`,
+   * and an object create runs `commitWith` in its transaction (the step's record of the write).
+   */
+  pipelineStep?: { commitWith?: (tx: SqlRunner, written: { object_id: number }) => Promise<void> };
 }
 
 export function authenticateAdmin(ctx: Context, adminToken: string): void {

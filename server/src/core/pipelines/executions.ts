@@ -135,13 +135,25 @@ export class ExecutionState {
     return (await rows(this.app.db, sql`UPDATE pipeline_executions SET locked_until = ${leaseUntil(this.app).toISOString()}::timestamptz WHERE ${this.mine()} RETURNING 1`)).length > 0;
   }
 
-  /** Steps that succeeded before (an earlier attempt), by position, with their outputs. */
-  async finishedSteps(): Promise<Map<number, unknown>> {
-    const done = await rows<{ position: number; output: unknown }>(
+  /**
+   * What earlier attempts left, by position: the outputs of steps that succeeded, and what the
+   * write of an interrupted step committed.
+   */
+  async earlierAttempts(): Promise<{ outputs: Map<number, unknown>; committed: Map<number, unknown> }> {
+    const found = await rows<{ position: number; status: StepStatus; output: unknown; committed: unknown }>(
       this.app.db,
-      sql`SELECT position, output FROM pipeline_step_runs WHERE execution_id = ${this.id}::uuid AND status = 'succeeded'`,
+      sql`SELECT position, status, output, committed FROM pipeline_step_runs
+           WHERE execution_id = ${this.id}::uuid AND (status = 'succeeded' OR committed IS NOT NULL)`,
     );
-    return new Map(done.map((r) => [r.position, r.output]));
+    return {
+      outputs: new Map(found.filter((r) => r.status === 'succeeded').map((r) => [r.position, r.output])),
+      committed: new Map(found.filter((r) => r.status !== 'succeeded').map((r) => [r.position, r.committed])),
+    };
+  }
+
+  /** Records, in the transaction of a step's write, what it committed; a lost lease rolls the write back. */
+  async recordWrite(tx: SqlRunner, position: number, written: unknown): Promise<void> {
+    if (!(await this.stepUpdate(tx, position, sql`committed = ${JSON.stringify(written)}::jsonb`))) throw new LeaseLost();
   }
 
   private async stepUpdate(tx: SqlRunner, position: number, set: ReturnType<typeof sql>): Promise<boolean> {

@@ -7,6 +7,7 @@ import { HttpError } from '../../http/errors';
 import type { ApiKeyPrincipal } from '../../http/auth';
 import type { SqlRunner } from '../../db/database';
 import { queueEmail, type EmailMessage } from '../../email/queue';
+import { readEnvelope } from '../entries/object-envelope';
 import { sendHttpRequest } from './http-request';
 import { StepFailed } from './step-failed';
 import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
@@ -19,6 +20,10 @@ export interface StepRun {
   principal: ApiKeyPrincipal;
   /** Aborted when the process shuts down. */
   stop: AbortSignal;
+  /** What this step's write committed in an earlier, interrupted attempt. */
+  committed?: unknown;
+  /** Records the step's write in its transaction (objects.create). */
+  recordWrite: (tx: SqlRunner, written: unknown) => Promise<void>;
 }
 
 const MAX_MESSAGE = 4000;
@@ -46,6 +51,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
     return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
   }
   if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
+  if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
   let operation;
   try {
@@ -56,10 +62,19 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   const { params, body } = operationParts(type, principal.workspace.name, resolved);
   // A re-run after a crash replays the batch committed before it instead of writing again.
   const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
+  // An object create records itself in its own transaction (a re-run reads it back, above).
+  const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
   return refusing(async () => {
-    const reply = await app.operations.call(app, operation.operationId, { ...principal, writeSource: 'pipeline' }, { params, body, headers });
+    const reply = await app.operations.call(app, operation.operationId, { ...principal, pipelineStep }, { params, body, headers });
     return { output: reply.body };
   });
+}
+
+/** The envelope of the object an interrupted objects.create step created (or why it is gone). */
+async function objectWrittenBefore(app: AppContext, written: { object_id: number }): Promise<StepResult> {
+  const found = await readEnvelope(app.db, written.object_id);
+  if (!found) throw new StepFailed(`The object ${written.object_id} this step created before an interruption no longer exists.`);
+  return { output: found.envelope };
 }
 
 /** A route's refusal (a 4xx) fails the step; anything else is tried again. */

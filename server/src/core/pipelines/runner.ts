@@ -13,7 +13,7 @@ import { unstorableErrors } from '../../http/validation';
 import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from './executions';
 import { Interrupted } from './http-request';
 import { resolvePlaceholders } from './placeholders';
-import { runStep, type StepResult } from './run-step';
+import { runStep, type StepResult, type StepRun } from './run-step';
 import { StepFailed } from './step-failed';
 import { PIPELINE_LIMITS } from './step-types';
 
@@ -73,7 +73,8 @@ export class PipelineRunner {
         await state.giveUp(`The execution did not finish after ${MAX_ATTEMPTS} attempts.`);
         return;
       }
-      const finished = await state.finishedSteps();
+      const earlier = await state.earlierAttempts();
+      const finished = earlier.outputs;
       const outputs = new Map<string, unknown>();
       let last: unknown = null;
       for (const [position, step] of claimed.steps.entries()) {
@@ -86,7 +87,7 @@ export class PipelineRunner {
         if (lost || !(await state.startStep(position))) return;
         let result: StepResult;
         try {
-          result = await this.runOne(claimed, position, outputs, stop);
+          result = await this.runOne(claimed, position, outputs, { stop, committed: earlier.committed.get(position), recordWrite: (tx, written) => state.recordWrite(tx, position, written) });
         } catch (err) {
           if (!(err instanceof StepFailed)) throw err;
           await state.failStep(position, step.id, err.message);
@@ -107,7 +108,7 @@ export class PipelineRunner {
   }
 
   /** One step: the key's rights as they are now, placeholders, then the step itself. */
-  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>, stop: AbortSignal): Promise<StepResult> {
+  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>, attempt: Pick<StepRun, 'stop' | 'committed' | 'recordWrite'>): Promise<StepResult> {
     const { app } = this;
     const step = claimed.steps[position];
     const principal = await principalOfKey(app.db, claimed.api_key_id, claimed.workspace_id);
@@ -120,7 +121,7 @@ export class PipelineRunner {
     }
     await app.clock.refresh();
     const resolved = resolvePlaceholders(step.with, { input: claimed.input, outputs }, PIPELINE_LIMITS.resolvedBytes) as Record<string, unknown>;
-    const result = await runStep(app, { executionId: claimed.id, step, resolved, principal, stop });
+    const result = await runStep(app, { executionId: claimed.id, step, resolved, principal, ...attempt });
     const unstorable = unstorableErrors(result.output, 'output');
     if (Object.keys(unstorable).length) throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);
     return result;
