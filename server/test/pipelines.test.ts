@@ -385,6 +385,21 @@ describe('http.request', () => {
   });
 });
 
+/**
+ * An execution that succeeded, put back as if its process died right after the step's write
+ * committed and before the step's output was stored: the step running, the lease run out. Waits
+ * for another run to end it and checks it ended the same, with one entry in the workspace.
+ */
+async function rerunAfterCrash(w: Ws, id: string, first: { output: unknown }) {
+  const db = s.server.app.db;
+  await db.query(`UPDATE pipeline_step_runs SET status = 'running', output = NULL, finished_at = NULL WHERE execution_id = $1`, [id]);
+  await db.query(`UPDATE pipeline_executions SET status = 'running', output = NULL, finished_at = NULL, lease = gen_random_uuid(), locked_until = now() - interval '1 second' WHERE id = $1`, [id]);
+  const again = await finished(w, id);
+  expect(again.status).toBe('succeeded');
+  expect(again.output).toEqual(first.output);
+  expect(await entryCount(w.name)).toBe(1);
+}
+
 describe('durability', () => {
   it('runs an interrupted entries.batch step again without writing twice (the idempotency key replays)', async () => {
     const w = await workspace();
@@ -392,15 +407,8 @@ describe('durability', () => {
     const { id } = await execute(w, 'p', { title: 'Once', count: 1 });
     const first = await finished(w, id);
     expect(first.status).toBe('succeeded');
-    // As if the process died after the batch committed but before the step's output was stored.
-    const db = s.server.app.db;
-    await db.query(`UPDATE pipeline_step_runs SET status = 'running', output = NULL, finished_at = NULL WHERE execution_id = $1`, [id]);
-    await db.query(`UPDATE pipeline_executions SET status = 'running', output = NULL, finished_at = NULL, lease = gen_random_uuid(), locked_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    const again = await finished(w, id);
-    expect(again.status).toBe('succeeded');
-    expect(again.output).toEqual(first.output);
-    expect(await entryCount(w.name)).toBe(1);
-    const attempts = await db.query<{ attempts: number }>(`SELECT attempts FROM pipeline_executions WHERE id = $1`, [id]);
+    await rerunAfterCrash(w, id, first);
+    const attempts = await s.server.app.db.query<{ attempts: number }>(`SELECT attempts FROM pipeline_executions WHERE id = $1`, [id]);
     expect(attempts.rows[0].attempts).toBe(2);
   });
 
@@ -413,13 +421,7 @@ describe('durability', () => {
     const db = s.server.app.db;
     const committed = await db.query<{ committed: unknown }>(`SELECT committed FROM pipeline_step_runs WHERE execution_id = $1`, [id]);
     expect(committed.rows).toEqual([{ committed: { object_id: first.output.id } }]);
-    // As if the process died right after the object's transaction committed.
-    await db.query(`UPDATE pipeline_step_runs SET status = 'running', output = NULL, finished_at = NULL WHERE execution_id = $1`, [id]);
-    await db.query(`UPDATE pipeline_executions SET status = 'running', output = NULL, finished_at = NULL, lease = gen_random_uuid(), locked_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    const again = await finished(w, id);
-    expect(again.status).toBe('succeeded');
-    expect(again.output).toEqual(first.output);
-    expect(await entryCount(w.name)).toBe(1);
+    await rerunAfterCrash(w, id, first);
   });
 
   it('gives up after 5 attempts', async () => {
