@@ -392,6 +392,20 @@ describe('access tokens', () => {
   });
 });
 
+describe('auth:prune', () => {
+  it('removes codes and tokens once expired, and nothing live', async () => {
+    const ws = await authWorkspace();
+    await signIn(ws, 'a@example.com');
+    await login(ws, 'b@example.com');
+    const run = async () => (await s.admin.post('/admin/v1/tasks/auth:prune')).body;
+    await run();
+    expect(await authRows(ws)).toMatchObject({ otps: 2, codes: 1, tokens: 1 });
+    await advance(3601);
+    expect((await run()).processed).toBeGreaterThanOrEqual(4);
+    expect(await authRows(ws)).toMatchObject({ otps: 0, codes: 0, tokens: 0, users: 1 });
+  });
+});
+
 describe('bad input', () => {
   it.each([
     ['login', { email: 'not an address' }, 'email'],

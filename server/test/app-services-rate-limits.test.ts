@@ -3,6 +3,7 @@
 import { startTestServer, type TestServer } from './support/server';
 import { client } from './support/http';
 import { createWorkspace, setupWorkspace } from './support/fixtures';
+import { expectLimited } from './support/rate-limits';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -21,14 +22,6 @@ afterAll(() => s.close());
 
 const anon = () => client(s.url);
 const auth = (ws: string, route: string) => `/api/v1/${ws}/auth/${route}`;
-
-function expectLimited(res: { status: number; body: unknown; headers: Headers }) {
-  expect(res.status).toBe(429);
-  expect(res.body).toEqual({ message: 'Too Many Attempts.' });
-  const retry = Number(res.headers.get('retry-after'));
-  expect(retry).toBeGreaterThanOrEqual(1);
-  expect(retry).toBeLessThanOrEqual(60);
-}
 
 async function authWorkspace() {
   const ws = (await createWorkspace(s.admin)).name;

@@ -5,7 +5,8 @@ import { client, request } from './support/http';
 import { setupWorkspace, TIMESTAMP } from './support/fixtures';
 import { eventually } from './support/receiver';
 import { startSmtpSink, type SmtpSink } from './support/smtp';
-import { validateEmail } from '../src/email/queue';
+import { MAX_EMAIL_ATTEMPTS, validateEmail } from '../src/email/queue';
+import { deliverEmail } from '../src/email/deliver';
 
 let local: TestServer;
 let smtp: TestServer;
@@ -184,6 +185,19 @@ describe('delivery through SMTP_URL', () => {
     expect(sink.mails.filter((m) => m.raw.includes(subject))).toHaveLength(1);
   });
 
+  it('sends hosted-authentication codes the same way and keeps no code once sent', async () => {
+    const { ws } = await sender(smtp);
+    await smtp.admin.patch(`/admin/v1/workspaces/${ws}`, { auth_enabled: true, mail_from: 'login@acme.example' });
+    const email = `${ws}@example.com`;
+    expect((await request(smtp.url, 'POST', `/api/v1/${ws}/auth/login`, { body: { email } })).status).toBe(204);
+    const done = await sent(ws);
+    expect(done).toMatchObject({ kind: 'auth-otp', status: 'sent', from: 'login@acme.example', to: [email], text: null, html: null });
+    const mail = sink.mails.find((m) => m.to[0] === email)!;
+    const otp = /is (\d{6})\./.exec(mail.raw)![1];
+    const verified = await request(smtp.url, 'POST', `/api/v1/${ws}/auth/verify`, { body: { email, otp } });
+    expect(verified.status).toBe(200);
+  });
+
   it('records a permanent refusal as failed without retrying', async () => {
     const { ws, api } = await sender(smtp);
     reject = () => 550;
@@ -192,5 +206,23 @@ describe('delivery through SMTP_URL', () => {
     const done = await sent(ws);
     expect(done).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringContaining('550'), sent_at: null });
     expect(sink.mails.filter((m) => m.raw.includes(subject))).toEqual([]);
+  });
+
+  it('gives up after the last attempt: failed, and not thrown for another retry', async () => {
+    const { ws } = await sender(smtp);
+    reject = () => 451;
+    const app = smtp.server.app;
+    // A message on its last attempt (inserted directly, so that no queued job races this call).
+    const { rows } = await app.db.query<{ id: number }>(
+      `INSERT INTO email_messages (workspace_id, kind, "from", "to", subject, text, status, attempts, created_at, updated_at)
+       SELECT id, 'email', 'a@acme.example', ARRAY['ada@example.com'], 'Last', 'x', 'queued', $2, now(), now() FROM workspaces WHERE name = $1 RETURNING id`,
+      [ws, MAX_EMAIL_ATTEMPTS - 1],
+    );
+    await expect(deliverEmail(app, rows[0].id)).resolves.toBeUndefined();
+    expect((await outbox(smtp, ws))[0]).toMatchObject({ status: 'failed', attempts: MAX_EMAIL_ATTEMPTS, last_error: expect.stringContaining('451') });
+    // A duplicate job of a finished message does nothing.
+    const before = sink.attempts;
+    await deliverEmail(app, rows[0].id);
+    expect(sink.attempts).toBe(before);
   });
 });

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from './support/server';
 import { client, request } from './support/http';
 import { setupWorkspace } from './support/fixtures';
 import { presentFile } from '../src/core/file-urls';
+import { expectLimited } from './support/rate-limits';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -19,14 +20,6 @@ afterAll(() => s.close());
 const ALL = ['create-file', 'view-file', 'delete-file'];
 const b64 = (t: string) => Buffer.from(t).toString('base64');
 const path = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
-
-function expectLimited(res: { status: number; body: unknown; headers: Headers }) {
-  expect(res.status).toBe(429);
-  expect(res.body).toEqual({ message: 'Too Many Attempts.' });
-  const retry = Number(res.headers.get('retry-after'));
-  expect(retry).toBeGreaterThanOrEqual(1);
-  expect(retry).toBeLessThanOrEqual(60);
-}
 
 it('limits uploads per API key, separately from deletions and downloads', async () => {
   const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });

@@ -1517,8 +1517,12 @@ export interface paths {
          * Change workspace settings
          * @description Changes any of `locales` (replaces the list; `en-US` is always kept), `objects_enabled`,
          *     `suspended` (a suspended workspace answers every public request with `403`
-         *     `Workspace suspended`), `auth_enabled`, `auth_redirect_uris` and `mail_from`. Omitted
-         *     settings are unchanged; an empty body is a `422`. Body: JSON, at most 64 KiB.
+         *     `Workspace suspended`), `auth_enabled` (hosted authentication; while `false`, the default,
+         *     every `/api/v1/{workspace}/auth/...` route is a `404`), `auth_redirect_uris` (absolute
+         *     `http(s)` URLs; a login's `redirect_uri` must equal one of them exactly) and `mail_from` (the
+         *     sender of the workspace's transactional email and login codes; `null`: the server's
+         *     `MAIL_FROM`). Omitted settings are unchanged; an empty body is a `422`. Body: JSON, at most
+         *     64 KiB.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -5111,12 +5115,13 @@ export interface components {
             objects_enabled: boolean;
             /** @description A suspended workspace refuses every public request with `403` `Workspace suspended`. */
             suspended: boolean;
-            /** @description Hosted authentication for the workspace's app users. */
+            /** @description Hosted authentication for the workspace's app users (`/api/v1/{workspace}/auth/...`). */
             auth_enabled: boolean;
+            /** @description The redirect URIs a login may name (exact match). */
             auth_redirect_uris: string[];
             /**
              * Format: email
-             * @description Sender address of transactional email.
+             * @description Sender address of transactional email and login codes; null for the server's `MAIL_FROM`.
              */
             mail_from: string | null;
             created_at: components["schemas"]["Timestamp"];

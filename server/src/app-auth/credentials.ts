@@ -5,6 +5,7 @@
 //   (128 random bits) finds the row, the verifier (256 random bits) is kept as its SHA-256 and
 //   compared in constant time, so a lookup's timing says nothing about the secret.
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import type { AppContext } from '../context';
 import { safeEqual, sha256 } from '../lib/secrets';
 
 export const OTP_TTL_SECONDS = 600;
@@ -41,4 +42,35 @@ export function newSplitToken(prefix: SplitPrefix): SplitToken {
 export function parseSplitToken(prefix: SplitPrefix, token: string | undefined): { selector: string; verifierHash: string } | undefined {
   const m = new RegExp(`^${prefix}_([A-Za-z0-9_-]{22})\\.([A-Za-z0-9_-]{43})$`).exec(token ?? '');
   return m ? { selector: m[1], verifierHash: sha256(m[2]) } : undefined;
+}
+
+const SPLIT_TABLES: Record<SplitPrefix, string> = { wsac: 'auth_codes', wsat: 'auth_tokens' };
+
+/**
+ * The row of a presented authorization code (`wsac`) or access token (`wsat`) of the workspace,
+ * with its app user, when the verifier matches; undefined otherwise (malformed, unknown, another
+ * workspace's, wrong verifier). `columns`: more columns of the row (`x.<name>`). Whether the row
+ * is still usable (used, expired, revoked) is the caller's rule.
+ */
+export async function findPresented<T extends object>(
+  app: AppContext,
+  prefix: SplitPrefix,
+  token: string | undefined,
+  workspaceId: number,
+  columns: string,
+): Promise<(T & { app_user_id: number; email: string }) | undefined> {
+  const presented = parseSplitToken(prefix, token);
+  type Row = T & { app_user_id: number; email: string; verifier_hash: string };
+  const row = presented
+    ? (
+        await app.db.query<Row>(
+          `SELECT x.app_user_id, u.email, x.verifier_hash, ${columns}
+             FROM ${SPLIT_TABLES[prefix]} x JOIN app_users u ON u.id = x.app_user_id
+            WHERE x.selector = $1 AND x.workspace_id = $2`,
+          [presented.selector, workspaceId],
+          true,
+        )
+      ).rows[0]
+    : undefined;
+  return matchesHash(presented?.verifierHash ?? '', row?.verifier_hash) ? row : undefined;
 }

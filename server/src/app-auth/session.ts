@@ -4,7 +4,7 @@
 import type { AppContext } from '../context';
 import { forbidden } from '../http/errors';
 import { bearerToken } from '../lib/secrets';
-import { matchesHash, parseSplitToken } from './credentials';
+import { findPresented } from './credentials';
 import type { AuthWorkspace } from './workspace';
 
 export interface Session {
@@ -13,32 +13,16 @@ export interface Session {
   expiresAt: Date;
 }
 
-interface TokenRow {
-  id: number;
-  verifier_hash: string;
-  expires_at: Date;
-  revoked_at: Date | null;
-  user_id: number;
-  email: string;
-}
-
 export async function findSession(app: AppContext, workspace: AuthWorkspace, authorization: string): Promise<Session> {
-  const presented = parseSplitToken('wsat', bearerToken(authorization));
-  const row = presented
-    ? (
-        await app.db.query<TokenRow>(
-          `SELECT t.id, t.verifier_hash, t.expires_at, t.revoked_at, u.id AS user_id, u.email
-             FROM auth_tokens t JOIN app_users u ON u.id = t.app_user_id
-            WHERE t.selector = $1 AND t.workspace_id = $2`,
-          [presented.selector, workspace.id],
-          true,
-        )
-      ).rows[0]
-    : undefined;
-  if (!matchesHash(presented?.verifierHash ?? '', row?.verifier_hash)) throw forbidden();
-  const expiresAt = new Date(row!.expires_at);
-  if (row!.revoked_at !== null || expiresAt <= app.clock.now()) throw forbidden();
-  return { tokenId: row!.id, user: { id: row!.user_id, email: row!.email }, expiresAt };
+  const row = await findPresented<{ id: number; expires_at: Date; revoked_at: Date | null }>(
+    app,
+    'wsat',
+    bearerToken(authorization),
+    workspace.id,
+    'x.id, x.expires_at, x.revoked_at',
+  );
+  if (!row || row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw forbidden();
+  return { tokenId: row.id, user: { id: row.app_user_id, email: row.email }, expiresAt: new Date(row.expires_at) };
 }
 
 /** Logout: the token is refused from then on (a concurrent logout of the same token gets the 403). */

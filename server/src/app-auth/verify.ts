@@ -6,7 +6,7 @@ import type { components } from '../../../sdk/src/generated/openapi';
 import type { AppContext } from '../context';
 import { invalid } from '../http/errors';
 import { formatTimestamp } from '../lib/time';
-import { CODE_TTL_SECONDS, MAX_OTP_ATTEMPTS, matchesHash, newSplitToken, otpHash, parseSplitToken } from './credentials';
+import { CODE_TTL_SECONDS, MAX_OTP_ATTEMPTS, findPresented, matchesHash, newSplitToken, otpHash } from './credentials';
 import type { AuthWorkspace } from './workspace';
 
 type S = components['schemas'];
@@ -42,7 +42,7 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
       `UPDATE auth_otps SET used_at = $3
         WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL AND expires_at > $3 AND attempts < $4
         RETURNING id`,
-      [row!.id, row!.otp_hash, now, MAX_OTP_ATTEMPTS],
+      [row.id, row.otp_hash, now, MAX_OTP_ATTEMPTS],
     );
     if (claimed.rowCount === 0) throw wrongOtp();
     // The first verification of an address creates its app user.
@@ -60,36 +60,19 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
   return { code: code.token, expires_at: formatTimestamp(expiresAt) };
 }
 
-interface CodeRow {
-  id: number;
-  verifier_hash: string;
-  app_user_id: number;
-  email: string;
-}
-
 export async function exchangeCode(app: AppContext, workspace: AuthWorkspace, body: S['AuthExchange']): Promise<S['AuthToken']> {
-  const presented = parseSplitToken('wsac', body.code);
   const now = app.clock.now();
-  const row = presented
-    ? (
-        await app.db.query<CodeRow>(
-          `SELECT c.id, c.verifier_hash, c.app_user_id, u.email FROM auth_codes c JOIN app_users u ON u.id = c.app_user_id
-            WHERE c.selector = $1 AND c.workspace_id = $2`,
-          [presented.selector, workspace.id],
-          true,
-        )
-      ).rows[0]
-    : undefined;
-  if (!matchesHash(presented?.verifierHash ?? '', row?.verifier_hash)) throw wrongCode();
+  const row = await findPresented<{ id: number }>(app, 'wsac', body.code, workspace.id, 'x.id');
+  if (!row) throw wrongCode();
   const expiresAt = new Date(now.getTime() + app.config.authTokenTtlSeconds * 1000);
   const token = newSplitToken('wsat');
   await app.db.transaction(async (tx) => {
-    const claimed = await tx.query('UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id', [row!.id, now]);
+    const claimed = await tx.query('UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id', [row.id, now]);
     if (claimed.rowCount === 0) throw wrongCode();
     await tx.query(
       `INSERT INTO auth_tokens (workspace_id, app_user_id, selector, verifier_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [workspace.id, row!.app_user_id, token.selector, token.verifierHash, expiresAt, now],
+      [workspace.id, row.app_user_id, token.selector, token.verifierHash, expiresAt, now],
     );
   });
-  return { access_token: token.token, token_type: 'Bearer', expires_at: formatTimestamp(expiresAt), user: { id: row!.app_user_id, email: row!.email } };
+  return { access_token: token.token, token_type: 'Bearer', expires_at: formatTimestamp(expiresAt), user: { id: row.app_user_id, email: row.email } };
 }

@@ -30,7 +30,9 @@ export async function deliverEmail(app: AppContext, id: number): Promise<void> {
   );
   const m = rows[0];
   if (!m) return;
-  const transport = nodemailer.createTransport(app.config.smtpUrl!);
+  // Bounded well within the job's expiry (queue.ts): a hung server fails the attempt instead of
+  // outliving the job, which would then run again beside it.
+  const transport = nodemailer.createTransport({ url: app.config.smtpUrl!, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 });
   try {
     await transport.sendMail({
       from: m.from,

@@ -6,11 +6,13 @@ import type { TestServer } from '../server';
 /**
  * Tables that change on requests by design, whatever the answer: request logs, rate-limit
  * counters, upload bandwidth (counted for rejected uploads too, documented in `Usage`), the
- * scheduler's task periods and Prisma's migration table. The job queue lives in its own schema
- * (`pgboss`) and is not looked at. Everything else, audit records, outbox events, webhook
- * deliveries and the clock included, must not move when a write is refused.
+ * scheduler's task periods, Prisma's migration table, and hosted authentication's one-time codes
+ * (a wrong code refused with a 422 counts one of the code's 5 attempts, by design). The job
+ * queue lives in its own schema (`pgboss`) and is not looked at. Everything else, audit
+ * records, outbox events, webhook deliveries and the clock included, must not move when a
+ * write is refused.
  */
-export const VOLATILE_TABLES = ['request_logs', 'rate_limits', 'workspace_usage', 'task_runs', '_prisma_migrations'];
+export const VOLATILE_TABLES = ['request_logs', 'rate_limits', 'workspace_usage', 'task_runs', '_prisma_migrations', 'auth_otps'];
 
 /**
  * Queued jobs whose work touches only volatile tables (upload usage counting, into

@@ -82,6 +82,9 @@ export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: str
   ok('contract', contract, 201);
   const hook = await call(admin.post(`/admin/v1/workspaces/${name}/webhooks`, { url: webhookUrl, events: ['ping'], secret: 'fuzz-secret-value' }));
   ok('webhook', hook, 201);
+  // Hosted authentication on, so that its routes reach validation instead of stopping at a 404.
+  const settings = await call(admin.patch(`/admin/v1/workspaces/${name}`, { auth_enabled: true, auth_redirect_uris: ['https://app.example.com/callback'] }));
+  ok('workspace settings', settings, 200);
   const file = await call(request(baseUrl, 'POST', `/api/v1/${name}/files`, { token: key.body.key, body: { file: { name: 'fuzz.png', type: 'image/png', content: PNG } } }));
   ok('file', file, 201);
   const values: ParamValues = {
