@@ -40,13 +40,7 @@ function withErrors(config: Config, operations: Operations, step: PipelineStep, 
     if (http.body !== undefined && (http.method === 'GET' || http.method === 'HEAD')) put(errors, `${at}body`, `is not allowed with ${http.method}`);
     return;
   }
-  // The email route arrives with its own branch; until then the step is saved unchecked and fails when it runs.
-  let op;
-  try {
-    op = operations.spec(type.operationId);
-  } catch {
-    return;
-  }
+  const op = operations.spec(type.operationId);
   let body: Record<string, unknown> = w;
   if (type.bucket) {
     const { bucket, ...rest } = w;

@@ -1,7 +1,10 @@
-// Runs one step with its resolved `with`: an operation step through the very operation of its
-// route (rights, validation, handler; http/operations.ts), on behalf of the key that started the
-// execution as it is now; an `http.request` step through the allowlisted client. Refusals become
-// StepFailed with the route's answer as the message.
+// Runs one step with its resolved `with`, on behalf of the key that started the execution as it
+// is now: entries and objects steps through the very operation of their route (rights,
+// validation, handler; http/operations.ts), an email through the email route's rights and
+// validation with the message queued in the transaction that stores the step's output, an
+// `http.request` through the allowlisted client. Refusals become StepFailed with the route's
+// answer as the message. What keeps a re-run from writing twice: the batch's idempotency key,
+// the email's shared transaction, the object's id recorded in its create's transaction.
 import type { AppContext } from '../../context';
 import { HttpError } from '../../http/errors';
 import type { ApiKeyPrincipal } from '../../http/auth';
@@ -53,19 +56,13 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
   if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
-  let operation;
-  try {
-    operation = app.operations.spec(type.operationId);
-  } catch {
-    throw new StepFailed(`${step.type} steps are not available on this server.`);
-  }
   const { params, body } = operationParts(type, principal.workspace.name, resolved);
   // A re-run after a crash replays the batch committed before it instead of writing again.
   const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
   // An object create records itself in its own transaction (a re-run reads it back, above).
   const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
   return refusing(async () => {
-    const reply = await app.operations.call(app, operation.operationId, { ...principal, pipelineStep }, { params, body, headers });
+    const reply = await app.operations.call(app, type.operationId, { ...principal, pipelineStep }, { params, body, headers });
     return { output: reply.body };
   });
 }
