@@ -111,4 +111,5 @@ export {
 } from './content/client.js';
 export type { RenderedEntry, EntryReference, ContentShape, ContentTypeShape, FieldDescriptor, BucketName, TypeName, ContractName } from './content/model.js';
 export type { ProjectionPath, FilterPath, SortPath, EntryFilterOf, RowOf, DefaultRowOf, MetaSelector } from './content/query.js';
+export { pipelines, PipelineTimeoutError, type Pipelines, type RunOptions, type PipelineExecution, type PipelineExecutionQueued } from './pipelines.js';
 export { paginate, pages, PageError, type CursorPath, type PageOf, type ItemOf, type PageParams } from './pagination.js';

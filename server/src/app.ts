@@ -49,6 +49,11 @@ import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
 import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
+import { Operations } from './http/operations';
+import { pipelineHandlers } from './admin/pipelines';
+import { executionHandlers } from './pipelines/routes';
+import { PipelineRunner } from './core/pipelines/runner';
+import { PIPELINE_JOB, type ExecutionJob } from './core/pipelines/executions';
 import { emailHandlers } from './email/routes';
 import { EMAIL_JOB } from './email/queue';
 import { deliverEmail } from './email/deliver';
@@ -76,6 +81,8 @@ const allHandlers: HandlerSet = {
   ...entryQueryHandlers,
   ...entryBatchHandlers,
   ...reviewHandlers,
+  ...pipelineHandlers,
+  ...executionHandlers,
   ...emailHandlers,
   ...appAuthHandlers,
 };
@@ -110,12 +117,7 @@ export interface RunningServer {
 }
 
 export async function createKoa(app: AppContext): Promise<Koa> {
-  const doc = loadDocument();
-  const operations = readOperations(doc);
-  // Operations compile their validators on first use (about 10 ms each, off the start-up path);
-  // the test suite sends every operation through them.
-  const validator = new SpecValidator(doc);
-  const router = buildRouter(app, operations, validator, allHandlers);
+  const router = buildRouter(app, app.operations);
 
   const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
   // A client that goes away mid-download is not a server error.
@@ -144,6 +146,13 @@ export async function createKoa(app: AppContext): Promise<Koa> {
   return koa;
 }
 
+function specOperations(): Operations {
+  const doc = loadDocument();
+  // Operations compile their validators on first use (about 10 ms each, off the start-up path);
+  // the test suite sends every operation through them.
+  return new Operations(readOperations(doc), new SpecValidator(doc), allHandlers);
+}
+
 function lookupCaches(): AppContext['lookups'] {
   const keys = new LookupCache<KeyRow>();
   return { keys, contentTypes: keys.follower(1_000) };
@@ -165,12 +174,15 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     requestLogs: new RequestLogBuffer(db, log),
     contractValidators: new ContractValidators(),
     lookups: lookupCaches(),
+    operations: specOperations(),
   } as AppContext;
+  app.pipelines = new PipelineRunner(app);
   // With the test clock every lookup reads the clock's offset too, so nothing is cached.
   if (!config.testClock) app.lookups.keys.listen(db);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
+  jobs.define<ExecutionJob>(PIPELINE_JOB, (job) => app.pipelines.take(job));
   jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
   return app;
 }
@@ -239,6 +251,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await background;
         await app.requestLogs.flush();
         await app.scheduler.stop();
+        await app.pipelines.stop();
         await app.jobs.stop();
         await app.rateLimits.close();
         await app.lookups.keys.stop();

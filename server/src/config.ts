@@ -15,6 +15,7 @@ export interface RateLimitConfig {
   filesPerMinute: number;
   tokenDownloadsPerMinute: number;
   keyInfoPerMinute: number;
+  pipelinesPerMinute: number;
   emailsPerMinute: number;
   authLoginPerEmail: number;
   authLoginPerIp: number;
@@ -22,6 +23,15 @@ export interface RateLimitConfig {
   authVerifyPerIp: number;
   authTokenPerIp: number;
   authSessionPerToken: number;
+}
+
+export interface PipelineConfig {
+  /** Origins (`scheme://host[:port]`) that `http.request` steps may call (PIPELINE_HTTP_ALLOWLIST). */
+  httpAllowlist: string[];
+  /** An `http.request` step without an answer within this many milliseconds fails. */
+  httpTimeoutMs: number;
+  /** How long a process holds an execution without renewing its lease (real seconds). */
+  leaseSeconds: number;
 }
 
 export interface S3Config {
@@ -73,6 +83,7 @@ export interface Config {
   schedulerTickMs: number;
   /** A webhook delivery that gets no answer within this many milliseconds has failed. */
   webhookTimeoutMs: number;
+  pipelines: PipelineConfig;
   /** SMTP server of transactional email (SMTP_URL); unset: the local outbox keeps every message. */
   smtpUrl: string | undefined;
   /** Sender of workspaces without their own `mail_from` (MAIL_FROM). */
@@ -134,6 +145,26 @@ function s3Config(env: Env): S3Config {
   };
 }
 
+/** Comma-separated origins; each must be an http(s) URL without path, query or credentials. */
+function origins(env: Env, name: string): string[] {
+  const raw = env[name] ?? '';
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      let url: URL;
+      try {
+        url = new URL(s);
+      } catch {
+        throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
+      }
+      const bare = (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username && !url.password;
+      if (!['http:', 'https:'].includes(url.protocol) || !bare) throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
+      return url.origin;
+    });
+}
+
 /** SMTP_URL: `smtp://` or `smtps://` (user and password in the URL, as nodemailer reads them). */
 function smtpUrl(env: Env): string | undefined {
   const raw = env.SMTP_URL;
@@ -188,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
       filesPerMinute: integer(env, 'RATE_LIMIT_FILES_PER_MINUTE', 1200, 1),
       tokenDownloadsPerMinute: integer(env, 'RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE', 1200, 1),
       keyInfoPerMinute: integer(env, 'RATE_LIMIT_KEY_INFO_PER_MINUTE', 60, 1),
+      pipelinesPerMinute: integer(env, 'RATE_LIMIT_PIPELINES_PER_MINUTE', 30, 1),
       emailsPerMinute: integer(env, 'RATE_LIMIT_EMAILS_PER_MINUTE', 10, 1),
       authLoginPerEmail: integer(env, 'RATE_LIMIT_AUTH_LOGIN_PER_EMAIL', 10, 1),
       authLoginPerIp: integer(env, 'RATE_LIMIT_AUTH_LOGIN_PER_IP', 60, 1),
@@ -199,6 +231,11 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
     schedulerTickMs: integer(env, 'SCHEDULER_TICK_MS', 1_000, 50),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    pipelines: {
+      httpAllowlist: origins(env, 'PIPELINE_HTTP_ALLOWLIST'),
+      httpTimeoutMs: integer(env, 'PIPELINE_HTTP_TIMEOUT_MS', 10_000, 100),
+      leaseSeconds: integer(env, 'PIPELINE_LEASE_SECONDS', 30, 1),
+    },
     smtpUrl: smtpUrl(env),
     mailFrom: env.MAIL_FROM || `no-reply@${new URL(baseUrl).hostname}`,
     emailRetryDelaySeconds: integer(env, 'EMAIL_RETRY_DELAY_SECONDS', 30, 1),

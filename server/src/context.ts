@@ -13,6 +13,8 @@ import type { ContractValidators } from './core/entries/contracts';
 import type { LookupCache } from './core/lookup-cache';
 import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/entries/content-types';
+import type { Operations } from './http/operations';
+import type { PipelineRunner } from './core/pipelines/runner';
 
 export interface AppContext {
   config: Config;
@@ -34,4 +36,8 @@ export interface AppContext {
   };
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
+  /** The spec's operations with their validation and handlers (the router's, and pipeline steps'). */
+  operations: Operations;
+  /** Pipeline executions run by this process. */
+  pipelines: PipelineRunner;
 }

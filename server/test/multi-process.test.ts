@@ -16,6 +16,7 @@ import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
 import { describeWithPostgres, testMode } from './support/env';
 import { startReceiver, eventually } from './support/receiver';
+import { startOrigin } from './support/origin';
 import { openDatabase, type Database, type Listener } from '../src/db/database';
 import { migrate } from '../src/db/migrate';
 import { JobQueue } from '../src/jobs/queue';
@@ -389,6 +390,57 @@ describeWithPostgres('several server processes on one database', () => {
     await expect(fetch(`${s.url}/health`)).rejects.toThrow();
     const check = await spawnTracked();
     expect((await client(check.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${name}`)).status).toBe(200);
+  });
+
+  it.each([
+    ['killed (SIGKILL): its lease runs out', 'SIGKILL'],
+    ['stopped (SIGTERM): it gives the execution back at once', 'SIGTERM'],
+  ] as const)('finishes a pipeline execution in another process after the one running it was %s, writing its batch once', async (_how, signal) => {
+    // The step after the batch waits for an answer that never comes while the first process lives.
+    const origin = await startOrigin((_req, index) => (index === 0 ? 'hang' : { status: 200, body: { answered: index } }));
+    try {
+      const env = { PIPELINE_HTTP_ALLOWLIST: origin.origin, PIPELINE_LEASE_SECONDS: '2', SCHEDULER_TICK_MS: '200' };
+      const a = await spawnTracked(env);
+      const adminA = client(a.url, ADMIN_TOKEN);
+      const { workspace, key } = await setupWorkspace(adminA, { permissions: ['create-entry', 'list-entries', 'execute-pipeline'] });
+      const ws = workspace.name;
+      expect((await adminA.post(`/admin/v1/workspaces/${ws}/buckets/general/content-types`, { name: 'article', fields: [{ name: 'title', type: 'text' }] })).status).toBe(201);
+      const steps = [
+        { id: 'create', type: 'entries.batch', with: { bucket: 'general', operations: [{ action: 'create', type: 'article', fields: { title: '{{input.title}}' } }] } },
+        { id: 'notify', type: 'http.request', with: { method: 'POST', url: `${origin.origin}/notify`, body: { id: '{{steps.create.data.0.id}}' } } },
+        { id: 'count', type: 'entries.query', with: { bucket: 'general', type: 'article', aggregate: { count: true } } },
+      ];
+      expect((await adminA.post(`/admin/v1/workspaces/${ws}/pipelines`, { name: 'publish', steps })).status).toBe(201);
+      const queued = await client(a.url, key.key).post(`/api/v1/${ws}/pipelines/publish/executions`, { input: { title: 'Once' } });
+      expect(queued.status).toBe(202);
+      await eventually(async () => origin.requests.length === 1);
+
+      const stopped = Date.now();
+      a.process.kill(signal);
+      const code = await a.exited;
+      // SIGTERM cuts the waiting request short instead of waiting for its 10 s timeout.
+      if (signal === 'SIGTERM') expect([code, Date.now() - stopped < 8_000]).toEqual([0, true]);
+      const b = await spawnTracked(env);
+      const status = `/api/v1/${ws}/pipelines/executions/${queued.body.id}`;
+      const done = await eventually(async () => {
+        const res = await client(b.url, key.key).get(status);
+        return res.body.status === 'succeeded' || res.body.status === 'failed' ? res.body : undefined;
+      }, 30_000);
+      expect(done.status).toBe('succeeded');
+      expect(done.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+      // The interrupted step ran again; the batch before it did not.
+      expect(origin.requests.map((r) => r.body)).toEqual([{ id: expect.any(String) }, { id: origin.requests[0].body.id }]);
+      expect(done.output).toEqual({ data: [{ count: 1 }], pagination: { offset: 0, limit: 1, hasMore: false } });
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      const { rows } = await c.query(`SELECT count(*)::int AS n FROM entries e JOIN workspaces w ON w.id = e.workspace_id WHERE w.name = $1`, [ws]);
+      const attempts = await c.query(`SELECT attempts FROM pipeline_executions WHERE id = $1`, [queued.body.id]);
+      await c.end();
+      expect(rows[0].n).toBe(1);
+      expect(attempts.rows[0].attempts).toBe(2);
+    } finally {
+      await origin.close();
+    }
   });
 
   it('starts the embedded default from an empty DATA_DIR, prints its admin token, and keeps data across restarts', async () => {

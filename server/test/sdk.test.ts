@@ -323,7 +323,7 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['PageError', 'auth', 'batchEntries', 'bearerAuth', 'contentClient', 'createAdminClient', 'createClient', 'emails', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'queryEntries', 'refreshTemporaryUrls', 'typedEntries', 'typedObjects', 'uploadFile', 'verifyWebhookSignature'],
+      exports: ['PageError', 'PipelineTimeoutError', 'auth', 'batchEntries', 'bearerAuth', 'contentClient', 'createAdminClient', 'createClient', 'emails', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'pipelines', 'queryEntries', 'refreshTemporaryUrls', 'typedEntries', 'typedObjects', 'uploadFile', 'verifyWebhookSignature'],
       status: 200,
       id: key.id,
     };
@@ -334,8 +334,8 @@ describe('the package', () => {
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
     const esm = await run(process.execPath, ['--input-type=module', '-e', script(
         // Named imports: Node must detect the CommonJS exports.
-        `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
-         const sdk = { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature };`,
+        `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+         const sdk = { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature };`,
       )], { cwd: root });
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });

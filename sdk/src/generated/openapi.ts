@@ -1132,6 +1132,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/{workspace}/pipelines/{name}/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Execute a pipeline
+         * @description Queues an execution of the pipeline `{name}` with `input` and answers `202` at once with its
+         *     `status_url`; any server process then runs the steps in order on the durable job queue.
+         *     Poll `status_url` (`GET /api/v1/{workspace}/pipelines/executions/{id}`) until `status` is
+         *     `succeeded` or `failed`; the SDK's `pipelines.run(name, input, {wait: true})` does it.
+         *
+         *     - **Rights.** Each step runs with the rights of this API key as they are when the step runs:
+         *       the key must still exist and hold `pipelines:execute`, and the step needs the same
+         *       ability and creator permission as its route (`entries.query`: `entries:query` and
+         *       `list-entries`; `entries.batch`: those of its operations; `objects.create`:
+         *       `entries:write` and `create-entry`; `email.send`: `email:send` and `send-email`). A
+         *       deleted key, a lost ability or permission or a suspended workspace fails the step.
+         *       Writes are recorded with the revision `source` `pipeline`. Steps do not count against
+         *       the entries quota.
+         *     - **Failures.** A failing step stops the execution (`status: failed`, `error: {step,
+         *       message}`, later steps `skipped`); steps that ran are not undone.
+         *     - **Durability.** The execution and each finished step's output are stored; an execution
+         *       whose process dies is taken up by another process once its lease (`PIPELINE_LEASE_SECONDS`)
+         *       ends, resuming at the first unfinished step. An `entries.batch` step writes with the
+         *       `Idempotency-Key` `pipeline:<execution id>:<step id>`, so running it again replays
+         *       instead of writing twice (within the 24 hours such keys are kept); an `email.send` step
+         *       queues its message in the transaction that stores the step's output, and an
+         *       `objects.create` step records the new object in the transaction that creates it (a re-run
+         *       answers that object), so neither acts twice. An interrupted `http.request` step is sent
+         *       again (with `X-Pipeline-Execution` and `X-Pipeline-Step`, for receivers to de-duplicate).
+         *       An execution that cannot finish after 5 attempts fails.
+         *
+         *     An unknown pipeline is a `404`. A body over 64 KiB is a `413`. Key ability
+         *     `pipelines:execute` (or `*`), creator permission `execute-pipeline`. Rate limit: 30 per
+         *     minute per API key (`RATE_LIMIT_PIPELINES_PER_MINUTE`).
+         */
+        post: operations["executePipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/{workspace}/pipelines/executions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Execution ID (a UUID).
+                 * @example 0b6f3c1e-9d2a-4c55-8a31-7f0e2d9c4b11
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read an execution's status
+         * @description The execution's status (`queued`, `running`, `succeeded`, `failed`), its input, the last
+         *     step's output once it succeeded, the error once it failed, and each step's status and
+         *     times. Executions of another workspace are a `404`. Key ability `pipelines:execute` (or
+         *     `*`), creator permission `execute-pipeline`.
+         */
+        get: operations["getPipelineExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{workspace}/emails": {
         parameters: {
             query?: never;
@@ -1979,6 +2072,84 @@ export interface paths {
          */
         post: operations["convertEntry"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List pipelines
+         * @description The workspace's pipelines by name.
+         */
+        get: operations["listPipelines"];
+        put?: never;
+        /**
+         * Create a pipeline
+         * @description Saves a pipeline: 1 to 20 steps that run in order when the pipeline is executed (see
+         *     `PipelineStep` for the step types, their `with` and placeholders). Every step is validated
+         *     here: a duplicate step `id` (`steps.<n>.id`), a `with` that does not fit its type
+         *     (`steps.<n>.with.<path>`), a placeholder naming a missing or later step, an `http.request`
+         *     URL off `PIPELINE_HTTP_ALLOWLIST` and a taken `name` are `422`s, and nothing is saved.
+         *     Content types, buckets and contracts named in `with` are looked up only when the step
+         *     runs. Body: JSON, at most 1 MiB.
+         */
+        post: operations["createPipeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/pipelines/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a pipeline
+         * @description The pipeline with its steps.
+         */
+        get: operations["getPipeline"];
+        /**
+         * Replace a pipeline
+         * @description Replaces the pipeline's description and steps, validated as on create; a `name` other than
+         *     the path's renames it (`422` on `name` when taken). Executions already started keep the
+         *     steps they started with. An unknown pipeline is a `404`. Body: JSON, at most 1 MiB.
+         */
+        put: operations["replacePipeline"];
+        post?: never;
+        /**
+         * Delete a pipeline
+         * @description Deletes the pipeline; it can no longer be executed (`404`). Executions already started run
+         *     to their end with the steps they started with and stay readable.
+         */
+        delete: operations["deletePipeline"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4702,6 +4873,105 @@ export interface components {
             committed: false;
         };
         /**
+         * @example {
+         *       "input": {
+         *         "title": "Hello"
+         *       }
+         *     }
+         */
+        PipelineExecutionCreate: {
+            /** @description What `{{input.<path>}}` placeholders read; `{}` when omitted. The whole body is at most 64 KiB. */
+            input?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "id": "0b6f3c1e-9d2a-4c55-8a31-7f0e2d9c4b11",
+         *       "pipeline": "publish-article",
+         *       "status": "queued",
+         *       "status_url": "http://localhost:3000/api/v1/acme/pipelines/executions/0b6f3c1e-9d2a-4c55-8a31-7f0e2d9c4b11",
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        PipelineExecutionQueued: {
+            /** Format: uuid */
+            id: string;
+            pipeline: string;
+            /** @enum {string} */
+            status: "queued";
+            /**
+             * Format: uri
+             * @description `{base_url}/api/v1/{workspace}/pipelines/executions/{id}`: poll it until `status` is `succeeded` or `failed`.
+             */
+            status_url: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "id": "0b6f3c1e-9d2a-4c55-8a31-7f0e2d9c4b11",
+         *       "pipeline": "publish-article",
+         *       "status": "succeeded",
+         *       "input": {
+         *         "title": "Hello"
+         *       },
+         *       "output": {
+         *         "data": [
+         *           {
+         *             "index": 0,
+         *             "action": "create",
+         *             "id": "01JD2Z3Y4X5W6V7U8T9S0R1Q2P",
+         *             "lock_version": 0
+         *           }
+         *         ]
+         *       },
+         *       "error": null,
+         *       "steps": [
+         *         {
+         *           "id": "create",
+         *           "status": "succeeded",
+         *           "started_at": "2026-11-22T20:15:03.130000Z",
+         *           "finished_at": "2026-11-22T20:15:03.180000Z",
+         *           "error": null
+         *         }
+         *       ],
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "started_at": "2026-11-22T20:15:03.125000Z",
+         *       "finished_at": "2026-11-22T20:15:03.180000Z"
+         *     }
+         */
+        PipelineExecution: {
+            /** Format: uuid */
+            id: string;
+            /** @description The pipeline's name when the execution was started. */
+            pipeline: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            input: {
+                [key: string]: unknown;
+            };
+            /** @description The last step's output once the execution succeeded; null before and on failure. */
+            output: unknown;
+            /** @description Why the execution failed (the step and its message); null otherwise. */
+            error: null | {
+                /** @description The failed step's id; null when the execution as a whole gave up. */
+                step: string | null;
+                message: string;
+            };
+            /** @description Every step of the definition the execution started with, in order. `skipped` steps come after a failed one. */
+            steps: {
+                id: string;
+                /** @enum {string} */
+                status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+                started_at: components["schemas"]["Timestamp"] | null;
+                finished_at: components["schemas"]["Timestamp"] | null;
+                error: string | null;
+            }[];
+            created_at: components["schemas"]["Timestamp"];
+            started_at: components["schemas"]["Timestamp"] | null;
+            finished_at: components["schemas"]["Timestamp"] | null;
+        };
+        /**
          * Format: email
          * @description A plain email address (`name@example.com`; no display name, no line breaks).
          * @example ada@example.com
@@ -5253,6 +5523,163 @@ export interface components {
             ref: string;
         };
         /**
+         * @description The `with` of an `http.request` step. `url` must start with an origin of the server's
+         *     `PIPELINE_HTTP_ALLOWLIST` (placeholders may stand only after it, in the path or query); the
+         *     resolved URL is checked again when the step runs. Redirects are followed only to allowlisted
+         *     origins (at most 5); a redirect elsewhere fails the step without a request to it. `body`: a
+         *     string is sent as it is, anything else as JSON (`Content-Type: application/json` unless
+         *     `headers` say otherwise); `GET` and `HEAD` take no body. The request carries
+         *     `X-Pipeline-Execution` and `X-Pipeline-Step` so that a receiver can recognise a step run again
+         *     after a crash. The answer's `status` and `body` (JSON when it parses as JSON, else text) are
+         *     the step's output; any status is an output, not a failure. No answer within
+         *     `PIPELINE_HTTP_TIMEOUT_MS`, a connection error or an answer over 1 MiB fails the step.
+         * @example {
+         *       "method": "POST",
+         *       "url": "https://hooks.example.com/articles",
+         *       "headers": {
+         *         "X-Source": "pipeline"
+         *       },
+         *       "body": {
+         *         "title": "{{input.title}}"
+         *       }
+         *     }
+         */
+        PipelineHttpRequest: {
+            /** @enum {string} */
+            method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+            url: string;
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description Any JSON value; a string is sent as it is. */
+            body?: unknown;
+        };
+        /**
+         * @description One step of a pipeline. `id` names the step's output for later steps (letters, digits, `_` and
+         *     `-`, starting with a letter or `_`, at most 64 characters, unique within the pipeline). `with`
+         *     (at most 64 KiB as JSON) is checked for its `type` when the pipeline is saved:
+         *
+         *     | type | `with` | output |
+         *     |---|---|---|
+         *     | `entries.query` | an `EntryQuery` body plus `bucket` (the bucket name) | the query response `{data, pagination}` |
+         *     | `entries.batch` | an `EntryBatchRequest` body plus `bucket` | the batch response `{data}` |
+         *     | `objects.create` | an `ObjectCreate` body | the object envelope |
+         *     | `email.send` | an email body (`to`, `subject`, `text` and/or `html`, `reply_to`) | `{queued: true}` |
+         *     | `http.request` | a `PipelineHttpRequest` | `{status, body}` |
+         *
+         *     **Placeholders.** Any string in `with` may hold `{{input.<path>}}` (the execution's input) and
+         *     `{{steps.<id>.<path>}}` (the output of an earlier step); `<path>` is dot-separated property
+         *     names and array indexes (`{{steps.find.data.0.id}}`), or empty for the whole value
+         *     (`{{input}}`). A string that is exactly one placeholder becomes the value with its JSON type (a
+         *     number, an object, ...); placeholders inside a longer string are replaced by the value's text
+         *     (strings as they are, other values as JSON). A placeholder naming a later or unknown step, or
+         *     another root than `input` and `steps`, is a `422` keyed by its place
+         *     (`steps.2.with.filter.title.eq`). Where a placeholder stands, type checks of `with` wait for
+         *     the execution: the resolved `with` is checked like a request body when the step runs, and a
+         *     placeholder that names nothing fails the step.
+         * @example {
+         *       "id": "drafts",
+         *       "type": "entries.query",
+         *       "with": {
+         *         "bucket": "general",
+         *         "type": "article",
+         *         "filter": {
+         *           "title": {
+         *             "eq": "{{input.title}}"
+         *           }
+         *         },
+         *         "limit": 10
+         *       }
+         *     }
+         */
+        PipelineStep: {
+            id: string;
+            /** @enum {string} */
+            type: "entries.query" | "entries.batch" | "objects.create" | "email.send" | "http.request";
+            with: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "publish-article",
+         *       "description": "Creates an article.",
+         *       "steps": [
+         *         {
+         *           "id": "create",
+         *           "type": "entries.batch",
+         *           "with": {
+         *             "bucket": "general",
+         *             "operations": [
+         *               {
+         *                 "action": "create",
+         *                 "type": "article",
+         *                 "fields": {
+         *                   "title": "{{input.title}}"
+         *                 }
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ],
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Pipeline: {
+            id: number;
+            name: string;
+            description: string | null;
+            steps: components["schemas"]["PipelineStep"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A pipeline definition (create, or replace under `PUT`). Every step is validated when saved
+         *     (see `PipelineStep`); errors are keyed `steps.<n>.<property>` and `steps.<n>.with.<path>`.
+         * @example {
+         *       "name": "publish-article",
+         *       "description": "Creates an article and reads it back.",
+         *       "steps": [
+         *         {
+         *           "id": "create",
+         *           "type": "entries.batch",
+         *           "with": {
+         *             "bucket": "general",
+         *             "operations": [
+         *               {
+         *                 "action": "create",
+         *                 "type": "article",
+         *                 "fields": {
+         *                   "title": "{{input.title}}"
+         *                 }
+         *               }
+         *             ]
+         *           }
+         *         },
+         *         {
+         *           "id": "check",
+         *           "type": "entries.query",
+         *           "with": {
+         *             "bucket": "general",
+         *             "type": "article",
+         *             "filter": {
+         *               "@id": {
+         *                 "eq": "{{steps.create.data.0.id}}"
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PipelineInput: {
+            name: string;
+            description?: string | null;
+            steps: components["schemas"]["PipelineStep"][];
+        };
+        /**
          * @example {
          *       "id": 1,
          *       "url": "https://hooks.example.com/workspace",
@@ -5735,6 +6162,11 @@ export interface components {
          * @example blog
          */
         Bucket: string;
+        /**
+         * @description Pipeline name.
+         * @example publish-article
+         */
+        PipelineName: string;
         /**
          * @description Subscription ID.
          * @example 1
@@ -7085,6 +7517,83 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    executePipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineExecutionCreate"];
+            };
+        };
+        responses: {
+            /** @description The execution is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineExecutionQueued"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipelineExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Execution ID (a UUID).
+                 * @example 0b6f3c1e-9d2a-4c55-8a31-7f0e2d9c4b11
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The execution. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineExecution"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     sendEmail: {
         parameters: {
             query?: never;
@@ -8258,6 +8767,182 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPipelines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipelines. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Pipeline"][];
+                    };
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineInput"];
+            };
+        };
+        responses: {
+            /** @description The new pipeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replacePipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineInput"];
+            };
+        };
+        responses: {
+            /** @description The updated pipeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePipeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Pipeline name.
+                 * @example publish-article
+                 */
+                name: components["parameters"]["PipelineName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -73,7 +73,7 @@ export const entryBatchHandlers = mapCoreErrors(
       const shapes = checkShapes(operations);
       if (Object.keys(shapes).length) throw validationFailed(shapes);
       const types = await cachedTypesOfBucketName(app.db, app.lookups.contentTypes, p.workspace.id, params.bucket);
-      const ctx = { app, workspace: { id: p.workspace.id, locales: p.workspace.locales }, author: { actor: apiKeyActor(p.keyId), source: 'api' as const } };
+      const ctx = { app, workspace: { id: p.workspace.id, locales: p.workspace.locales }, author: { actor: apiKeyActor(p.keyId), source: p.pipelineStep ? 'pipeline' : 'api' } } as const;
 
       let workEnded = 0;
       let outcome: { replayed: IdempotentResult } | { data: unknown[] };

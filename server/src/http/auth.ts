@@ -19,6 +19,11 @@ export interface ApiKeyPrincipal {
   origins: string[];
   user: { id: number; email: string; permissions: string[] };
   workspace: { id: number; name: string; locales: string[]; objectsEnabled: boolean };
+  /**
+   * Set when a pipeline step acts with the key: its writes carry the revision source `pipeline`,
+   * and an object create runs `commitWith` in its transaction (the step's record of the write).
+   */
+  pipelineStep?: { commitWith?: (tx: SqlRunner, written: { object_id: number }) => Promise<void> };
 }
 
 export function authenticateAdmin(ctx: Context, adminToken: string): void {
@@ -85,14 +90,37 @@ export async function authenticateApiKey(ctx: Context, db: SqlRunner, clock: Clo
   if (row.suspended) throw forbidden(MESSAGES.suspended);
   const origins = row.origins ?? [];
   if (origins.length > 0 && !origins.includes(ctx.get('Origin'))) throw forbidden();
-  return {
-    keyId: row.key_id,
-    keyName: row.key_name,
-    abilities: row.abilities ?? [],
-    origins,
-    user: { id: row.user_id, email: row.email, permissions: row.permissions ?? [] },
-    workspace: { id: row.workspace_id, name: row.workspace_name, locales: row.locales ?? [], objectsEnabled: row.objects_enabled },
-  };
+  return toPrincipal(row);
+}
+
+const toPrincipal = (row: KeyRow): ApiKeyPrincipal => ({
+  keyId: row.key_id!,
+  keyName: row.key_name,
+  abilities: row.abilities ?? [],
+  origins: row.origins ?? [],
+  user: { id: row.user_id, email: row.email, permissions: row.permissions ?? [] },
+  workspace: { id: row.workspace_id!, name: row.workspace_name, locales: row.locales ?? [], objectsEnabled: row.objects_enabled },
+});
+
+/**
+ * Key `keyId` of workspace `workspaceId` as it is now, for work done later on its behalf
+ * (pipeline steps): its abilities and its creator's current permissions. A deleted key or a
+ * suspended workspace gives the reason it can no longer act instead. Read from the database,
+ * not the per-request cache.
+ */
+export async function principalOfKey(db: SqlRunner, keyId: number, workspaceId: number): Promise<ApiKeyPrincipal | { refused: string }> {
+  const { rows } = await db.query<KeyRow>(
+    `SELECT k.id AS key_id, k.name AS key_name, k.abilities, k.origins, k.workspace_id AS key_workspace_id,
+            u.id AS user_id, u.email, u.permissions,
+            w.id AS workspace_id, w.name AS workspace_name, w.locales, w.objects_enabled, w.suspended
+       FROM api_keys k JOIN users u ON u.id = k.user_id JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = $1 AND k.workspace_id = $2`,
+    [keyId, workspaceId],
+  );
+  const row = rows[0];
+  if (!row) return { refused: 'The API key that started the execution no longer exists.' };
+  if (row.suspended) return { refused: MESSAGES.suspended };
+  return toPrincipal(row);
 }
 
 /** Both the key's abilities (or `*`) and its creator's permissions must cover the operation. */

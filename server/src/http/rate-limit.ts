@@ -46,6 +46,7 @@ export function rateLimitGroups(config: Config): Record<string, number> {
     files: r.filesPerMinute,
     'token-downloads': r.tokenDownloadsPerMinute,
     'key-info': r.keyInfoPerMinute,
+    pipelines: r.pipelinesPerMinute,
     emails: r.emailsPerMinute,
     'auth-login-email': r.authLoginPerEmail,
     'auth-login-ip': r.authLoginPerIp,

@@ -14,8 +14,7 @@ import type { RateLimitSubject } from './rate-limit';
 import { openAuthWorkspace } from '../app-auth/workspace';
 import { MAX_JSON_DEPTH, deeperThan, unstorable } from './validation';
 import type { OperationSpec } from './spec';
-import type { SpecValidator } from './validation';
-import type { HandlerSet } from './handlers';
+import type { Operations } from './operations';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -63,14 +62,9 @@ function jsonBody(op: OperationSpec): Middleware {
 /** A plain JSON body (not a stream, buffer or text). */
 const isJsonValue = (body: unknown) => body !== null && typeof body === 'object' && !(body instanceof Stream) && !Buffer.isBuffer(body);
 
-export function buildRouter(app: AppContext, operations: OperationSpec[], validator: SpecValidator, set: HandlerSet): Router {
+export function buildRouter(app: AppContext, operations: Operations): Router {
   const router = new Router();
-  for (const op of operations) {
-    const handler = (set as Record<string, unknown>)[op.operationId] as (
-      req: unknown,
-      app: AppContext,
-    ) => Promise<{ status: number; body?: unknown; headers?: Record<string, string>; exactJson?: boolean }>;
-    if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
+  for (const op of operations.list) {
     // Limits counted per key, IP or credential run before the body is read; those per a body
     // property once it is validated.
     const requestLimits = op.rateLimits.filter((r) => !r.per.startsWith('body.'));
@@ -110,10 +104,8 @@ export function buildRouter(app: AppContext, operations: OperationSpec[], valida
         principal: ctx.state.principal as ApiKeyPrincipal | undefined,
         koa: ctx,
       };
-      validator.validateRequest(op, req);
-      if (bodyLimits.length) await app.rateLimits.consumeRules(bodyLimits, subject(ctx, req.body));
-      if (ctx.state.exactBody !== undefined) req.body = ctx.state.exactBody;
-      const reply = await handler(req, app);
+      const bodyLimited = bodyLimits.length ? (valid: { body: unknown }) => app.rateLimits.consumeRules(bodyLimits, subject(ctx, valid.body)) : undefined;
+      const reply = await operations.handle(op, req, app, bodyLimited);
       if (op.changesLookups) await app.lookups.keys.confirmDropped();
       ctx.status = reply.status;
       if (reply.headers) ctx.set(reply.headers);

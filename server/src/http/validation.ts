@@ -142,6 +142,13 @@ function textErrors(value: unknown, path: string[], out: FieldErrors, root: stri
   }
 }
 
+/** Strings (and keys) anywhere in `value` that PostgreSQL could not store, keyed by path (`root` for `value` itself). */
+export function unstorableErrors(value: unknown, root: string): FieldErrors {
+  const errors = fieldErrors();
+  textErrors(value, [], errors, root);
+  return errors;
+}
+
 interface CompiledOperation {
   params?: ValidateFunction;
   pathParams: Set<string>;
@@ -158,7 +165,8 @@ export class SpecValidator {
   private readonly bodies = newAjv(false);
   private readonly params = newAjv(true);
   private readonly compiled = new Map<string, CompiledOperation>();
-  private readonly responses = new Map<string, ValidateFunction>();
+  /** Validators of schemas addressed by pointer (responses, pipeline steps), compiled on first use. */
+  private readonly byPointer = new Map<string, ValidateFunction>();
 
   constructor(private readonly doc: OpenApiDocument) {
     this.bodies.addSchema(doc, DOC_ID);
@@ -167,6 +175,29 @@ export class SpecValidator {
 
   private ref(pointer: string) {
     return { $ref: `${DOC_ID}#${pointer}` };
+  }
+
+  private atPointer(pointer: string): ValidateFunction {
+    let validate = this.byPointer.get(pointer);
+    if (!validate) {
+      validate = this.bodies.compile(this.ref(pointer));
+      this.byPointer.set(pointer, validate);
+    }
+    return validate;
+  }
+
+  /**
+   * The 422 map of `value` against the schema at `pointer` (a component, an operation's body),
+   * strings PostgreSQL cannot store included, without changing `value` (validation fills in
+   * defaults, so a copy is checked). `skip` drops Ajv errors first: a pipeline step's `with`
+   * is checked before its placeholders are resolved.
+   */
+  errorsAt(pointer: string, value: unknown, skip?: (err: ErrorObject) => boolean): FieldErrors {
+    const validate = this.atPointer(pointer);
+    const errors = fieldErrors();
+    if (!validate(structuredClone(value))) Object.assign(errors, toFieldErrors((validate.errors ?? []).filter((e) => !skip?.(e))));
+    textErrors(value, [], errors, 'body');
+    return errors;
   }
 
   private compile(op: OperationSpec): CompiledOperation {
@@ -229,12 +260,7 @@ export class SpecValidator {
     const wildcard = `${media.split('/')[0]}/*`;
     if (!(media in content) && !(wildcard in content)) return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
     if (media !== 'application/json') return [];
-    const schemaPointer = `${pointer}/content/${escapePointer(media)}/schema`;
-    let validate = this.responses.get(schemaPointer);
-    if (!validate) {
-      validate = this.bodies.compile(this.ref(schemaPointer));
-      this.responses.set(schemaPointer, validate);
-    }
+    const validate = this.atPointer(`${pointer}/content/${escapePointer(media)}/schema`);
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${op.operationId} ${status}: ${e.instancePath || '/'} ${e.message}`);
   }
 }

@@ -4,7 +4,8 @@
 //      one process only, so a task runs once per period across all processes) and queues the run
 //      as a durable job in the same transaction;
 //   2. fans committed events out to webhook subscriptions (events/outbox.ts);
-//   3. sends the webhook deliveries that are due (webhooks/deliver.ts).
+//   3. sends the webhook deliveries that are due (webhooks/deliver.ts);
+//   4. queues again pipeline executions whose process stopped renewing their lease (core/pipelines/runner.ts).
 // Periods and due times follow the server clock, so the test clock moves them.
 import { hostname } from 'node:os';
 import type { AppContext } from '../context';
@@ -65,6 +66,7 @@ export class Scheduler {
     await this.claimPeriods();
     while ((await dispatchOutbox(this.app)) > 0);
     while ((await deliverDue(this.app)) > 0);
+    await this.app.pipelines.recover();
   }
 
   private async claimPeriods(): Promise<void> {

@@ -14,7 +14,7 @@ import { diff } from '../core/entries/diff';
 import { parseFields, parseFilter, parseSort } from '../core/query/parse';
 import { project, runQuery } from '../core/query/run';
 import { raw, sql, type Sql } from '../core/sql';
-import { presentObject, presentRevision, presentTrashRow } from '../core/entries/object-envelope';
+import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../core/entries/object-envelope';
 
 const COMPARE_LIMIT = 500;
 
@@ -30,10 +30,12 @@ const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
 
 function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteContext {
   const workspace = objectsWorkspace(app, principal);
+  const commitWith = principal!.pipelineStep?.commitWith;
   return {
     app,
     workspace: { id: workspace.id, locales: workspace.locales },
-    author: { actor: apiKeyActor(principal!.keyId), source: 'api' },
+    author: { actor: apiKeyActor(principal!.keyId), source: principal!.pipelineStep ? 'pipeline' : 'api' },
+    alsoInTransaction: commitWith && ((tx, id) => commitWith(tx, { object_id: id })),
   };
 }
 
@@ -205,7 +207,7 @@ export const objectHandlers = mapCoreErrors(
 
 /** The envelope of an entry just written (base language). */
 async function readBack<S extends 200 | 201>(app: AppContext, id: number, status: S) {
-  const [entry] = await findEntries(app.db, sql`e.id = ${id}`, { content: { kind: 'locale', locale: 'en-US' } });
-  if (!entry) throw notFound();
-  return { status, exactJson: entry.exact, body: presentObject(entry, { locale: 'en-US', view: 'full' }) };
+  const found = await readEnvelope(app.db, id);
+  if (!found) throw notFound();
+  return { status, exactJson: found.exact, body: found.envelope };
 }

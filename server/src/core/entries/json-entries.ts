@@ -123,6 +123,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
+    await ctx.alsoInTransaction?.(tx, id);
     return id;
   });
 }

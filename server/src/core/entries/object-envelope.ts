@@ -1,6 +1,8 @@
 // Entries as the Objects API shows them: the envelope, Trash rows, revisions.
 import type { components } from '../../../../sdk/src/generated/openapi';
-import { BASE_LOCALE, type EntryRecord } from './store';
+import type { SqlRunner } from '../../db/database';
+import { sql } from '../sql';
+import { BASE_LOCALE, findEntries, type EntryRecord } from './store';
 import type { RevisionRow } from './revisions';
 
 type S = components['schemas'];
@@ -70,3 +72,9 @@ export const presentRevision = (r: RevisionRow): S['Revision'] => ({
   source: r.source,
   created_at: r.created_at,
 });
+
+/** The full envelope (base language) of object `id`, as a write answers it; undefined when it is gone. */
+export async function readEnvelope(db: SqlRunner, id: number): Promise<{ envelope: S['ObjectEnvelope']; exact: boolean } | undefined> {
+  const [entry] = await findEntries(db, sql`e.id = ${id}`, { content: { kind: 'locale', locale: BASE_LOCALE } });
+  return entry && { envelope: presentObject(entry, { locale: BASE_LOCALE, view: 'full' }), exact: entry.exact };
+}

@@ -18,6 +18,8 @@ export interface WriteContext {
   workspace: { id: number; locales: string[] };
   author: Author;
   skipWebhooks?: boolean;
+  /** Work that commits with a create, in its transaction (a pipeline step's record of it). */
+  alsoInTransaction?: (tx: SqlRunner, entryPk: number) => Promise<void>;
 }
 
 export const throwIfAny = (errors: FieldErrors) => {

@@ -81,8 +81,8 @@ export class StateProbe {
   }
 
   /**
-   * Work the server still has to do after a change: events to fan out, deliveries due, queued
-   * jobs due (pg-boss, in its own schema). `complete` is false when some of it cannot be read
+   * Work the server still has to do after a change: events to fan out, deliveries due, pipeline
+   * executions not ended, queued jobs due (pg-boss, in its own schema). `complete` is false when some of it cannot be read
    * (then `settle` also waits for the database to stand still).
    */
   async pendingWork(): Promise<{ pending: number; complete: boolean }> {
@@ -93,8 +93,10 @@ export class StateProbe {
         return undefined;
       }
     };
+    // Pipeline executions run after their job completed (core/pipelines/runner.ts): counted until they end.
     const events = await count(
-      `SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)::int + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now())::int AS n`,
+      `SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)::int + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now())::int
+              + (SELECT count(*) FROM pipeline_executions WHERE status IN ('queued', 'running'))::int AS n`,
     );
     const ignored = VOLATILE_JOBS.map((j) => `'${j}'`).join(', ');
     const jobs = await count(`SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry', 'active') AND start_after <= now() AND name NOT IN (${ignored})`);

@@ -140,10 +140,13 @@ const operations = () => (sortedOperations ??= readOperations(loadDocument()).so
 export async function create(baseUrl: string, t: Tenant, webhookUrl: string, key: string): Promise<number> {
   let requests = 0;
   const ops = operations();
-  const owner = ops.flatMap((op) => op.parameters.filter((q) => q.in === 'path' && paramKey(op, q.name) === key).map((p) => ({ op, p })))[0];
+  const collectionOf = (op: OperationSpec, name: string) => op.path.slice(0, op.path.indexOf(`/{${name}}`));
+  const owners = ops.flatMap((op) => op.parameters.filter((q) => q.in === 'path' && paramKey(op, q.name) === key).map((p) => ({ op, p })));
+  // A collection the resource can be created in first (`/api/.../pipelines/{name}/executions` has none; the management one has).
+  const owner = owners.find(({ op, p }) => ops.some((o) => o.method === 'post' && o.path === collectionOf(op, p.name))) ?? owners[0];
   if (!owner) return 0;
   const { op: ownerOp, p } = owner;
-  const collection = ownerOp.path.slice(0, ownerOp.path.indexOf(`/{${p.name}}`));
+  const collection = collectionOf(ownerOp, p.name);
   let missing = false;
   const path = collection.replace(/\{(\w+)\}/g, (_m, n: string) => {
     const k = paramKey(collection, n);
@@ -164,10 +167,12 @@ export async function create(baseUrl: string, t: Tenant, webhookUrl: string, key
     return res.ok ? json : undefined;
   };
   const integer = allowedTypes(node(p.schemaPointer)).has('integer');
-  const pickValue = (item: Record<string, unknown> | undefined) => {
-    const v = item?.id ?? item?.name ?? item?.ref;
-    return typeof v === 'number' || (typeof v === 'string' && !integer) ? String(v) : undefined;
-  };
+  // The item's id, name or ref, whichever the parameter takes (a pipeline has an id but is addressed by name).
+  const pickValue = (item: Record<string, unknown> | undefined) =>
+    [item?.id, item?.name, item?.ref]
+      .filter((v) => typeof v === 'number' || (typeof v === 'string' && !integer))
+      .map(String)
+      .find((v) => integer || validateAt(p.schemaPointer, v).valid);
   let value: string | undefined;
   const creator = ops.find((o) => o.method === 'post' && o.path === collection);
   const pointer = creator ? bodyInfo(creator).jsonPointer : undefined;

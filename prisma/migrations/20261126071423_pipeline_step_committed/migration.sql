@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "pipeline_step_runs" ADD COLUMN     "committed" JSONB;
+

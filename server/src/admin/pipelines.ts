@@ -1,0 +1,70 @@
+// Pipeline definitions (management API): every step is checked before anything is saved
+// (core/pipelines/definition.ts); a taken name is a 422 on `name`.
+import type { components } from '../../../sdk/src/generated/openapi';
+import type { AppContext } from '../context';
+import type { Pipeline } from '../generated/prisma/client';
+import { handlers } from '../http/handlers';
+import { notFound, validationFailed } from '../http/errors';
+import { uniqueOr422 } from '../lib/db-errors';
+import { formatTimestamp } from '../lib/time';
+import { requireWorkspace } from '../core/lookup';
+import { definitionErrors } from '../core/pipelines/definition';
+import type { PipelineStep } from '../core/pipelines/step-types';
+
+type S = components['schemas'];
+
+const present = (p: Pipeline): S['Pipeline'] => ({
+  id: p.id,
+  name: p.name,
+  description: p.description,
+  steps: p.steps as PipelineStep[],
+  created_at: formatTimestamp(p.createdAt),
+  updated_at: formatTimestamp(p.updatedAt),
+});
+
+function checked(app: AppContext, body: S['PipelineInput']) {
+  const errors = definitionErrors(app.config, app.operations, body.steps);
+  if (Object.keys(errors).length) throw validationFailed(errors);
+  return { name: body.name, description: body.description ?? null, steps: body.steps as object[] };
+}
+
+async function requirePipeline(app: AppContext, workspaceName: string, name: string) {
+  const workspace = await requireWorkspace(app, workspaceName);
+  const pipeline = await app.db.prisma.pipeline.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name } } });
+  if (!pipeline) throw notFound();
+  return pipeline;
+}
+
+export const pipelineHandlers = handlers({
+  async createPipeline({ params, body }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const data = checked(app, body);
+    const now = app.clock.now();
+    const pipeline = await uniqueOr422('name', () => app.db.prisma.pipeline.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now } }));
+    return { status: 201, body: present(pipeline) };
+  },
+
+  async listPipelines({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    const found = await app.db.prisma.pipeline.findMany({ where: { workspaceId: workspace.id }, orderBy: { name: 'asc' } });
+    return { status: 200, body: { data: found.map(present) } };
+  },
+
+  async getPipeline({ params }, app) {
+    return { status: 200, body: present(await requirePipeline(app, params.workspace, params.name)) };
+  },
+
+  async replacePipeline({ params, body }, app) {
+    const current = await requirePipeline(app, params.workspace, params.name);
+    const data = checked(app, body);
+    const pipeline = await uniqueOr422('name', () => app.db.prisma.pipeline.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() } }));
+    return { status: 200, body: present(pipeline) };
+  },
+
+  async deletePipeline({ params }, app) {
+    const current = await requirePipeline(app, params.workspace, params.name);
+    // A concurrent delete already removed it: the same answer.
+    await app.db.prisma.pipeline.deleteMany({ where: { id: current.id } });
+    return { status: 204 };
+  },
+});

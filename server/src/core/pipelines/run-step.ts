@@ -1,0 +1,95 @@
+// Runs one step with its resolved `with`, on behalf of the key that started the execution as it
+// is now: entries and objects steps through the very operation of their route (rights,
+// validation, handler; http/operations.ts), an email through the email route's rights and
+// validation with the message queued in the transaction that stores the step's output, an
+// `http.request` through the allowlisted client. Refusals become StepFailed with the route's
+// answer as the message. What keeps a re-run from writing twice: the batch's idempotency key,
+// the email's shared transaction, the object's id recorded in its create's transaction.
+import type { AppContext } from '../../context';
+import { HttpError } from '../../http/errors';
+import type { ApiKeyPrincipal } from '../../http/auth';
+import type { SqlRunner } from '../../db/database';
+import { queueEmail, type EmailMessage } from '../../email/queue';
+import { readEnvelope } from '../entries/object-envelope';
+import { sendHttpRequest } from './http-request';
+import { StepFailed } from './step-failed';
+import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
+
+export interface StepRun {
+  executionId: string;
+  step: PipelineStep;
+  /** `with` after placeholders. */
+  resolved: Record<string, unknown>;
+  principal: ApiKeyPrincipal;
+  /** Aborted when the process shuts down. */
+  stop: AbortSignal;
+  /** What this step's write committed in an earlier, interrupted attempt. */
+  committed?: unknown;
+  /** Records the step's write in its transaction (objects.create). */
+  recordWrite: (tx: SqlRunner, written: unknown) => Promise<void>;
+}
+
+const MAX_MESSAGE = 4000;
+
+/** A route's refusal as a step's error: its message, and its field errors when it has some. */
+function refusal(err: HttpError): StepFailed {
+  const { message, errors } = err.body;
+  const text = `${err.status} ${message}${errors ? ` ${JSON.stringify(errors)}` : ''}`;
+  return new StepFailed(text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text);
+}
+
+export interface StepResult {
+  output: unknown;
+  /** The step's write, committed in one transaction with its stored output (so done exactly once). */
+  commit?: (tx: SqlRunner) => Promise<void>;
+}
+
+/** The step's output; throws StepFailed for a refusal, anything else for a failure worth another attempt. */
+export async function runStep(app: AppContext, run: StepRun): Promise<StepResult> {
+  const { step, resolved, principal } = run;
+  const type = STEP_TYPES[step.type];
+  if (type.kind === 'http') {
+    const errors = app.operations.validator.errorsAt(HTTP_WITH_POINTER, resolved);
+    if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(errors)}`);
+    return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
+  }
+  if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
+  if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
+  if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
+  const { params, body } = operationParts(type, principal.workspace.name, resolved);
+  // A re-run after a crash replays the batch committed before it instead of writing again.
+  const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
+  // An object create records itself in its own transaction (a re-run reads it back, above).
+  const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
+  return refusing(async () => {
+    const reply = await app.operations.call(app, type.operationId, { ...principal, pipelineStep }, { params, body, headers });
+    return { output: reply.body };
+  });
+}
+
+/** The envelope of the object an interrupted objects.create step created (or why it is gone). */
+async function objectWrittenBefore(app: AppContext, written: { object_id: number }): Promise<StepResult> {
+  const found = await readEnvelope(app.db, written.object_id);
+  if (!found) throw new StepFailed(`The object ${written.object_id} this step created before an interruption no longer exists.`);
+  return { output: found.envelope };
+}
+
+/** A route's refusal (a 4xx) fails the step; anything else is tried again. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof HttpError && err.status < 500) throw refusal(err);
+    throw err;
+  }
+}
+
+/**
+ * `email.send`: the email route's rights and validation, then the message is queued in the
+ * transaction that stores the step's output (`queueEmail` joins it), so a step run again after a
+ * crash never queues it twice.
+ */
+function emailStep(app: AppContext, { resolved, principal }: StepRun): StepResult {
+  app.operations.check('sendEmail', principal, resolved);
+  return { output: { queued: true }, commit: (tx) => queueEmail(app, { workspaceId: principal.workspace.id, message: resolved as unknown as EmailMessage, tx }) };
+}

@@ -1,0 +1,93 @@
+// The spec's operations with their validation and handlers, as one table. The router runs an
+// operation for an HTTP request; a pipeline step runs the same operation on behalf of the key that
+// started its execution: the same rights, the same validation, the same handler, no second copy.
+import type { Context } from 'koa';
+import type { AppContext } from '../context';
+import { authorize, type ApiKeyPrincipal } from './auth';
+import { invalid, notFound, validationFailed } from './errors';
+import type { HandlerSet } from './handlers';
+import type { OperationSpec } from './spec';
+import { MAX_JSON_DEPTH, deeperThan, unstorable, type SpecValidator } from './validation';
+
+export interface OperationRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  principal: ApiKeyPrincipal | undefined;
+  koa: Context;
+}
+
+export interface OperationReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  exactJson?: boolean;
+}
+
+type AnyHandler = (req: OperationRequest, app: AppContext) => Promise<OperationReply>;
+
+export class Operations {
+  private readonly byId: Map<string, { op: OperationSpec; handler: AnyHandler }>;
+
+  constructor(
+    readonly list: OperationSpec[],
+    readonly validator: SpecValidator,
+    set: HandlerSet,
+  ) {
+    this.byId = new Map(
+      list.map((op) => {
+        const handler = (set as unknown as Record<string, AnyHandler>)[op.operationId];
+        if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
+        return [op.operationId, { op, handler }];
+      }),
+    );
+  }
+
+  spec(operationId: string): OperationSpec {
+    const found = this.byId.get(operationId);
+    if (!found) throw new Error(`unknown operation ${operationId}`);
+    return found.op;
+  }
+
+  /**
+   * The end of every route's chain: validates the request (coercing parameters), runs `validated`
+   * (the router's rate limits counted per a body property), then the handler.
+   */
+  async handle(op: OperationSpec, req: OperationRequest, app: AppContext, validated?: (req: OperationRequest) => Promise<void>): Promise<OperationReply> {
+    this.validator.validateRequest(op, req);
+    await validated?.(req);
+    // Documents stored as jsonb keep numbers a double cannot hold (router.ts).
+    if (req.koa.state.exactBody !== undefined) req.body = req.koa.state.exactBody;
+    return this.byId.get(op.operationId)!.handler(req, app);
+  }
+
+  /**
+   * The checks `call` makes before the handler, for a caller that then does the operation's work
+   * itself in a transaction of its own (a pipeline step queueing an email with its step's result):
+   * rights, nesting, and the route's validation of `body` (`422` keyed by field).
+   */
+  check(operationId: string, principal: ApiKeyPrincipal, body: unknown): void {
+    const op = this.spec(operationId);
+    authorize(principal, op.abilities, op.permissions);
+    if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    const errors = op.jsonBodyPointer ? this.validator.errorsAt(op.jsonBodyPointer, body) : {};
+    if (Object.keys(errors).length) throw validationFailed(errors);
+  }
+
+  /**
+   * Runs an operation outside HTTP on behalf of `principal`: the key's abilities and its creator's
+   * permissions as the route checks them, the body's nesting limit, the route's validation, then
+   * its handler. Such a call has no socket: handlers may read only headers (`headers`) and state
+   * from `koa`. Rate limits and request logs are the HTTP edge's and do not apply.
+   */
+  async call(app: AppContext, operationId: string, principal: ApiKeyPrincipal, parts: { params: Record<string, string>; body: unknown; headers?: Record<string, string> }): Promise<OperationReply> {
+    const op = this.spec(operationId);
+    authorize(principal, op.abilities, op.permissions);
+    // As the router: a path PostgreSQL could not even compare names no resource.
+    if (Object.values(parts.params).some(unstorable)) throw notFound();
+    if (deeperThan(parts.body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    const headers = new Map(Object.entries(parts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    const koa = { state: {}, get: (name: string) => headers.get(name.toLowerCase()) ?? '' } as unknown as Context;
+    return this.handle(op, { params: { ...parts.params }, query: {}, body: parts.body, principal, koa }, app);
+  }
+}
