@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 
 export const root = path.resolve(import.meta.dirname, '../..');
@@ -586,4 +587,27 @@ export async function typedEntryRow(client, entryId) {
                    created_at = updated_at AS times_equal, published_at IS NOT DISTINCT FROM (CASE WHEN status = 'published' THEN updated_at END) AS published_at_ok,
                    (SELECT array_agg(locale) FROM entry_contents c WHERE c.entry_pk = x.id) AS content_locales`;
   return (await client.query(`SELECT ${columns} FROM (SELECT e.*, t.name AS content_type_name FROM entries e JOIN content_types t ON t.id = e.content_type_id WHERE e.entry_id = $1) x`, [entryId])).rows[0];
+}
+
+/**
+ * What a bulk insert must match: each `[what, API-created entry ID, bulk entry ID]` pair's rows
+ * equal (typedEntryRow), and `expected` published entries with a document per content type name.
+ * Returns the problems found.
+ */
+export async function bulkMatchesApi(client, workspaceId, pairs, expected) {
+  const problems = [];
+  for (const [what, apiId, bulkId] of pairs) {
+    const [a, b] = [await typedEntryRow(client, apiId), await typedEntryRow(client, bulkId)];
+    if (!isDeepStrictEqual(a, b)) problems.push(`${what} rows differ: API ${JSON.stringify(a)} vs bulk ${JSON.stringify(b)}`);
+  }
+  const { rows } = await client.query(
+    `SELECT t.name, count(*)::int AS n FROM entries e JOIN entry_contents c ON c.entry_pk = e.id JOIN content_types t ON t.id = e.content_type_id
+      WHERE e.workspace_id = $1 AND e.kind = 'typed' AND e.status = 'published' AND e.deleted_at IS NULL GROUP BY t.name`,
+    [workspaceId],
+  );
+  const counts = Object.fromEntries(rows.map((r) => [r.name, r.n]));
+  for (const [name, n] of Object.entries(expected)) {
+    if (counts[name] !== n) problems.push(`${counts[name] ?? 0} published ${name} entries with a document, expected ${n}`);
+  }
+  return problems;
 }

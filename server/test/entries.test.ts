@@ -142,14 +142,20 @@ describe('round trips', () => {
       if (content.test(args[0])) statements++;
       return original(...args);
     }) as typeof db.query;
+    // A scheduled task may run in the same process meanwhile (publication touches entries): the
+    // fewest of three reads is the request's own count.
     const count = async (perPage: number) => {
-      await s.server.app.requestLogs.flush();
-      statements = 0;
-      const res = await w.api.get(typed('node', `&per_page=${perPage}`));
-      expect(res.status).toBe(200);
-      expect(res.body.data).toHaveLength(perPage);
-      expect(res.body.data.at(-1).fields.links.length).toBeGreaterThan(0);
-      return statements;
+      const counts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await s.server.app.requestLogs.flush();
+        statements = 0;
+        const res = await w.api.get(typed('node', `&per_page=${perPage}`));
+        expect(res.status).toBe(200);
+        expect(res.body.data).toHaveLength(perPage);
+        expect(res.body.data.at(-1).fields.links.length).toBeGreaterThan(0);
+        counts.push(statements);
+      }
+      return Math.min(...counts);
     };
     try {
       await count(5);
