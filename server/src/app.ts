@@ -45,6 +45,7 @@ import { entryHandlers } from './entries/routes';
 import { entryQueryHandlers } from './entries/query-routes';
 import { entryBatchHandlers } from './entries/batch-routes';
 import { pruneIdempotency } from './core/idempotency';
+import { pruneExecutions } from './core/pipelines/executions';
 import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
@@ -107,6 +108,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
     .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
+    .register({ name: 'pipelines:prune', cadence: 'daily', run: pruneExecutions })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 

@@ -458,3 +458,29 @@ describe('SDK', () => {
     await expect(api.run('slow', {}, { wait: true, timeoutMs: 300 })).rejects.toBeInstanceOf(PipelineTimeoutError);
   });
 });
+
+describe('retention', () => {
+  let c: TestServer;
+  beforeAll(async () => {
+    c = await startTestServer({ TEST_CLOCK: '1', SCHEDULER_TICK_MS: '100' });
+  });
+  afterAll(() => c?.close());
+
+  it('keeps an ended execution 30 days: the pipelines:prune task then deletes it, and its status URL answers 404', async () => {
+    const { workspace: ws, key } = await setupWorkspace(c.admin, { permissions: ALL_PERMISSIONS, abilities: ['*'] });
+    expect((await c.admin.post(`/admin/v1/workspaces/${ws.name}/buckets/general/content-types`, { name: 'article', fields: [{ name: 'title', type: 'text' }] })).status).toBe(201);
+    const api = client(c.url, key.key);
+    expect((await c.admin.post(pipelines(ws.name), { name: 'one', steps: [{ id: 'q', type: 'entries.query', with: { bucket: 'general', type: 'article' } }] })).status).toBe(201);
+    const started = await api.post(`/api/v1/${ws.name}/pipelines/one/executions`, { input: {} });
+    expect(started.status).toBe(202);
+    const url = `/api/v1/${ws.name}/pipelines/executions/${started.body.id}`;
+    await eventually(async () => ((await api.get(url)).body.status === 'succeeded' ? true : undefined), 20_000);
+    const prune = async () => (await c.admin.post('/admin/v1/tasks/pipelines:prune')).body;
+    expect((await c.admin.post('/admin/v1/clock', { advance_seconds: 29 * 86_400 })).status).toBe(200);
+    expect(await prune()).toMatchObject({ task: 'pipelines:prune', processed: 0 });
+    expect((await api.get(url)).status).toBe(200);
+    expect((await c.admin.post('/admin/v1/clock', { advance_seconds: 2 * 86_400 })).status).toBe(200);
+    expect(await prune()).toMatchObject({ task: 'pipelines:prune', processed: 1 });
+    expect((await api.get(url)).status).toBe(404);
+  });
+});

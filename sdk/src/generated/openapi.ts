@@ -1213,7 +1213,8 @@ export interface paths {
          * Read an execution's status
          * @description The execution's status (`queued`, `running`, `succeeded`, `failed`), its input, the last
          *     step's output once it succeeded, the error once it failed, and each step's status and
-         *     times. Executions of another workspace are a `404`. Key ability `pipelines:execute` (or
+         *     times. Executions of another workspace are a `404`, and so are executions that ended more
+         *     than 30 days ago (decision: the daily `pipelines:prune` task deletes them). Key ability `pipelines:execute` (or
          *     `*`), creator permission `execute-pipeline`.
          */
         get: operations["getPipelineExecution"];
@@ -2442,7 +2443,9 @@ export interface paths {
          *     - `entries:publish-scheduled` (every minute): publishes drafts whose `publish_at` has come;
          *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours;
          *     - `auth:prune` (hourly): deletes expired one-time codes, authorization codes and access
-         *       tokens of hosted authentication.
+         *       tokens of hosted authentication;
+         *     - `pipelines:prune` (daily): deletes pipeline executions that ended more than 30 days ago
+         *       (their status URL answers `404` from then on).
          *
          *     An unknown task is a `404`.
          */

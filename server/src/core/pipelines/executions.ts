@@ -17,6 +17,9 @@ export interface ExecutionJob {
   lease: string;
 }
 
+/** Days an ended execution stays readable at its status URL (the `pipelines:prune` task). */
+export const EXECUTION_RETENTION_DAYS = 30;
+
 export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
 
@@ -223,4 +226,15 @@ export class ExecutionState {
   async release(afterMs: number): Promise<void> {
     await rows(this.app.db, sql`UPDATE pipeline_executions SET locked_until = ${new Date(Date.now() + afterMs).toISOString()}::timestamptz WHERE ${this.mine()}`);
   }
+}
+
+/** The `pipelines:prune` task: executions that ended over EXECUTION_RETENTION_DAYS ago go (their steps with them). */
+export async function pruneExecutions(app: AppContext): Promise<number> {
+  const gone = await rows(
+    app.db,
+    sql`DELETE FROM pipeline_executions
+         WHERE status IN ('succeeded', 'failed') AND finished_at <= ${app.clock.now().toISOString()}::timestamptz - make_interval(days => ${EXECUTION_RETENTION_DAYS}::int)
+         RETURNING 1`,
+  );
+  return gone.length;
 }
