@@ -1197,6 +1197,15 @@ describe('the decimal contract', () => {
     expectErrors(await q({ type: 'prec', filter: only(g), aggregate: { avg: ['v'] } }), ['aggregate.avg.0']);
   });
 
+  it('refuses a stored JSON number longer than 128 characters, even when its digits fit', async () => {
+    const [entry] = await createEntries(w, 'prec', [{ fields: { g: 'x-long', v: 1, w: 1 }, status: 'published' }]);
+    // 1 with 130 fractional zeros: fits DECIMAL(38,12) once trailing zeros go, but is 132 characters as stored.
+    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 130))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    expectErrors(await q({ type: 'prec', filter: only('x-long'), aggregate: { sum: ['v'] } }), ['aggregate.sum.0']);
+    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 126))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    expect((await ok({ type: 'prec', filter: only('x-long'), aggregate: { sum: ['v'] } })).data).toEqual([{ sum: { v: '1' } }]);
+  });
+
   it('refuses a bad contributor outside the requested page of groups, and ignores roots the filter excludes', async () => {
     expectErrors(await q({ type: 'prec', groupBy: ['g'], aggregate: { count: true, sum: ['v'] }, limit: 1 }), ['aggregate.sum.0']);
     const fine = await ok({ type: 'prec', groupBy: ['g'], aggregate: { count: true, sum: ['w'] }, limit: 1 });

@@ -35,16 +35,21 @@ const contributorValue = (v: Sql) =>
   sql`CASE jsonb_typeof(${v}) WHEN 'number' THEN (${v})::numeric WHEN 'string' THEN CASE WHEN ${numericString(v)} THEN ${trimmed(v)}::numeric END END`;
 
 /**
- * Whether a contributor is valid (null and missing are, and are ignored), from its jsonb `v` and
- * its number `num` (contributorValue: null for strings that do not read as numbers).
+ * Whether any of a set of contributors breaks the DECIMAL(38,12) contract: an aggregate over its
+ * rows, from each one's jsonb `v` and number `num` (contributorValue: null for strings that do
+ * not read as numbers). Null and missing values are valid and ignored. The range is checked on
+ * the set's min and max, and the rest per row only where the scale exceeds 12: with at most 26
+ * integer digits, a number of scale 12 or less is far shorter than 128 characters, so a valid
+ * row costs one cheap read (numeric strings had their length checked by numericString).
  */
-function contributorOk(v: Sql, num: Sql): Sql {
-  const fits = sql`(abs(${num}) < 1e26 AND scale(trim_scale(${num})) <= 12)`;
-  return sql`CASE coalesce(jsonb_typeof(${v}), 'null')
-      WHEN 'number' THEN char_length((${v})::text) <= 128 AND ${fits}
-      WHEN 'string' THEN ${num} IS NOT NULL AND ${fits}
-      WHEN 'null' THEN true
-      ELSE false END`;
+function contributorsBad(v: Sql, num: Sql): Sql {
+  const overPrecise = (orLonger: Sql) => sql`CASE WHEN scale(${num}) > 12 THEN scale(trim_scale(${num})) > 12${orLonger} ELSE false END`;
+  const invalid = sql`CASE coalesce(jsonb_typeof(${v}), 'null')
+      WHEN 'number' THEN ${overPrecise(sql` OR char_length((${v})::text) > 128`)}
+      WHEN 'string' THEN ${num} IS NULL OR ${overPrecise(raw(''))}
+      WHEN 'null' THEN false
+      ELSE true END`;
+  return sql`(coalesce(bool_or(${invalid}), false) OR coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false))`;
 }
 
 /** A group's value as SQL text or boolean (through single relations by subquery). */
@@ -179,7 +184,7 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
     flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`);
   });
   rootPaths.forEach((i) => {
-    gFlags.push(sql`bool_or(${contributorOk(raw(`r.v${i}`), raw(`r.n${i}`))} IS FALSE) AS ${n('bad_', i)}`);
+    gFlags.push(sql`${contributorsBad(raw(`r.v${i}`), raw(`r.n${i}`))} AS ${n('bad_', i)}`);
     flags.push(sql`bool_or(${n('bad_', i)}) AS ${n('bad_', i)}`);
   });
   const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];
@@ -199,7 +204,7 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
     const a = n('a', i);
     ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${contributions(plan, i, relations)}) x OFFSET 0)`);
     ctes.push(sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`);
-    scalarFlags.push(sql`(SELECT bool_or(${contributorOk(raw('v'), raw(`n${i}`))} IS FALSE) FROM ${p}) AS ${n('bad_', i)}`);
+    scalarFlags.push(sql`(SELECT ${contributorsBad(raw('v'), raw(`n${i}`))} FROM ${p}) AS ${n('bad_', i)}`);
     selects.push(join(resultColumns(i).map((c) => raw(`a${i}.${c}`)), ', '));
     joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
   });
