@@ -185,7 +185,8 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
   jobs.define<ExecutionJob>(PIPELINE_JOB, (job) => app.pipelines.take(job));
-  jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
+  // Only a process that can send takes delivery jobs (another one on the database may be configured with SMTP).
+  if (config.smtpUrl) jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));
   return app;
 }
 
