@@ -4,6 +4,10 @@
 //   GET /api/v1/{workspace}/api-key   (API key authentication, key info)
 //   GET /api/v1/{workspace}/files/{id} (authentication, ability and permission checks, a file row,
 //                                       signed temporary URLs)
+//   POST /api/v1/{workspace}/auth/login, over 50 app users' addresses and over 50 addresses
+//                                       without an app user (each logged in once before), for
+//                                       hosted authentication's "no timing difference between
+//                                       known and unknown addresses": their p50 side by side
 // measured with autocannon (10 connections, a warm-up that is not counted, then BENCH_SECONDS).
 //
 // Standalone: `node scripts/bench/hot-path.mjs [--build]` (without --build it runs dist/ as it is).
@@ -25,6 +29,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  ADMIN_TOKEN,
   DEFAULT_PG_URL,
   call,
   checkBuild,
@@ -77,10 +82,39 @@ async function setupHotPath(base) {
   return { ws, key, fileId: file.id };
 }
 
+/** App users (verified once), and as many addresses that logged in but never verified: no app user. */
+const LOGIN_ADDRESSES = 50;
+const knownAddress = (i) => `app-user-${i}@example.com`;
+const unknownAddress = (i) => `nobody-${i}@example.com`;
+
+/** Hosted authentication on; the app users and the other addresses of the login rows. */
+async function setupLogin(base, ws) {
+  await call(base, 'PATCH', `/admin/v1/workspaces/${ws}`, ADMIN_TOKEN, { auth_enabled: true });
+  const post = (route, body) => fetch(`${base}/api/v1/${ws}/auth/${route}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  for (let i = 0; i < LOGIN_ADDRESSES; i++) {
+    for (const email of [knownAddress(i), unknownAddress(i)]) {
+      const login = await post('login', { email });
+      if (login.status !== 204) throw new Error(`login: HTTP ${login.status} ${await login.text()}`);
+    }
+    const outbox = await call(base, 'GET', `/admin/v1/workspaces/${ws}/outbox?limit=2`, ADMIN_TOKEN);
+    const mail = outbox.data.find((m) => [m.to].flat().includes(knownAddress(i)));
+    const otp = /\b(\d{6})\b/.exec(mail?.text ?? '')?.[1];
+    const verify = await post('verify', { email: knownAddress(i), otp });
+    if (verify.status !== 200) throw new Error(`verify: HTTP ${verify.status} ${await verify.text()}`);
+  }
+}
+
+/** Login requests rotating over `address(0..LOGIN_ADDRESSES-1)`. */
+function loginRequests(address) {
+  let n = 0;
+  return { method: 'POST', requests: [{ method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: address(n++ % LOGIN_ADDRESSES) }) }) }] };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
 function verdict(row, target) {
+  if (target === null) return '(compare the two login rows)';
   if (!target) return '(ceiling)';
   const bad = row.non2xx > 0 || row.errors > 0 || row.timeouts > 0;
   const parts = [`>= ${target.rps} req/s`];
@@ -144,19 +178,31 @@ async function runOne({ database, variant, adminUrl, opts, profileRoot }) {
       throw withServerOutput(server, err);
     });
     const auth = { Authorization: `Bearer ${key}` };
+    await setupLogin(server.base, ws).catch((err) => {
+      throw withServerOutput(server, err);
+    });
+    const loginUrl = `${server.base}/api/v1/${ws}/auth/login`;
+    const json = { 'Content-Type': 'application/json' };
     const routes = [
       { route: 'health', label: 'GET /health', url: `${server.base}/health`, headers: {}, target: undefined },
       { route: 'api-key', label: `GET /api/v1/${ws}/api-key`, url: `${server.base}/api/v1/${ws}/api-key`, headers: auth, target: TARGETS[database] },
       { route: 'file', label: `GET /api/v1/${ws}/files/${fileId}`, url: `${server.base}/api/v1/${ws}/files/${fileId}`, headers: auth, target: TARGETS[database] },
+      { route: 'login-known', label: 'POST …/auth/login (app users)', url: loginUrl, headers: json, target: null, status: 204, request: loginRequests(knownAddress) },
+      { route: 'login-unknown', label: 'POST …/auth/login (no app user)', url: loginUrl, headers: json, target: null, status: 204, request: loginRequests(unknownAddress) },
     ];
-    // Each route must answer 200 before it is worth loading.
+    // Each route must answer before it is worth loading.
     for (const r of routes) {
-      const res = await fetch(r.url, { headers: r.headers });
+      const res = await fetch(r.url, { method: r.request?.method ?? 'GET', headers: r.headers, body: r.request ? JSON.stringify({ email: knownAddress(0) }) : undefined });
       const text = await res.text();
-      if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
+      if (res.status !== (r.status ?? 200)) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
     }
     const rows = [];
-    for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts)) });
+    for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
+    const [known, other] = ['login-known', 'login-unknown'].map((name) => rows.find((r) => r.route === name));
+    notes.push(
+      `  login p50: app users ${ms(known.p50)} ms, addresses without one ${ms(other.p50)} ms (difference ${ms(Math.abs(known.p50 - other.p50))} ms, ` +
+        `${LOGIN_ADDRESSES} addresses each, all with an earlier login; the same statements run for both)`,
+    );
     ok = true;
     return { rows, startMs: server.startMs, notes };
   } finally {
