@@ -1,5 +1,6 @@
 // Entry helpers: typed structured queries and batch writes that survive an uncertain outcome.
 import type { components } from './generated/openapi.js';
+import { wait } from './wait.js';
 import type { PublicClient } from './index.js';
 
 export type EntryQuery = components['schemas']['EntryQuery'];
@@ -23,7 +24,6 @@ export interface BatchOptions {
   retryDelayMs?: number;
 }
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Sends a batch write with an Idempotency-Key and retries it with the same key when the outcome

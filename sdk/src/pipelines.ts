@@ -1,12 +1,12 @@
 // Pipeline helpers: run a saved pipeline and, when asked, wait for its end by polling the
 // execution's status with backoff.
 import type { components } from './generated/openapi.js';
-import type { ApiError, PublicClient } from './index.js';
+import type { PublicClient } from './index.js';
+import type { Result as Outcome } from './content/client.js';
+import { wait as sleep } from './wait.js';
 
 export type PipelineExecution = components['schemas']['PipelineExecution'];
 export type PipelineExecutionQueued = components['schemas']['PipelineExecutionQueued'];
-
-type Outcome<T> = { data: T; error?: never; response: Response } | { data?: never; error: ApiError; response: Response };
 
 export interface RunOptions {
   /** Wait until the execution succeeded or failed (polling its status URL); default false. */
@@ -29,8 +29,6 @@ export class PipelineTimeoutError extends Error {
     this.name = 'PipelineTimeoutError';
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface Pipelines {
   /** Queues an execution (`202`); with `{wait: true}` resolves with the ended execution instead. */

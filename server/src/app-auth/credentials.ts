@@ -39,8 +39,10 @@ export function newSplitToken(prefix: SplitPrefix): SplitToken {
 }
 
 /** The selector and the verifier's hash of a presented token, or undefined when it is not one of `prefix`. */
+const SPLIT_TOKEN: Record<SplitPrefix, RegExp> = { wsac: /^wsac_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/, wsat: /^wsat_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/ };
+
 export function parseSplitToken(prefix: SplitPrefix, token: string | undefined): { selector: string; verifierHash: string } | undefined {
-  const m = new RegExp(`^${prefix}_([A-Za-z0-9_-]{22})\\.([A-Za-z0-9_-]{43})$`).exec(token ?? '');
+  const m = SPLIT_TOKEN[prefix].exec(token ?? '');
   return m ? { selector: m[1], verifierHash: sha256(m[2]) } : undefined;
 }
 

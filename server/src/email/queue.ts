@@ -1,13 +1,10 @@
 // Queueing transactional email: one row in `email_messages` (the outbox operators read) and,
 // when SMTP_URL is set, one durable job that sends it (email/deliver.ts), both in the caller's
 // transaction, so a rolled-back change sends nothing. `POST /emails`, hosted authentication's
-// one-time codes and pipeline steps all come through `queueEmail`.
+// one-time codes and pipeline steps (validated as the route, `Operations.check`) all come through `queueEmail`.
 import type { components } from '../../../sdk/src/generated/openapi';
 import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
-import type { FieldErrors } from '../http/errors';
-import { loadDocument } from '../http/spec';
-import { componentValidator } from '../http/validation';
 
 /** The validated body of `POST /api/v1/{workspace}/emails`. */
 export type EmailMessage = components['schemas']['EmailSend'];
@@ -17,18 +14,6 @@ export type EmailKind = 'email' | 'auth-otp';
 export const EMAIL_JOB = 'email.deliver';
 /** SMTP attempts of one message before it is `failed`. */
 export const MAX_EMAIL_ATTEMPTS = 5;
-
-let validator: ((value: unknown) => FieldErrors | undefined) | undefined;
-
-/**
- * The checks of `POST /emails` for a message that arrives another way (a pipeline step): the
- * documented `422` error map keyed by field (`to`, `to.3`, `subject`, ...), or undefined when valid.
- */
-export function validateEmail(value: unknown): FieldErrors | undefined {
-  // Compiled once from the bundled spec (immutable), on first use.
-  validator ??= componentValidator(loadDocument(), 'EmailSend');
-  return validator(value);
-}
 
 export interface QueueEmailInput {
   workspaceId: number;

@@ -52,10 +52,13 @@ export interface KeyRow {
 // side by side, so that each documented outcome (403 unknown key, 404 unknown workspace, 403
 // foreign key) is told apart without a second round trip. `clock` is the test clock's offset,
 // read in the same statement when the clock is adjustable.
-const keyQuery = (clockColumn: string | undefined) => `
-  SELECT k.id AS key_id, k.name AS key_name, k.abilities, k.origins, k.workspace_id AS key_workspace_id,
+/** The columns of a key row (KeyRow): the key, its creator and its workspace. */
+const KEY_COLUMNS = `k.id AS key_id, k.name AS key_name, k.abilities, k.origins, k.workspace_id AS key_workspace_id,
          u.id AS user_id, u.email, u.permissions,
-         w.id AS workspace_id, w.name AS workspace_name, w.locales, w.objects_enabled, w.suspended
+         w.id AS workspace_id, w.name AS workspace_name, w.locales, w.objects_enabled, w.suspended`;
+
+const keyQuery = (clockColumn: string | undefined) => `
+  SELECT ${KEY_COLUMNS}
          ${clockColumn ? `, ${clockColumn} AS clock_offset_ms` : ''}
     FROM (SELECT 1) AS one
     LEFT JOIN api_keys k ON k.key_hash = $1
@@ -110,9 +113,7 @@ const toPrincipal = (row: KeyRow): ApiKeyPrincipal => ({
  */
 export async function principalOfKey(db: SqlRunner, keyId: number, workspaceId: number): Promise<ApiKeyPrincipal | { refused: string }> {
   const { rows } = await db.query<KeyRow>(
-    `SELECT k.id AS key_id, k.name AS key_name, k.abilities, k.origins, k.workspace_id AS key_workspace_id,
-            u.id AS user_id, u.email, u.permissions,
-            w.id AS workspace_id, w.name AS workspace_name, w.locales, w.objects_enabled, w.suspended
+    `SELECT ${KEY_COLUMNS}
        FROM api_keys k JOIN users u ON u.id = k.user_id JOIN workspaces w ON w.id = k.workspace_id
       WHERE k.id = $1 AND k.workspace_id = $2`,
     [keyId, workspaceId],

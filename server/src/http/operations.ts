@@ -4,10 +4,10 @@
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { authorize, type ApiKeyPrincipal } from './auth';
-import { invalid, notFound, validationFailed } from './errors';
+import { notFound, validationFailed } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
-import { MAX_JSON_DEPTH, deeperThan, unstorable, type SpecValidator } from './validation';
+import { assertDepth, unstorable, type SpecValidator } from './validation';
 
 export interface OperationRequest {
   params: Record<string, string>;
@@ -69,7 +69,7 @@ export class Operations {
   check(operationId: string, principal: ApiKeyPrincipal, body: unknown): void {
     const op = this.spec(operationId);
     authorize(principal, op.abilities, op.permissions);
-    if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    assertDepth(body);
     const errors = op.jsonBodyPointer ? this.validator.errorsAt(op.jsonBodyPointer, body) : {};
     if (Object.keys(errors).length) throw validationFailed(errors);
   }
@@ -85,7 +85,7 @@ export class Operations {
     authorize(principal, op.abilities, op.permissions);
     // As the router: a path PostgreSQL could not even compare names no resource.
     if (Object.values(parts.params).some(unstorable)) throw notFound();
-    if (deeperThan(parts.body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    assertDepth(parts.body);
     const headers = new Map(Object.entries(parts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     const koa = { state: {}, get: (name: string) => headers.get(name.toLowerCase()) ?? '' } as unknown as Context;
     return this.handle(op, { params: { ...parts.params }, query: {}, body: parts.body, principal, koa }, app);

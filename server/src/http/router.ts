@@ -12,7 +12,7 @@ import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal 
 import { HttpError, MESSAGES, invalid, notFound } from './errors';
 import type { RateLimitSubject } from './rate-limit';
 import { openAuthWorkspace } from '../app-auth/workspace';
-import { MAX_JSON_DEPTH, deeperThan, unstorable } from './validation';
+import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { Operations } from './operations';
 
@@ -43,8 +43,7 @@ function jsonBody(op: OperationSpec): Middleware {
       if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The body must be valid JSON.');
       throw err;
     })) as { parsed: unknown; raw: string };
-    // The one nesting limit of every JSON body, before any code walks it.
-    if (deeperThan(parsed, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+    assertDepth(parsed);
     ctx.state.body = parsed;
     ctx.state.rawBody = raw;
     // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts): the

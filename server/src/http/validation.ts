@@ -4,7 +4,7 @@
 // Responses are validated the same way by the contract test (`validateResponse`).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { fieldErrors, forbidden, validationFailed, notFound, type FieldErrors } from './errors';
+import { fieldErrors, forbidden, invalid, validationFailed, notFound, type FieldErrors } from './errors';
 import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
 
 const DOC_ID = 'openapi.json';
@@ -90,6 +90,11 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
 
 /** How deep JSON bodies may nest (objects and arrays), checked once right after parsing. */
 export const MAX_JSON_DEPTH = 32;
+
+/** The one nesting limit of every JSON body (`422` on `body`), before any code walks it. */
+export function assertDepth(body: unknown): void {
+  if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+}
 
 /**
  * Whether `value` nests objects and arrays deeper than `limit`. Iterative, so a body nested
@@ -212,7 +217,7 @@ export class SpecValidator {
     c = {
       params: own.length ? this.params.compile(paramsSchema) : undefined,
       pathParams: new Set(own.filter((p) => p.in === 'path').map((p) => p.name)),
-      body: op.jsonBodyPointer ? this.bodies.compile(this.ref(op.jsonBodyPointer)) : undefined,
+      body: op.jsonBodyPointer ? this.atPointer(op.jsonBodyPointer) : undefined,
     };
     this.compiled.set(op.operationId, c);
     return c;
@@ -263,20 +268,4 @@ export class SpecValidator {
     const validate = this.atPointer(`${pointer}/content/${escapePointer(media)}/schema`);
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${op.operationId} ${status}: ${e.instancePath || '/'} ${e.message}`);
   }
-}
-
-/**
- * A validator of one schema of the bundled document (`#/components/schemas/<name>`) for values
- * that arrive some other way than as a request body (a pipeline step's `with`): the same
- * checks and the same documented error map as a request, or undefined when the value is valid.
- */
-export function componentValidator(doc: OpenApiDocument, name: string): (value: unknown) => FieldErrors | undefined {
-  const ajv = newAjv(false);
-  ajv.addSchema(doc, DOC_ID);
-  const validate = ajv.compile({ $ref: `${DOC_ID}#/components/schemas/${escapePointer(name)}` });
-  return (value) => {
-    const errors = validate(value) ? fieldErrors() : toFieldErrors(validate.errors ?? []);
-    textErrors(value, [], errors, 'body');
-    return Object.keys(errors).length ? errors : undefined;
-  };
 }

@@ -214,13 +214,13 @@ async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: Field
   );
   const taken = await rows<{ n: number }>(
     db,
-    sql`SELECT x.n::int AS n FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
-                                ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[], ${column((c) => c.item.entryPk ?? 0)}::int[]) WITH ORDINALITY AS x(t, l, f, v, pk, n)
+    sql`WITH x AS (SELECT * FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
+                                        ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[], ${column((c) => c.item.entryPk ?? 0)}::int[])
+                          WITH ORDINALITY AS u(t, l, f, v, pk, n))
+        SELECT x.n::int AS n FROM x
          WHERE EXISTS (SELECT 1 FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = x.l
                         WHERE e.content_type_id = x.t AND e.kind = 'typed' AND e.deleted_at IS NULL AND e.id <> x.pk AND c.data -> x.f = x.v::jsonb)
-            OR EXISTS (SELECT 1 FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
-                                            ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[]) WITH ORDINALITY AS y(t, l, f, v, n)
-                        WHERE y.n < x.n AND y.t = x.t AND y.l = x.l AND y.f = x.f AND y.v::jsonb = x.v::jsonb)`,
+            OR EXISTS (SELECT 1 FROM x y WHERE y.n < x.n AND y.t = x.t AND y.l = x.l AND y.f = x.f AND y.v::jsonb = x.v::jsonb)`,
   );
   for (const { n } of taken) {
     const { item, field } = claims[n - 1];

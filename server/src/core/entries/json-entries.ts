@@ -12,8 +12,8 @@ import { transaction } from '../transaction';
 import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { EntryError, invalidEntry } from './errors';
-import { recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { checkVersion, hasPendingReview, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
+import { checkVersion, hasPendingReview, insertDocuments, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 
 export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type EntryStatus } from './store';
@@ -119,16 +119,14 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
     const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
     const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validationIssues: v.issues, checkedAt: v.contract ? now : undefined, now });
-    await writeDocuments(tx, id, documents, true);
+    await insertDocuments(tx, [{ entryPk: id, documents }]);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
-    await recordRevision(tx, id, snapshotOf(entry), { event: 'created', author: ctx.author, now });
+    await recordCreated(tx, [{ entryPk: id, after: snapshotOf(entry) }], { author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
     await ctx.alsoInTransaction?.(tx, id);
     return id;
   });
 }
-
-
 
 /**
  * Stores a legacy linked form submission: it holds its ref in the bucket (no object may take
@@ -143,7 +141,7 @@ export async function createSubmission(app: AppContext, workspaceId: number, buc
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
     const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, now });
-    await writeDocuments(tx, id, new Map([[BASE_LOCALE, data]]), true);
+    await insertDocuments(tx, [{ entryPk: id, documents: new Map([[BASE_LOCALE, data]]) }]);
     return { id, entry_id: entryId, ref };
   });
 }

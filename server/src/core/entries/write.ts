@@ -18,7 +18,7 @@ export interface WriteContext {
   workspace: { id: number; locales: string[] };
   author: Author;
   skipWebhooks?: boolean;
-  /** Work that commits with a create, in its transaction (a pipeline step's record of it). */
+  /** Work that commits with a JSON entry's create, in its transaction (a pipeline step's record of it). */
   alsoInTransaction?: (tx: SqlRunner, entryPk: number) => Promise<void>;
 }
 
@@ -29,9 +29,9 @@ export const throwIfAny = (errors: FieldErrors) => {
 /** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
 export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
 
-/** Replaces the documents of an entry (one per locale); a `fresh` entry has none to delete. */
-export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>, fresh = false): Promise<void> {
-  if (!fresh) await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
+/** Replaces the documents of an entry (one per locale); a new entry's go through insertDocuments. */
+export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
+  await rows(tx, sql`DELETE FROM entry_contents WHERE entry_pk = ${entryPk}`);
   await insertDocuments(tx, [{ entryPk, documents }]);
 }
 

@@ -142,6 +142,10 @@ const holdsReference = (hop: Hop, id: string, scope: Scope) => {
   return sql`(${data} @> ${nested([hop.field], id)}::jsonb OR ${data} @> ${nested([hop.field], [id])}::jsonb)`;
 };
 
+/** The ID a condition compares `@id` with by `eq`, if it is one. */
+const idEquals = (c: Condition): string | undefined =>
+  c.op === 'eq' && c.target.kind === 'meta' && c.target.column === 'entry_id' && typeof c.value === 'string' ? c.value : undefined;
+
 const exists = (hop: Hop, scope: Scope, where: (inner: Scope) => Sql) => {
   const { from, inner } = relatedFrom(hop, scope);
   return sql`EXISTS (SELECT 1 FROM ${from} WHERE ${where(inner)})`;
@@ -168,14 +172,12 @@ function condition(c: Condition, scope: Scope): Sql {
     const present = values.length ? through({ ...c, target: target.target, values }) : raw('false');
     return sql`(${present} OR ${missing(target, scope)})`;
   }
-  const related = through({ ...c, target: target.target } as Condition);
+  const inner = { ...c, target: target.target } as Condition;
+  const related = through(inner);
   // A relation compared with one ID: the stored reference must hold it, which the GIN index on
   // documents answers; the EXISTS then only checks that the entry is visible.
-  const inner = target.target;
-  if (c.op === 'eq' && inner.kind === 'meta' && inner.column === 'entry_id' && typeof c.value === 'string') {
-    return sql`(${holdsReference(target.hop, c.value, scope)} AND ${related})`;
-  }
-  return related;
+  const id = idEquals(inner);
+  return id === undefined ? related : sql`(${holdsReference(target.hop, id, scope)} AND ${related})`;
 }
 
 export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
@@ -186,11 +188,8 @@ export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
   if (node.kind === 'some') {
     const some = exists(node.hop, scope, (inner) => compileFilter(node.filter, inner));
     // `includes` of one ID (a `some` on `@id eq`): containment first, as for a single relation.
-    const f = node.filter;
-    if (f.kind === 'condition' && f.op === 'eq' && f.target.kind === 'meta' && f.target.column === 'entry_id' && typeof f.value === 'string') {
-      return sql`(${holdsReference(node.hop, f.value, scope)} AND ${some})`;
-    }
-    return some;
+    const id = node.filter.kind === 'condition' ? idEquals(node.filter) : undefined;
+    return id === undefined ? some : sql`(${holdsReference(node.hop, id, scope)} AND ${some})`;
   }
   return condition(node as Condition, scope);
 }
