@@ -269,20 +269,18 @@ async function shapeCheck(base, ws, key, client, created, count) {
 
 /**
  * The statement `POST /objects/query` runs, built by the server's own compiled `queryStatement`
- * (scope as objects/routes.ts `placeScope` for a body without bucket, ref or prefix).
+ * (visibility as objects/routes.ts `placeVisibility` for a body without bucket, ref or prefix).
  */
 function queryStatement(workspaceId, body) {
   const require = createRequire(import.meta.url);
   const load = (p) => require(path.join(root, 'dist/server/src', p));
   const { parseFilter, parseSort } = load('core/query/parse.js');
   const { queryStatement: build } = load('core/query/run.js');
-  const { scope } = load('core/entries/store.js');
   const { fieldErrors } = load('http/errors.js');
   const errors = fieldErrors();
   const plan = { filter: parseFilter(body.filter, errors), sort: parseSort(body.sort, errors), locale: body.locale ?? 'en-US', offset: body.offset ?? 0, limit: body.limit ?? 20 };
   if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
-  const where = scope.and(scope.workspace(workspaceId), scope.kinds('json'), scope.live);
-  return build(where, plan).statement.toQuery();
+  return build({ workspaceId, kinds: ['json'], bucketIds: [], also: [] }, plan).statement.toQuery();
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   rawJson,
   relative,
   resolveReview,
+  visibilityDrift,
   type Api,
 } from './support/objects';
 import {
@@ -1700,4 +1701,9 @@ describe('the entries quota', () => {
     expect(after.status).toBe(200);
     expect(after.body.map((e: any) => [e.id, e.fields.name, e.lock_version])).toEqual([[id, 'q2', 1]]);
   });
+});
+
+// After every create, update, conversion, Trash and recovery above.
+it('keeps each document\'s copies of its entry\'s visibility columns equal to the entry', async () => {
+  expect(await visibilityDrift(s)).toBe(0);
 });

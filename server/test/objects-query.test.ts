@@ -8,6 +8,7 @@ import {
   createRaw,
   createSubmission,
   deleteObject,
+  visibilityDrift,
   objectsWorkspace,
   rawJson,
   updateObject,
@@ -87,6 +88,22 @@ describe('results', () => {
     expect((await v.api.post(v.at('query'), {})).body.data.map((o: any) => o.id)).toEqual([b.id]);
     await updateObject(v, b, { data: { n: 2 } });
     expect((await v.api.post(v.at('query'), { filter: { n: { eq: 1 } } })).body.data).toEqual([]);
+  });
+
+  it('sees Trash and recovery in filters answered from documents alone (their visibility copies follow the entry)', async () => {
+    const v = await objectsWorkspace(s);
+    let a = await createObject(v, { ref: 'a', data: { n: 7 } });
+    a = await updateObject(v, a, { data: { n: 7 }, translations: { 'de-DE': { n: 8 } } });
+    const ids = async (body: Record<string, unknown>) => (await v.api.post(v.at('query'), body)).body.data.map((o: any) => o.id);
+    expect(await ids({ filter: { n: { eq: 7 } } })).toEqual([a.id]);
+    await deleteObject(v, a.id, a.lock_version);
+    expect(await ids({ filter: { n: { eq: 7 } } })).toEqual([]);
+    expect(await ids({ locale: 'de-DE', filter: { n: { gte: 8 } } })).toEqual([]);
+    const row = (await v.api.get(v.at('trash'))).body.data[0];
+    expect((await v.api.post(v.at(a.id, 'restore'), { lock_version: row.lock_version })).status).toBe(200);
+    expect(await ids({ filter: { n: { eq: 7 } } })).toEqual([a.id]);
+    expect(await ids({ locale: 'de-DE', filter: { n: { gte: 8 } } })).toEqual([a.id]);
+    expect(await visibilityDrift(s)).toBe(0);
   });
 
   it('narrows by bucket, bucket_id, exact ref and folder prefix (literal % and _)', async () => {
@@ -445,13 +462,19 @@ describe('sort', () => {
     await createRaw(u, 'a', '{"n":1}');
     await createRaw(u, 'b', '{"n":1e30}');
     expect((await refused({ sort: [{ field: 'n', direction: 'asc', type: 'number' }] }, u)).some((k) => k.startsWith('sort'))).toBe(true);
+    const negative = await objectsWorkspace(s);
+    await createRaw(negative, 'a', '{"n":-100000000000000000000000000}');
+    expect(await refused({ sort: [{ field: 'n', direction: 'asc', type: 'number' }] }, negative)).toEqual(['sort.0.field']);
     const fine = await objectsWorkspace(s);
     await createRaw(fine, 'a', '{"n":12345678901234567890123456.123456789012}');
     await createRaw(fine, 'b', '{"n":-0.000000000001}');
     await createRaw(fine, 'c', '{"n":2}');
+    // Written with more places than 12, the value itself still has 12 at most.
+    await createRaw(fine, 'd', '{"n":1.50000000000000000000}');
+    await createRaw(fine, 'e', '{"n":-99999999999999999999999999.999999999999}');
     const res = await fine.api.post(fine.at('query'), { sort: [{ field: 'n', direction: 'desc', type: 'number' }] });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((o: any) => o.ref)).toEqual(['a', 'c', 'b']);
+    expect(res.body.data.map((o: any) => o.ref)).toEqual(['a', 'c', 'd', 'b', 'e']);
     expect(res.text).toContain('12345678901234567890123456.123456789012');
   });
 });

@@ -5,6 +5,7 @@ import { fieldErrors } from '../src/http/errors';
 import { compileFilter, compileSort } from '../src/core/query/compile';
 import { parseFields, parseFilter, parseSort } from '../src/core/query/parse';
 import { project } from '../src/core/query/run';
+import { requiresDocument } from '../src/core/query/candidates';
 
 const compile = (filter: Record<string, unknown>) => {
   const errors = fieldErrors();
@@ -80,10 +81,18 @@ describe('sorting', () => {
     // Each key's value is read once per row, then ordered by.
     expect(values.map((v) => v.toQuery().text)).toEqual(['c.data -> $1::text AS s0', 'e.created_at AS s1']);
     const { text } = orderBy.toQuery();
-    expect(text.startsWith(`(m.s0 IS NULL OR jsonb_typeof(m.s0) = 'null') ASC`)).toBe(true);
-    expect(text).toContain('::numeric END DESC NULLS LAST');
-    expect(text.endsWith('m.s1 ASC NULLS LAST, m.page_id ASC')).toBe(true);
+    // A typed key orders its type's values (NULL for missing and null, last either way); other
+    // values are violations, which sort first.
+    expect(text).toBe(`CASE WHEN jsonb_typeof(m.s0) = 'number' THEN (m.s0)::numeric END DESC NULLS LAST, m.s1 ASC NULLS LAST, m.page_id ASC`);
     expect(violations.map((v) => v.index)).toEqual([0]);
+    expect(violations[0].condition.toQuery().text).toBe(
+      `(jsonb_typeof(m.s0) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(m.s0) = 'number' THEN NOT (NOT (scale((m.s0)::numeric) > 12 AND min_scale((m.s0)::numeric) > 12) AND (m.s0)::numeric < 1e26 AND (m.s0)::numeric > -1e26) END)`,
+    );
+  });
+
+  it('puts missing and null last for untyped keys too', () => {
+    const { orderBy } = compileSort(parseSort([{ field: 'x', direction: 'desc' }], fieldErrors()));
+    expect(orderBy.toQuery().text.startsWith(`(m.s0 IS NULL OR jsonb_typeof(m.s0) = 'null') ASC`)).toBe(true);
   });
 
   it('orders untyped values by type, then value', () => {
@@ -107,5 +116,34 @@ describe('projection', () => {
     const data = { a: { b: 1, x: 2 }, list: [1, { y: 2 }], s: 'str' };
     expect(JSON.parse(JSON.stringify(project(data, [['a', 'b'], ['list'], ['s', 'deeper'], ['none']])))).toEqual({ a: { b: 1 }, list: [1, { y: 2 }], s: { deeper: null }, none: null });
     expect(JSON.parse(JSON.stringify(project(null, [])))).toEqual({});
+  });
+});
+
+describe('candidates', () => {
+  const tree = (filter: Record<string, unknown>) => {
+    const errors = fieldErrors();
+    const t = parseFilter(filter, errors);
+    expect({ ...errors }).toEqual({});
+    return t;
+  };
+  // A filter that an entry without a document in the locale cannot satisfy is answered from documents alone.
+  it.each([
+    [{ a: { eq: 1 } }, true],
+    [{ a: { ne: 1 } }, true],
+    [{ a: { ne: null } }, true],
+    [{ a: { gte: 1 } }, true],
+    [{ a: { in: [1, 2] } }, true],
+    [{ a: { startsWith: 'x' } }, true],
+    [{ a: { eq: null } }, false],
+    [{ a: { in: [1, null] } }, false],
+    [{ '@ref': { eq: 'x' } }, false],
+    [{}, false],
+    [{ a: { eq: 1 }, '@ref': { eq: 'x' } }, true],
+    [{ a: { eq: null }, b: { eq: 2 } }, true],
+    [{ $or: [{ a: { eq: 1 } }, { b: { gt: 2 } }] }, true],
+    [{ $or: [{ a: { eq: 1 } }, { '@ref': { eq: 'x' } }] }, false],
+    [{ $or: [{ a: { eq: 1 } }, { b: { eq: null } }] }, false],
+  ])('%j needs a document: %s', (filter, expected) => {
+    expect(requiresDocument(tree(filter))).toBe(expected);
   });
 });

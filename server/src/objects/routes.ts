@@ -12,6 +12,7 @@ import { findEntries, refUnderPrefix, scope, type ContentChoice } from '../core/
 import { getRevision, listRevisions } from '../core/entries/revisions';
 import { diff } from '../core/entries/diff';
 import { parseFields, parseFilter, parseSort } from '../core/query/parse';
+import { visibleOn, type Visibility } from '../core/query/candidates';
 import { project, runQuery } from '../core/query/run';
 import { raw, sql, type Sql } from '../core/sql';
 import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../core/entries/object-envelope';
@@ -40,13 +41,14 @@ function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteC
 }
 
 /** Where a listing or query looks: the workspace's JSON entries, narrowed by bucket, ref, prefix. */
-function placeScope(workspaceId: number, q: { bucket?: string; bucket_id?: number; ref?: string; prefix?: string }): Sql[] {
-  const parts = [scope.workspace(workspaceId), scope.kinds('json'), scope.live];
-  if (q.bucket !== undefined) parts.push(sql`e.bucket_id = (SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${q.bucket})`);
-  if (q.bucket_id !== undefined) parts.push(sql`e.bucket_id = ${q.bucket_id}`);
-  if (q.ref !== undefined) parts.push(sql`e.ref = ${q.ref}`);
-  if (q.prefix !== undefined) parts.push(refUnderPrefix(raw('e.ref'), q.prefix));
-  return parts;
+function placeVisibility(workspaceId: number, q: { bucket?: string; bucket_id?: number; ref?: string; prefix?: string }): Visibility {
+  const bucketIds: (number | Sql)[] = [];
+  if (q.bucket !== undefined) bucketIds.push(sql`(SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${q.bucket})`);
+  if (q.bucket_id !== undefined) bucketIds.push(q.bucket_id);
+  const also: Sql[] = [];
+  if (q.ref !== undefined) also.push(sql`e.ref = ${q.ref}`);
+  if (q.prefix !== undefined) also.push(refUnderPrefix(raw('e.ref'), q.prefix));
+  return { workspaceId, kinds: ['json'], bucketIds, also };
 }
 
 /** A live JSON entry of the workspace, or one in Trash within its retention (history reads). */
@@ -66,7 +68,7 @@ export const objectHandlers = mapCoreErrors(
       const locale = readLocale(query.locale, workspace.locales);
       const view = query.view ?? 'summary';
       const perPage = query.per_page ?? 50;
-      const where = scope.and(...placeScope(workspace.id, query), scope.published);
+      const where = scope.and(visibleOn('e', placeVisibility(workspace.id, query)), scope.published);
       const paged = await idCursorPage((after, page) => findEntries(app.db, scope.and(where, after), { content: contentFor(view, locale), page }), query.cursor, perPage);
       const { page, next, prev } = paged;
       const base = app.config.baseUrl;
@@ -103,7 +105,7 @@ export const objectHandlers = mapCoreErrors(
       const fields = parseFields(body.fields, errors);
       if (Object.keys(errors).length) throw validationFailed(errors);
       const plan = { filter, sort, fields, locale, offset: body.offset ?? 0, limit: body.limit ?? 20 };
-      const { records, hasMore } = await runQuery(app.db, scope.and(...placeScope(workspace.id, body)), plan);
+      const { records, hasMore } = await runQuery(app.db, placeVisibility(workspace.id, body), plan);
       const projection = fields ? (stored: unknown) => project(stored, fields) : undefined;
       return {
         status: 200,

@@ -146,3 +146,11 @@ export function relative(s: TestServer, url: string): string {
   if (!url.startsWith(s.url)) throw new Error(`${url} is not on ${s.url}`);
   return url.slice(s.url.length);
 }
+
+/** Documents whose copies of their entry's visibility columns differ from the entry (kept by triggers: 0). */
+export async function visibilityDrift(s: TestServer): Promise<number> {
+  const { rows } = await s.server.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM entry_contents c JOIN entries e ON e.id = c.entry_pk
+    WHERE (c.workspace_id, c.bucket_id, c.content_type_id, c.kind, c.live, c.entry_id)
+          IS DISTINCT FROM (e.workspace_id, e.bucket_id, e.content_type_id, e.kind, e.deleted_at IS NULL, e.entry_id)`);
+  return rows[0].n;
+}

@@ -99,8 +99,13 @@ export interface PageOptions {
   orderBy: Sql;
   limit: number;
   offset?: number;
-  /** Joins the filter and the order need (the query's document, `c`); repeated for the page. */
+  /** Joins the page's rows need (the query's document, `c`). */
   join?: Sql;
+  /**
+   * Where matching rows come from, with the entry's id there (default `entries e` and `join`):
+   * a query's candidates (core/query/candidates.ts).
+   */
+  candidates?: { from: Sql; id: Sql };
   /**
    * Columns that `orderBy` may name (the query's sort violations). With an offset, the first
    * matching row also comes back, before the page (`page_pos` 1; the page's rows count from
@@ -121,12 +126,13 @@ export interface PageOptions {
  */
 export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, typedOnly = false): Sql {
   const flags = o.flags?.length ? sql`, ${join(o.flags, ', ')}` : raw('');
-  // Conditions are on the entry and its documents (`o.join`); the bucket's name is read for the page only.
-  const matching = sql`entries e ${o.join ?? raw('')} WHERE ${where}`;
+  // Conditions are on the entry and its documents; the bucket's name is read for the page only.
+  const id = o.candidates?.id ?? raw('e.id');
+  const matching = sql`${o.candidates?.from ?? sql`entries e ${o.join ?? raw('')}`} WHERE ${where}`;
   // OFFSET 0 keeps the values a subquery of their own, computed once per row (not inlined).
   const source = o.values
-    ? sql`SELECT m.page_id${flags} FROM (SELECT ${join([raw('e.id AS page_id'), ...o.values], ', ')} FROM ${matching} OFFSET 0) m`
-    : sql`SELECT e.id AS page_id${flags} FROM ${matching}`;
+    ? sql`SELECT m.page_id${flags} FROM (SELECT ${join([sql`${id} AS page_id`, ...o.values], ', ')} FROM ${matching} OFFSET 0) m`
+    : sql`SELECT ${id} AS page_id${flags} FROM ${matching}`;
   // Positions are numbered after the limit (a window over the ordered rows, no second sort).
   const skip = o.offset ?? 0;
   // Positions count from the first matching row: the page's rows are offset + 1, offset + 2, ...

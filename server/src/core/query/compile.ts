@@ -202,8 +202,31 @@ export function valueOf(target: Target, scope: Scope = ROOT): Sql {
   return sql`(SELECT ${valueOf(target.target, inner)} FROM ${from} LIMIT 1)`;
 }
 
-/** A number a numeric sort can order exactly: DECIMAL(38,12). */
-const exactDecimal = (v: Sql) => sql`(round(${numericOf(v)}, 12) = ${numericOf(v)} AND abs(${numericOf(v)}) < 1e26)`;
+/**
+ * A number a numeric sort can order exactly: DECIMAL(38,12). The scale (stored with the value) is
+ * read first, as a value's exact minimum scale costs more to compute and is rarely needed.
+ */
+const exactDecimal = (n: Sql) => sql`(NOT (scale(${n}) > 12 AND min_scale(${n}) > 12) AND ${n} < 1e26 AND ${n} > -1e26)`;
+
+/** Typed sort keys: the value as its type orders it (NULL otherwise), and which values violate the type. */
+const TYPED_SORTS = {
+  number: {
+    value: numericOf,
+    // Missing and null are no violation: `NOT IN` is NULL for them.
+    violation: (v: Sql) => sql`(jsonb_typeof(${v}) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(${v}) = 'number' THEN NOT ${exactDecimal(sql`(${v})::numeric`)} END)`,
+    message: 'holds values that are not numbers within DECIMAL(38,12)',
+  },
+  string: {
+    value: (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`,
+    violation: (v: Sql) => sql`jsonb_typeof(${v}) NOT IN ('string', 'null')`,
+    message: 'holds values that are not strings',
+  },
+  boolean: {
+    value: (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`,
+    violation: (v: Sql) => sql`jsonb_typeof(${v}) NOT IN ('boolean', 'null')`,
+    message: 'holds values that are not booleans',
+  },
+} as const;
 
 const innermost = (t: Target): Target => (t.kind === 'related' ? innermost(t.target) : t);
 
@@ -218,8 +241,11 @@ export interface CompiledSort {
   violations: { index: number; condition: Sql; message: string }[];
 }
 
-/** `relations`: sorts of typed entries, which follow single relations and break ties by entry ULID. */
-export function compileSort(keys: SortKey[], relations?: RelationScope): CompiledSort {
+/**
+ * `relations`: sorts of typed entries, which follow single relations and break ties by entry ULID
+ * (`entryId`, the column the query's candidates read it from).
+ */
+export function compileSort(keys: SortKey[], relations?: RelationScope, entryId: Sql = raw('e.entry_id')): CompiledSort {
   const scope: Scope = { ...ROOT, relations };
   const values: Sql[] = [];
   const order: Sql[] = [];
@@ -235,27 +261,24 @@ export function compileSort(keys: SortKey[], relations?: RelationScope): Compile
       return;
     }
     const by = (expr: Sql) => sql`${expr} ${dir} NULLS LAST`;
-    // Missing and null last, whatever the direction.
-    order.push(sql`${isMissing(v)} ASC`);
-    if (key.type === 'number') {
-      order.push(by(numericOf(v)));
-      violations.push({ index, condition: sql`NOT ${isMissing(v)} AND (jsonb_typeof(${v}) <> 'number' OR NOT ${exactDecimal(v)})`, message: 'holds values that are not numbers within DECIMAL(38,12)' });
-    } else if (key.type === 'string') {
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
-      violations.push({ index, condition: sql`NOT ${isMissing(v)} AND jsonb_typeof(${v}) <> 'string'`, message: 'holds values that are not strings' });
-    } else if (key.type === 'boolean') {
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`));
-      violations.push({ index, condition: sql`NOT ${isMissing(v)} AND jsonb_typeof(${v}) <> 'boolean'`, message: 'holds values that are not booleans' });
-    } else {
-      order.push(by(sql`CASE jsonb_typeof(${v}) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 WHEN 'string' THEN 2 END`));
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`));
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`));
-      order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
-      violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
+    if (key.type) {
+      // A value of the type, or NULL: missing and null last whatever the direction. Values of
+      // other types are violations, which sort first (and make the query a 422).
+      const typed = TYPED_SORTS[key.type];
+      order.push(by(typed.value(v)));
+      violations.push({ index, condition: typed.violation(v), message: typed.message });
+      return;
     }
+    // Untyped: missing and null last, then by type (boolean, number, string), then by value.
+    order.push(sql`${isMissing(v)} ASC`);
+    order.push(by(sql`CASE jsonb_typeof(${v}) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 WHEN 'string' THEN 2 END`));
+    order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`));
+    order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`));
+    order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
+    violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
   });
   if (relations) {
-    values.push(raw('e.entry_id COLLATE "C" AS tie'));
+    values.push(sql`${entryId} COLLATE "C" AS tie`);
     order.push(raw('m.tie ASC'));
   } else order.push(raw('m.page_id ASC'));
   return { values, orderBy: join(order, ', '), violations };

@@ -5,28 +5,31 @@
 import type { SqlRunner } from '../../db/database';
 import { invalidEntry } from '../entries/errors';
 import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
-import { join, raw, rows, sql, type Sql } from '../sql';
+import { join, raw, rows, sql } from '../sql';
 import type { QueryPlan } from './ast';
+import { candidates, type Visibility } from './candidates';
 import { compileFilter, compileSort, ROOT } from './compile';
 
 /** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
-export function queryStatement(scope: Sql, plan: QueryPlan) {
-  const sort = compileSort(plan.sort, plan.relations);
+export function queryStatement(visibility: Visibility, plan: QueryPlan) {
+  const from = candidates(visibility, plan.locale, plan.filter);
+  const sort = compileSort(plan.sort, plan.relations, from.entryId);
   const flags = sort.violations.map((v, i) => sql`(${v.condition}) IS TRUE AS sort_violation_${raw(String(i))}`);
   const firstViolations = sort.violations.map((_, i) => raw(`sort_violation_${i} DESC`));
-  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${scope} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations })}`, {
+  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${from.where} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations })}`, {
     orderBy: join([...firstViolations, sort.orderBy], ', '),
     values: sort.values,
     limit: plan.limit + 1,
     offset: plan.offset,
+    candidates: from,
     join: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`,
     flags,
   }, plan.relations !== undefined);
   return { statement, sort };
 }
 
-export async function runQuery(db: SqlRunner, scope: Sql, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
-  const { statement, sort } = queryStatement(scope, plan);
+export async function runQuery(db: SqlRunner, visibility: Visibility, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
+  const { statement, sort } = queryStatement(visibility, plan);
   // Not prepared: every filter is a statement of its own.
   const found = await rows<Record<string, unknown>>(db, statement);
   sort.violations.forEach((v, i) => {

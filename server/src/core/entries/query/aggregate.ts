@@ -9,6 +9,7 @@ import type { SqlRunner } from '../../../db/database';
 import { sqlState } from '../../../lib/sql-state';
 import { EntryError } from '../errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
+import { candidates, type Visibility } from '../../query/candidates';
 import { compileFilter, jsonAt, relatedFrom, ROOT, text, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
@@ -127,8 +128,8 @@ function contributions(plan: AggregatePlan, index: number, relations: RelationSc
 }
 
 export interface AggregateRequest {
-  /** Conditions on `e` that scope the roots (workspace, type, live). */
-  where: Sql;
+  /** Which entries are the roots (workspace, type, live). */
+  visibility: Visibility;
   filter: FilterNode;
   plan: AggregatePlan;
   relations: RelationScope;
@@ -154,7 +155,8 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   // `base` reads each row's values once, `r` derives group keys and numbers from them (OFFSET 0
   // keeps each from being inlined into the next, which would evaluate its expressions again per
   // use); `g` groups, with the refusal flags of its rows, so that the rows are read once.
-  const baseColumns: Sql[] = [raw('e.id')];
+  const from = candidates(q.visibility, relations.locale, q.filter);
+  const baseColumns: Sql[] = [sql`${from.id} AS id`];
   if (hopPaths.length) baseColumns.push(raw('c.data'));
   groups.forEach((g, i) => baseColumns.push(sql`${g.raw} AS ${n('b', i)}`));
   rootPaths.forEach((i) => baseColumns.push(sql`c.data -> ${(plan.paths[i].end as { def: { name: string } }).def.name}::text AS ${n('v', i)}`));
@@ -190,8 +192,7 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];
   const ctes: Sql[] = [
     sql`base AS (SELECT ${join(baseColumns, ', ')}
-        FROM entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${relations.locale}::text
-        WHERE ${q.where} AND ${compileFilter(q.filter, rootScope)} OFFSET 0)`,
+        FROM ${from.from} WHERE ${from.where} AND ${compileFilter(q.filter, rootScope)} OFFSET 0)`,
     // Referenced again by the relation paths' CTEs, it is then materialized once.
     sql`r AS (SELECT ${join(rColumns, ', ')} FROM base OFFSET 0)`,
     sql`g AS (SELECT ${join(gColumns, ', ')} FROM r${groupBy})`,

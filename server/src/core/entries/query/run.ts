@@ -9,7 +9,6 @@ import { runQuery } from '../../query/run';
 import { rows, sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';
 import { EntryError } from '../errors';
-import { scope } from '../store';
 import { runAggregate } from './aggregate';
 import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
 import { projectEntries, REFERENCE_BUDGET } from './project';
@@ -91,16 +90,16 @@ export interface QueryResult {
 export async function executeQuery(q: PreparedQuery, ctx: QueryContext, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
   const { plan, type, locale } = q;
   const relations = { bucketId: type.bucketId, locale };
-  const where = scope.and(scope.workspace(ctx.workspace.id), scope.kinds('typed'), scope.live, sql`e.content_type_id = ${type.id}::int`);
+  const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id };
   if (plan.aggregate) {
     const zones = await unknownTimeZones(ctx.db, q);
     if (Object.keys(zones).length) throw new EntryError('invalid', zones);
     const grouped = plan.aggregate.groupBy.length > 0;
-    const result = await runAggregate(ctx.db, { where, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
+    const result = await runAggregate(ctx.db, { visibility, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
     const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };
     return { body: { data: result.rows, pagination }, exact: false };
   }
-  const { records, hasMore } = await runQuery(ctx.db, where, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
+  const { records, hasMore } = await runQuery(ctx.db, visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
   const data = await projectEntries(ctx.db, records, plan.selection, {
     config: ctx.config,
     workspace: ctx.workspace,

@@ -1,0 +1,82 @@
+// Where the rows a query filters come from. Each document carries copies of its entry's
+// visibility columns and ULID (kept by triggers, see prisma/schema.prisma), so a filter that can
+// only hold for an entry with a document in the query's locale scans documents alone:
+// `entry_contents c LEFT JOIN entries e`, a join the planner removes unless the filter or sort
+// names the entry's metadata. A GIN containment test then costs no lookup of each candidate's
+// entry row. Any other filter (an empty one, `eq null`, metadata alone) may match entries without
+// such a document, so it reads the entries with their documents beside them.
+import type { EntryKind } from '../entries/store';
+import { join, raw, sql, type Sql } from '../sql';
+import type { FilterNode, Target } from './ast';
+
+/** Who sees an entry: the columns copied onto its documents, and more conditions on the entry row. */
+export interface Visibility {
+  workspaceId: number;
+  kinds: EntryKind[];
+  /** Bucket ids the entry must have (numbers, or expressions: the Objects API's bucket by name). */
+  bucketIds?: (number | Sql)[];
+  contentTypeId?: number;
+  /** Conditions on the entry row `e` (ref, prefix): they keep its join. */
+  also?: Sql[];
+}
+
+/** Visibility as conditions on the entry row (`e`) or on the copies its documents carry (`c`). */
+export function visibleOn(alias: 'e' | 'c', v: Visibility): Sql {
+  const t = raw(alias);
+  const conditions = [sql`${t}.workspace_id = ${v.workspaceId}::int`, sql`${t}.kind = ANY(${v.kinds}::text[])`, raw(alias === 'c' ? 'c.live' : 'e.deleted_at IS NULL')];
+  for (const id of v.bucketIds ?? []) conditions.push(sql`${t}.bucket_id = ${typeof id === 'number' ? sql`${id}::int` : id}`);
+  if (v.contentTypeId !== undefined) conditions.push(sql`${t}.content_type_id = ${v.contentTypeId}::int`);
+  conditions.push(...(v.also ?? []));
+  return join(conditions.map((c) => sql`(${c})`), ' AND ');
+}
+
+export interface Candidates {
+  /** FROM clause: `e` (the entry) and `c` (its document in the locale, NULL in the entries form). */
+  from: Sql;
+  /** Visibility and locale: the caller adds the filter. */
+  where: Sql;
+  /** The entry's primary key and ULID as this form reads them (not through `e`, which can then be left out). */
+  id: Sql;
+  entryId: Sql;
+}
+
+export function candidates(v: Visibility, locale: string, filter: FilterNode): Candidates {
+  if (requiresDocument(filter)) {
+    return {
+      from: raw('entry_contents c LEFT JOIN entries e ON e.id = c.entry_pk'),
+      where: sql`c.locale = ${locale}::text AND ${visibleOn('c', v)}`,
+      id: raw('c.entry_pk'),
+      entryId: raw('c.entry_id'),
+    };
+  }
+  return {
+    from: sql`entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${locale}::text`,
+    where: visibleOn('e', v),
+    id: raw('e.id'),
+    entryId: raw('e.entry_id'),
+  };
+}
+
+/**
+ * Whether `node` can hold only for an entry that has a document in the query's locale: with no
+ * document every data value is missing (so is every relation, read from the document), and only
+ * conditions that a missing value satisfies, or metadata, could still match.
+ */
+export function requiresDocument(node: FilterNode): boolean {
+  switch (node.kind) {
+    case 'and':
+      return node.items.some(requiresDocument);
+    case 'or':
+      return node.items.every(requiresDocument);
+    case 'some':
+      return true;
+    case 'condition':
+      if (!readsDocument(node.target)) return false;
+      if (node.op === 'eq') return node.value !== null;
+      if (node.op === 'in') return !node.values.includes(null);
+      return true;
+  }
+}
+
+/** Data paths and relations read the document; metadata reads the entry row. */
+const readsDocument = (t: Target): boolean => t.kind !== 'meta';
