@@ -90,9 +90,13 @@ export function entrySelect(content: ContentChoice, more: { source?: Sql; from?:
 
 type RawRecord = Omit<EntryRecord, 'documents' | 'exact'> & { documents: string | null };
 
+/** The row itself becomes the record (a page renders hundreds: no copy of each). */
 export function toRecord(row: RawRecord): EntryRecord {
   const parsed = row.documents === null ? { value: {}, exact: false } : parseExact(row.documents);
-  return { ...row, documents: new Map(Object.entries(parsed.value as Record<string, unknown>)), exact: parsed.exact };
+  const record = row as unknown as EntryRecord;
+  record.documents = new Map(Object.entries(parsed.value as Record<string, unknown>));
+  record.exact = parsed.exact;
+  return record;
 }
 
 export interface PageOptions {
