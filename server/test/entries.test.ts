@@ -1,7 +1,7 @@
 // The typed Entries API (002): create, read, list v1/v2, update, delete, rendering of relations
 // and attachments, field-value rules, locales and the scheduled publication task.
 import { startTestServer, type TestServer } from './support/server';
-import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace, ULID } from './support/objects';
+import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace, ULID } from './support/objects';
 import { TIMESTAMP } from './support/fixtures';
 
 let s: TestServer;
@@ -167,8 +167,65 @@ describe('round trips', () => {
       expect(one).toBeLessThan(five);
       // The page, 3 levels expanded and the 4th read for its compact references, the files.
       expect(twelve).toBe(6);
+      // A delivery read takes the entry and its first level of relations in one statement.
+      const reads = async (id: string) => {
+        const counts: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          await s.server.app.requestLogs.flush();
+          statements = 0;
+          const res = await w.api.get(`${entries()}/${id}`);
+          expect(res.status).toBe(200);
+          counts.push(statements);
+        }
+        return Math.min(...counts);
+      };
+      // Links to authors only: the entry with them, then the files.
+      expect(await reads(nodes[0])).toBe(2);
+      // Links three deep and beyond: one statement fewer than the page's.
+      expect(await reads(nodes[11])).toBe(5);
     } finally {
       db.query = original;
     }
+  });
+
+  it('renders the same read with and without the first level read along (references in every position)', async () => {
+    const a = await create('author', { fields: { name: 'Ada' }, status: 'published' });
+    const b = await create('author', { fields: { name: 'Bo', mentor: a.id }, status: 'published' });
+    const draft = await create('author', { fields: { name: 'Draft' } });
+    const gone = await create('author', { fields: { name: 'Gone' }, status: 'published' });
+    // Lowercase IDs are stored uppercase; a draft and a deleted entry are skipped on delivery.
+    const article = await create('article', {
+      fields: { title: 'T', authors: [b.id.toLowerCase(), draft.id, gone.id, a.id], meta: { note: a.id } },
+      status: 'published',
+    });
+    expect((await w.api.delete(`${entries()}/${gone.id}`)).status).toBe(204);
+    const read = await w.api.get(`${entries()}/${article.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.fields.authors.map((x: any) => [x.id, x.fields.name, x.fields.mentor?.id ?? null])).toEqual([
+      [b.id, 'Bo', a.id],
+      [a.id, 'Ada', null],
+    ]);
+    // A list renders it without reading the first level along: the same.
+    const listed = await w.api.get(typed('article', '&per_page=100'));
+    expect(listed.body.data.find((x: any) => x.id === article.id)).toEqual(read.body);
+  });
+});
+
+describe('exact numbers', () => {
+  it('keeps a related entry\'s number a double cannot hold, in reads and lists', async () => {
+    const big = '12345678901234567890.5';
+    const res = await rawJson(w.api, 'POST', typed('article'), `{"fields":{"title":"Big","rating":${big}},"status":"published"}`);
+    expect(res.status).toBe(201);
+    const host = await create('author', { fields: { name: 'Host' }, status: 'published' });
+    const article = await create('article', { fields: { title: 'Holder', authors: [host.id] }, status: 'published' });
+    await contentType(w, { name: 'pick', fields: [{ name: 'item', type: 'relation', targets: ['article'] }] });
+    const pick = await create('pick', { fields: { item: res.body.id }, status: 'published' });
+    for (const path of [`${entries()}/${pick.id}`, typed('pick', '&per_page=10')]) {
+      const got = await w.api.get(path);
+      expect(got.status).toBe(200);
+      expect(got.text).toContain(`"rating":${big}`);
+      expect(got.text).not.toContain('isLosslessNumber');
+    }
+    expect((await w.api.get(`${entries()}/${article.id}`)).status).toBe(200);
   });
 });

@@ -8,11 +8,11 @@ import { idCursorPage, mapCoreErrors, pageLinks, readLocale, writeLocale } from 
 import { apiKeyActor } from '../events/audit';
 import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../core/entries/content-types';
 import { ULID } from '../core/entries/field-values';
-import { renderEntries, summaryOf } from '../core/entries/render';
+import { findWithRelated, renderEntries, summaryOf } from '../core/entries/render';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../core/entries/typed-entries';
 import { findEntries, scope, type ContentChoice, type EntryRecord } from '../core/entries/store';
 import type { WriteContext } from '../core/entries/write';
-import { sql } from '../core/sql';
+import { sql, type Sql } from '../core/sql';
 
 /** The plain (unpaged) v1 list holds at most this many entries; pages reach the rest. */
 export const PLAIN_LIST_LIMIT = 1000;
@@ -39,19 +39,22 @@ const renderOptions = (app: AppContext, principal: ApiKeyPrincipal | undefined, 
   contentTypes: (bucketId: number) => cachedTypesOfBucket(app.db, app.lookups.contentTypes, bucketId),
 });
 
-/** A typed entry of the workspace by its ULID (a malformed one names nothing: 404). */
-async function findTyped(app: AppContext, workspaceId: number, entryId: string, locale: string, publishedOnly: boolean): Promise<EntryRecord> {
+/** Where a typed entry of the workspace has this ULID (a malformed one names nothing: 404). */
+function typedWhere(workspaceId: number, entryId: string, publishedOnly: boolean): Sql {
   if (!ULID.test(entryId)) throw notFound();
-  const where = scope.and(sql`e.entry_id = ${entryId.toUpperCase()}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, publishedOnly ? scope.published : sql`true`);
-  const [entry] = await findEntries(app.db, where, { content: contentFor(locale), typedOnly: true });
+  return scope.and(sql`e.entry_id = ${entryId.toUpperCase()}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, publishedOnly ? scope.published : sql`true`);
+}
+
+async function findTyped(app: AppContext, workspaceId: number, entryId: string, locale: string, publishedOnly: boolean): Promise<EntryRecord> {
+  const [entry] = await findEntries(app.db, typedWhere(workspaceId, entryId, publishedOnly), { content: contentFor(locale), typedOnly: true });
   if (!entry) throw notFound();
   return entry;
 }
 
 /** The entry as a write answers it: as its transaction left it, rendered in the written locale, drafts included. */
 async function written(app: AppContext, principal: ApiKeyPrincipal | undefined, entry: EntryRecord, locale: string) {
-  const [body] = await renderEntries(app.db, [entry], renderOptions(app, principal, locale, false));
-  return { body, exact: entry.exact };
+  const { entries, exact } = await renderEntries(app.db, [entry], renderOptions(app, principal, locale, false));
+  return { body: entries[0], exact };
 }
 
 type ListQuery = { contentBucket: string; contentType: string; locale?: string; per_page?: number; cursor?: string; view?: 'summary' | 'full' };
@@ -66,16 +69,19 @@ async function list(app: AppContext, principal: ApiKeyPrincipal | undefined, koa
   const where = scope.and(scope.workspace(workspace.id), scope.kinds('typed'), scope.live, scope.published, sql`e.content_type_id = ${type.id}`);
   const content: ContentChoice = view === 'summary' ? (locale === '*' ? { kind: 'locale', locale: 'en-US' } : contentFor(locale)) : contentFor(locale);
   const options = renderOptions(app, principal, locale, true);
-  const present = async (entries: EntryRecord[]) => (view === 'summary' ? entries.map((e) => summaryOf(e, type, options)) : renderEntries(app.db, entries, options));
+  // Summaries hold no document values; rendered entries say whether theirs need exact JSON.
+  const present = async (entries: EntryRecord[]) =>
+    view === 'summary' ? { entries: entries.map((e) => summaryOf(e, type, options)), exact: false } : renderEntries(app.db, entries, options);
   if (!paged) {
-    const entries = await findEntries(app.db, where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } });
-    return { status: 200 as const, exactJson: entries.some((e) => e.exact), body: (await present(entries)) as never };
+    const shown = await present(await findEntries(app.db, where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
+    return { status: 200 as const, exactJson: shown.exact, body: shown.entries as never };
   }
   const page = await idCursorPage((after, p) => findEntries(app.db, scope.and(where, after), { content, typedOnly: true, page: p }), query.cursor, query.per_page ?? 50);
+  const shown = await present(page.page);
   return {
     status: 200 as const,
-    exactJson: page.page.some((e) => e.exact),
-    body: { data: (await present(page.page)) as never, ...pageLinks(app.config.baseUrl, koa, page) },
+    exactJson: shown.exact,
+    body: { data: shown.entries as never, ...pageLinks(app.config.baseUrl, koa, page) },
   };
 }
 
@@ -86,9 +92,12 @@ export const entryHandlers = mapCoreErrors(
 
     async getEntry({ params, query, principal }, app) {
       const locale = readLocale(query.locale, principal!.workspace.locales);
-      const entry = await findTyped(app, principal!.workspace.id, params.entry, locale, true);
-      const [body] = await renderEntries(app.db, [entry], renderOptions(app, principal, locale, true));
-      return { status: 200, exactJson: entry.exact, body };
+      const options = renderOptions(app, principal, locale, true);
+      // The delivery read: the entry and its first level of relations in one round trip.
+      const { entry, prefetched } = await findWithRelated(app.db, typedWhere(principal!.workspace.id, params.entry, true), options);
+      if (!entry) throw notFound();
+      const { entries, exact } = await renderEntries(app.db, [entry], options, prefetched);
+      return { status: 200, exactJson: exact, body: entries[0] };
     },
 
     async createEntry({ query, body, principal }, app) {

@@ -8,10 +8,10 @@ import type { components } from '../../../../sdk/src/generated/openapi';
 import type { SqlRunner } from '../../db/database';
 import { presentFile } from '../file-urls';
 import { workspaceFiles } from '../file-records';
-import { sql } from '../sql';
+import { raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { referencesOf } from './field-values';
-import { BASE_LOCALE, findEntries, scope, type EntryRecord } from './store';
+import { BASE_LOCALE, entrySelect, findEntries, scope, toRecord, type ContentChoice, type EntryRecord } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -66,9 +66,56 @@ interface Slot {
   refs: unknown[];
 }
 
-/** Renders full entries (`roots`, all of one bucket); their documents must hold the locales to render. */
-export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: RenderOptions): Promise<RenderedEntry[]> {
-  if (!roots.length) return [];
+/** The entries a relation of an entry of `bucket` may show: live typed entries of that bucket (published ones on delivery reads). */
+const relatedScope = (o: RenderOptions, bucket: Sql) =>
+  scope.and(scope.workspace(o.workspace.id), sql`e.bucket_id = ${bucket}`, scope.kinds('typed'), scope.live, o.publishedOnly ? scope.published : sql`true`);
+
+const relatedContent = (o: RenderOptions): ContentChoice => (o.locale === '*' ? { kind: 'all' } : { kind: 'locale', locale: o.locale });
+
+/** Related entries read with the roots: the references looked up, and the visible entries found. */
+export interface Prefetched {
+  considered: Set<unknown>;
+  found: Map<string, EntryRecord>;
+}
+
+/**
+ * One entry (`where`, a condition on `e` that matches at most one) read together with the entries
+ * its documents may refer to, in one statement instead of two: every string at the top level of
+ * its documents and the first RELATION_WINDOW items of each top-level array, looked up as related
+ * entries. Rendering takes the first level from them when they hold all its references.
+ */
+export async function findWithRelated(db: SqlRunner, where: Sql, o: RenderOptions): Promise<{ entry?: EntryRecord; prefetched: Prefetched }> {
+  const candidates = sql`SELECT x.ref FROM root r JOIN entry_contents rc ON rc.entry_pk = r.id
+      CROSS JOIN LATERAL jsonb_each(rc.data) f(k, v)
+      CROSS JOIN LATERAL jsonb_array_elements_text(CASE jsonb_typeof(f.v) WHEN 'array' THEN f.v WHEN 'string' THEN jsonb_build_array(f.v) ELSE '[]'::jsonb END) WITH ORDINALITY x(ref, n)
+     WHERE x.n <= ${RELATION_WINDOW}::int`;
+  const source = sql`(SELECT root.*, true AS is_root FROM root UNION ALL
+      SELECT e.*, false FROM entries e WHERE e.entry_id IN (${candidates}) AND ${relatedScope(o, sql`(SELECT bucket_id FROM root)`)}) e`;
+  const statement = sql`WITH root AS MATERIALIZED (SELECT e.* FROM entries e WHERE ${where})
+    ${entrySelect(relatedContent(o), { source, typedOnly: true, columns: [raw('e.is_root')] })}`;
+  const read = await rows<Parameters<typeof toRecord>[0] & { is_root: boolean }>(db, statement, true);
+  const row = read.find((r) => r.is_root);
+  const entry = row && toRecord(row);
+  const found = read.filter((r) => !r.is_root).map(toRecord);
+  const considered = new Set<unknown>();
+  if (entry) {
+    for (const doc of entry.documents.values()) {
+      for (const value of Object.values((doc ?? {}) as Json)) {
+        if (typeof value === 'string') considered.add(value);
+        else if (Array.isArray(value)) for (const item of value.slice(0, RELATION_WINDOW)) if (typeof item === 'string') considered.add(item);
+      }
+    }
+  }
+  return { entry, prefetched: { considered, found: new Map(found.map((e) => [e.entry_id, e])) } };
+}
+
+/**
+ * Renders full entries (`roots`, all of one bucket); their documents must hold the locales to
+ * render. `prefetched`: the first level's related entries, when read with the root. `exact`: a
+ * rendered document holds a number a double cannot (the body then needs stringifyExact).
+ */
+export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: RenderOptions, prefetched?: Prefetched): Promise<{ entries: RenderedEntry[]; exact: boolean }> {
+  if (!roots.length) return { entries: [], exact: false };
   const types = new Map([...(await o.contentTypes(roots[0].bucket_id)).values()].map((t) => [t.id, t]));
   const typeOf = (e: EntryRecord) => (e.content_type_id === null ? undefined : types.get(e.content_type_id));
   const budget = roots.map(() => 0);
@@ -122,24 +169,20 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
   };
 
   const rootNodes = roots.map((e, i) => start(e, 0, i, new Set([e.entry_id])));
+  let exact = roots.some((e) => e.exact);
   let slots = rootNodes.flatMap(fill);
+  let first = prefetched;
   while (slots.length) {
     const ids = [...new Set(slots.flatMap((s) => s.refs as string[]))];
-    const found = ids.length
-      ? await findEntries(
-          db,
-          scope.and(
-            sql`e.entry_id = ANY(${ids}::text[])`,
-            scope.workspace(o.workspace.id),
-            sql`e.bucket_id = ${roots[0].bucket_id}`,
-            scope.kinds('typed'),
-            scope.live,
-            o.publishedOnly ? scope.published : sql`true`,
-          ),
-          { content: o.locale === '*' ? { kind: 'all' } : { kind: 'locale', locale: o.locale }, typedOnly: true },
-        )
-      : [];
-    const byId = new Map(found.map((e) => [e.entry_id, e]));
+    let byId: Map<string, EntryRecord>;
+    if (first && ids.every((id) => first!.considered.has(id))) byId = first.found;
+    else {
+      const found = ids.length
+        ? await findEntries(db, scope.and(sql`e.entry_id = ANY(${ids}::text[])`, relatedScope(o, sql`${roots[0].bucket_id}::int`)), { content: relatedContent(o), typedOnly: true })
+        : [];
+      byId = new Map(found.map((e) => [e.entry_id, e]));
+    }
+    first = undefined;
     const next: Node[] = [];
     for (const slot of slots) {
       for (const ref of slot.refs as string[]) {
@@ -154,6 +197,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
         else {
           budget[node.root]++;
           const child = start(related, node.depth + 1, node.root, new Set([...node.ancestors, ref]));
+          exact ||= related.exact;
           put(slot, child.out);
           next.push(child);
         }
@@ -168,5 +212,5 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
     const byId = new Map(found.map((f) => [f.id, presentFile(o.config, o.workspace.name, f, o.now)]));
     for (const slot of files) for (const id of slot.refs as number[]) if (byId.has(id)) put(slot, byId.get(id));
   }
-  return rootNodes.map((n) => n.out as unknown as RenderedEntry);
+  return { entries: rootNodes.map((n) => n.out as unknown as RenderedEntry), exact };
 }
