@@ -157,7 +157,7 @@ function specOperations(): Operations {
 
 function lookupCaches(): AppContext['lookups'] {
   const keys = new LookupCache<KeyRow>();
-  return { keys, contentTypes: keys.follower(1_000) };
+  return { keys, contentTypes: keys.follower(1_000), authWorkspaces: keys.follower(1_000) };
 }
 
 export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {

@@ -15,6 +15,7 @@ import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/entries/content-types';
 import type { Operations } from './http/operations';
 import type { PipelineRunner } from './core/pipelines/runner';
+import type { AuthWorkspaceRow } from './app-auth/workspace';
 
 export interface AppContext {
   config: Config;
@@ -33,6 +34,8 @@ export interface AppContext {
     keys: LookupCache<KeyRow>;
     /** Content types by bucket (`id:<bucket id>` or `<workspace id>/<bucket name>`). */
     contentTypes: LookupCache<Map<string, ContentTypeDef>>;
+    /** Hosted-authentication settings of workspaces by name (app-auth/workspace.ts). */
+    authWorkspaces: LookupCache<AuthWorkspaceRow>;
   };
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;

@@ -146,6 +146,24 @@ describeWithPostgres('several server processes on one database', () => {
     expect(created.status).toBe(201);
   });
 
+  it('applies hosted-authentication settings changed in one process on the very next request of another (cached workspaces are dropped)', async () => {
+    const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
+    const adminA = client(a.url, ADMIN_TOKEN);
+    const { workspace } = await setupWorkspace(adminA, { permissions: ['view-file'] });
+    const onB = client(b.url);
+    // Without a token: 403 Forbidden where hosted authentication is on, 404 where it is off.
+    const authorize = () => onB.get(`/api/v1/${workspace.name}/auth/session`);
+    const settings = (body: Record<string, unknown>) => adminA.patch(`/admin/v1/workspaces/${workspace.name}`, body);
+    expect((await authorize()).status).toBe(404);
+    expect((await settings({ auth_enabled: true, auth_redirect_uris: ['https://app.example/cb'] })).status).toBe(200);
+    expect(await authorize()).toMatchObject({ status: 403, body: { message: 'Forbidden' } });
+    expect(await authorize()).toMatchObject({ status: 403, body: { message: 'Forbidden' } });
+    expect((await settings({ suspended: true })).status).toBe(200);
+    expect(await authorize()).toMatchObject({ status: 403, body: { message: 'Workspace suspended' } });
+    expect((await settings({ suspended: false, auth_enabled: false })).status).toBe(200);
+    expect((await authorize()).status).toBe(404);
+  });
+
   it('confirms a change only once every listening connection of the database has handled it', async () => {
     const [x, y] = await Promise.all([0, 1].map(() => openDatabase({ databaseUrl: db.url, dataDir: db.dataDir, databasePoolSize: 1 })));
     // A third listener, played by hand: it answers a ping only when the test says so.

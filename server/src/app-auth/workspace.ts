@@ -12,13 +12,21 @@ export interface AuthWorkspace {
   redirectUris: string[];
 }
 
+export interface AuthWorkspaceRow {
+  id: number;
+  name: string;
+  suspended: boolean;
+  auth_enabled: boolean;
+  auth_redirect_uris: string[] | null;
+}
+
 export async function openAuthWorkspace(app: AppContext, ctx: Context): Promise<AuthWorkspace> {
-  const { rows } = await app.db.query<{ id: number; name: string; suspended: boolean; auth_enabled: boolean; auth_redirect_uris: string[] }>(
-    'SELECT id, name, suspended, auth_enabled, auth_redirect_uris FROM workspaces WHERE name = $1',
-    [ctx.params.workspace],
-    true,
-  );
-  const w = rows[0];
+  // Kept per process like API keys: a change to the workspace drops it in every process.
+  const name = ctx.params.workspace;
+  const w = await app.lookups.authWorkspaces.get(name, async () => {
+    const { rows } = await app.db.query<AuthWorkspaceRow>('SELECT id, name, suspended, auth_enabled, auth_redirect_uris FROM workspaces WHERE name = $1', [name], true);
+    return rows[0];
+  });
   if (!w) throw notFound();
   ctx.state.workspaceId = w.id;
   if (w.suspended) throw forbidden(MESSAGES.suspended);
