@@ -283,6 +283,25 @@ function queryStatement(workspaceId, body) {
   return build({ workspaceId, kinds: ['json'], bucketIds: [], also: [] }, plan).statement.toQuery();
 }
 
+/** A bound value as an SQL literal (numbers, strings, arrays of strings), for EXECUTE. */
+const literal = (v) => {
+  const quote = (t) => `'${String(t).replace(/'/g, "''")}'`;
+  if (typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return quote(`{${v.map((x) => `"${String(x).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  return quote(v);
+};
+
+/**
+ * The plan the server runs: its query statements are prepared (db/database.ts, `'bounded'`), so
+ * after a few runs PostgreSQL may use its generic plan. Prepared the same way here, run 8 times,
+ * then EXPLAIN ANALYZE of one more execution.
+ */
+async function preparedPlan(client, statement) {
+  for (let i = 0; i < 8; i++) await client.query({ name: 'bench_query', text: statement.text, values: statement.values });
+  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_query(${statement.values.map(literal).join(', ')})`);
+  return explained.rows.map((r) => r['QUERY PLAN']);
+}
+
 /**
  * The reconstructed statement must be the server's: the same rows in the same order as the API
  * answer, and its text a continuation of what pg_stat_activity shows of the server's connections
@@ -389,7 +408,7 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
     const statement = queryStatement(seed.workspaceId, QUERY);
     const apiIds = (await getJson(`${server.base}${objectsPath(ws)}/query`, key, { method: 'POST', body: JSON.stringify(QUERY) })).data.map((o) => o.id);
     const check = await checkStatement(client, db.name, statement, apiIds);
-    const plan = (await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values)).rows.map((r) => r['QUERY PLAN']);
+    const plan = await preparedPlan(client, statement);
 
     const compare = await benchCompare(server.base, ws, key, compareRuns);
     return { rows, startMs: server.startMs, busy, seed, deep, statement, check, plan, compare };
@@ -511,7 +530,7 @@ function reportPostgres(r, count, opts) {
   if (r.check.problems.length) for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
   else console.log(`  (same rows as the API answer; its first ${r.check.compared} characters identical to the server's statement in pg_stat_activity)`);
   for (const line of r.statement.text.split('\n')) console.log(`    ${line}`);
-  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it:');
+  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):');
   for (const line of r.plan) console.log(`    ${line}`);
 }
 

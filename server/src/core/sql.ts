@@ -2,7 +2,7 @@
 // `${otherFragment}` splices a fragment (its parameters renumbered), `raw()` is trusted text (never
 // user input). The entry store and the query compiler build every statement this way, so user
 // input only ever reaches PostgreSQL as a bound parameter.
-import type { SqlRunner } from '../db/database';
+import type { Prepare, SqlRunner } from '../db/database';
 
 export class Sql {
   constructor(
@@ -50,10 +50,10 @@ export function join(parts: Sql[], separator: string): Sql {
 }
 
 /**
- * Runs a fragment and returns its rows. `prepare`: the statement's text is one of a few fixed
- * shapes (never one built from a request's filter), so PostgreSQL may keep it prepared.
+ * Runs a fragment and returns its rows. `prepare`: `true` when the statement's text is one of a
+ * few fixed shapes, `'bounded'` when a request shapes it (see SqlRunner.query).
  */
-export async function rows<T>(db: SqlRunner, query: Sql, prepare = false): Promise<T[]> {
+export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = false): Promise<T[]> {
   const { text, values } = query.toQuery();
   return (await db.query<T>(text, values, prepare)).rows;
 }

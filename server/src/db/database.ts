@@ -19,9 +19,11 @@ export interface QueryResult<T> {
 export interface SqlRunner {
   /**
    * Runs one statement. `prepare` names it on a PostgreSQL server: each connection parses and
-   * plans it once and then only binds values (for the few fixed statements every request runs).
+   * plans it once and then only binds values. `true`: one of the few fixed statements every
+   * request runs. `'bounded'`: a statement whose text a request shapes (a query's filter and
+   * sort), of which each connection keeps the most recently used MAX_SHAPED_STATEMENTS.
    */
-  query<T = Record<string, unknown>>(text: string, values?: unknown[], prepare?: boolean): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(text: string, values?: unknown[], prepare?: Prepare): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters). */
   exec(sql: string): Promise<void>;
   /** Like `exec`, returning the rows of the script's last statement (pg-boss runs scripts). */
@@ -59,8 +61,43 @@ export interface Listener {
   stop(): Promise<void>;
 }
 
+export type Prepare = boolean | 'bounded';
+
 /** A prepared statement's name, from its text (the same statement gets the same name everywhere). */
 const statementName = (text: string) => `s_${createHash('sha1').update(text).digest('hex')}`;
+
+/** Statements shaped by requests that a connection keeps prepared (each holds its plan in the server's memory). */
+export const MAX_SHAPED_STATEMENTS = 100;
+
+/** node-postgres's record of what a connection has prepared (it skips Parse for names in it). */
+interface PgConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements?: Record<string, string>;
+}
+type PgClient = Pick<Client, 'query'> & { connection: PgConnection };
+
+/** Per connection, the request-shaped statements it holds, least recently used first. */
+const shapedStatements = new WeakMap<object, Map<string, true>>();
+
+/**
+ * Runs a request-shaped statement prepared on `client`, first deallocating the connection's least
+ * recently used one when it holds MAX_SHAPED_STATEMENTS: a client sending ever new filters costs
+ * each connection a bounded number of plans.
+ */
+async function queryShaped(client: PgClient, text: string, values: unknown[] | undefined): Promise<PgResult> {
+  const name = statementName(text);
+  let held = shapedStatements.get(client);
+  if (!held) shapedStatements.set(client, (held = new Map()));
+  if (!held.delete(name) && held.size >= MAX_SHAPED_STATEMENTS) {
+    const oldest = held.keys().next().value!;
+    held.delete(oldest);
+    await client.query(`DEALLOCATE ${oldest}`);
+    delete client.connection.parsedStatements[oldest];
+    if (client.connection.submittedNamedStatements) delete client.connection.submittedNamedStatements[oldest];
+  }
+  held.set(name, true);
+  return client.query({ name, text, values });
+}
 
 // int8 arrives as a string from pg; our bigint columns (counters, offsets) fit in a double.
 pgTypes.setTypeParser(20, (v) => Number(v));
@@ -94,9 +131,22 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const listeners = new Set<{ stop(): Promise<void> }>();
   const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
   relaxedPool.on('error', () => undefined);
-  const runner = (client: { query: Pool['query'] }): SqlRunner => ({
+  /** `client`: a transaction's connection, or undefined for the pool's (one is taken per statement). */
+  const runner = (client: { query: Pool['query'] }, connection?: PgClient): SqlRunner => ({
     async query(text, values, prepare) {
-      const res = prepare ? await client.query({ name: statementName(text), text, values: values as unknown[] }) : await client.query(text, values as unknown[]);
+      let res: PgResult;
+      if (prepare === 'bounded') {
+        if (connection) res = await queryShaped(connection, text, values);
+        else {
+          const taken = await pool.connect();
+          try {
+            res = await queryShaped(taken as unknown as PgClient, text, values);
+          } finally {
+            taken.release();
+          }
+        }
+      } else if (prepare) res = await client.query({ name: statementName(text), text, values: values as unknown[] });
+      else res = await client.query(text, values as unknown[]);
       return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql) {
@@ -117,7 +167,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn(runner(client as unknown as Pool));
+        const result = await fn(runner(client as unknown as Pool, client as unknown as PgClient));
         await client.query('COMMIT');
         return result;
       } catch (err) {

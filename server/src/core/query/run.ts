@@ -30,8 +30,8 @@ export function queryStatement(visibility: Visibility, plan: QueryPlan) {
 
 export async function runQuery(db: SqlRunner, visibility: Visibility, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
   const { statement, sort } = queryStatement(visibility, plan);
-  // Not prepared: every filter is a statement of its own.
-  const found = await rows<Record<string, unknown>>(db, statement);
+  // A filter and sort of the same shape is the same statement: kept prepared, within a bound.
+  const found = await rows<Record<string, unknown>>(db, statement, 'bounded');
   sort.violations.forEach((v, i) => {
     if (found[0]?.[`sort_violation_${i}`]) throw invalidEntry(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
   });
