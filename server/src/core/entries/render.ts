@@ -1,6 +1,7 @@
 // Rendered typed entries: every field of the document, relations expanded and attachments as file
 // objects with fresh temporary URLs. Relations expand breadth first with one query per level
-// (and one for the files), so a page of any size costs the same number of round trips: each field
+// (and one for the files; a single read takes its first level along, findWithRelated), so a page
+// of any size costs the same number of round trips: each field
 // examines its first 25 stored references and skips the invalid ones among them, at most 3 levels
 // are expanded and at most 100 related entries per root; beyond that, compact references.
 import type { Config } from '../../config';
