@@ -30,6 +30,11 @@ export function jsonAt(path: string[], doc = 'c'): Sql {
   return path.reduce<Sql>((acc, key) => sql`${acc} -> ${key}::text`, raw(`${doc}.data`));
 }
 
+/** The text at a data path (`->>` on the last key: one call, where `#>> '{}'` on `->` takes two). */
+export function textAt(path: string[], doc = 'c'): Sql {
+  return sql`(${jsonAt(path.slice(0, -1), doc)} ->> ${path[path.length - 1]}::text)`;
+}
+
 /** `{"a": {"b": value}}` for a containment test. */
 function nested(path: string[], value: unknown): string {
   return stringifyExact(path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value));

@@ -10,7 +10,7 @@ import { sqlState } from '../../../lib/sql-state';
 import { EntryError } from '../errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
 import { candidates, type Visibility } from '../../query/candidates';
-import { compileFilter, jsonAt, relatedFrom, ROOT, text, type Scope } from '../../query/compile';
+import { compileFilter, jsonAt, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
 
@@ -81,7 +81,7 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
     const { interval, timezone } = g.bucket;
     const local = (target: Target, s: Scope): Sql => {
       if (target.kind === 'meta') return sql`(${raw(`${s.entry}.${target.column}`)} AT TIME ZONE ${timezone}::text)`;
-      const v = text(jsonAt((target as { path: string[] }).path, s.doc));
+      const v = textAt((target as { path: string[] }).path, s.doc);
       const dateOnly = end.kind === 'field' && end.def.format !== 'datetime';
       // Values of date fields are stored in their canonical forms (field-values.ts), so their
       // shape is enough to pick them out (LIKE costs a tenth of a regex per row); a malformed
