@@ -1,6 +1,7 @@
 // Hosted authentication helpers for a workspace's own app: no API key, so they build their own
 // unauthenticated client; the session calls send the app user's access token.
-import createFetchClient, { type ClientOptions } from 'openapi-fetch';
+import type { ClientOptions } from 'openapi-fetch';
+import { fetchClient } from './fetch-client.js';
 import type { components, paths } from './generated/openapi.js';
 
 type S = components['schemas'];
@@ -19,9 +20,8 @@ export interface AuthOptions {
 }
 
 function open(options: AuthOptions) {
-  if (typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('baseUrl is required');
+  const client = fetchClient<paths>({ baseUrl: options.baseUrl, fetch: options.fetch });
   if (typeof options.workspace !== 'string' || options.workspace === '') throw new TypeError('workspace is required');
-  const client = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: options.fetch });
   return { client, path: { workspace: options.workspace } };
 }
 

@@ -1,6 +1,7 @@
 // Typed client of the Workspace API. The paths, parameters and bodies come from the generated
 // types of the OpenAPI spec (./generated/openapi.ts); behaviour is added as openapi-fetch middleware.
-import createFetchClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
+import type { Client, ClientOptions, Middleware } from 'openapi-fetch';
+import { fetchClient } from './fetch-client.js';
 import type { paths, components, operations } from './generated/openapi.js';
 
 export type { paths, components, operations };
@@ -60,9 +61,7 @@ export function bearerAuth(token: string): Middleware {
 
 function client<P extends {}>(options: BaseOptions, token: string, name: string): Client<P> {
   if (typeof token !== 'string' || token === '') throw new TypeError(`${name} is required`);
-  const { baseUrl, ...rest } = options;
-  if (typeof baseUrl !== 'string' || baseUrl === '') throw new TypeError('baseUrl is required');
-  const c = createFetchClient<P>({ baseUrl: baseUrl.replace(/\/+$/, ''), ...rest });
+  const c = fetchClient<P>(options);
   c.use(bearerAuth(token));
   return c;
 }
