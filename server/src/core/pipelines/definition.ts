@@ -9,7 +9,7 @@ import { fieldErrors, type FieldErrors } from '../../http/errors';
 import { prefixErrors } from '../entries/query/run';
 import { containsPlaceholder, placeholderErrors } from './placeholders';
 import { savedUrlProblem } from './http-request';
-import { PIPELINE_LIMITS, STEP_TYPES, type HttpRequestWith, type PipelineStep } from './step-types';
+import { operationParts, PIPELINE_LIMITS, STEP_TYPES, type HttpRequestWith, type PipelineStep } from './step-types';
 
 /** The value at an Ajv instance path (`/filter/title/eq`). */
 function valueAt(root: unknown, instancePath: string): unknown {
@@ -41,12 +41,11 @@ function withErrors(config: Config, operations: Operations, step: PipelineStep, 
     return;
   }
   const op = operations.spec(type.operationId);
-  let body: Record<string, unknown> = w;
+  // The same split as the run's (operationParts); the bucket must be a name when saved.
+  const { body } = operationParts(type, '', w);
   if (type.bucket) {
-    const { bucket, ...rest } = w;
-    body = rest;
-    if (bucket === undefined) put(errors, `${at}bucket`, 'is required');
-    else if (typeof bucket !== 'string' || bucket === '') put(errors, `${at}bucket`, 'must be a bucket name');
+    if (w.bucket === undefined) put(errors, `${at}bucket`, 'is required');
+    else if (typeof w.bucket !== 'string' || w.bucket === '') put(errors, `${at}bucket`, 'must be a bucket name');
   }
   if (op.jsonBodyPointer) Object.assign(errors, prefixed(operations.validator.errorsAt(op.jsonBodyPointer, body, deferredBy(body)), at));
 }
