@@ -18,8 +18,6 @@ import { StepFailed } from './step-failed';
 import { PIPELINE_LIMITS } from './step-types';
 
 export const MAX_ATTEMPTS = 5;
-/** The right every step needs besides its own: the key must still be allowed to execute pipelines. */
-const EXECUTE = { abilities: ['pipelines:execute'], permissions: ['execute-pipeline'] };
 
 export class PipelineRunner {
   private readonly running = new Map<string, { stop: AbortController; done: Promise<void> }>();
@@ -114,7 +112,9 @@ export class PipelineRunner {
     const principal = await principalOfKey(app.db, claimed.api_key_id, claimed.workspace_id);
     if ('refused' in principal) throw new StepFailed(principal.refused);
     try {
-      authorize(principal, EXECUTE.abilities, EXECUTE.permissions);
+      // A step runs only while the key may still start the pipeline: the rights of its route.
+      const execute = app.operations.spec('executePipeline');
+      authorize(principal, execute.abilities, execute.permissions);
     } catch (err) {
       if (err instanceof HttpError) throw new StepFailed(err.body.message);
       throw err;
