@@ -3,6 +3,10 @@ import { handlers } from '../http/handlers';
 import { requireWorkspace } from '../core/lookup';
 import { formatTimestamp } from '../lib/time';
 import { queueEmail } from './queue';
+import type { components } from '../../../sdk/src/generated/openapi';
+
+/** The columns hold only the spec's values (written by this module). */
+type OutboxMessage = components['schemas']['OutboxMessage'];
 
 export const emailHandlers = handlers({
   async sendEmail({ body, principal }, app) {
@@ -18,14 +22,14 @@ export const emailHandlers = handlers({
       body: {
         data: rows.map((m) => ({
           id: m.id,
-          kind: m.kind as 'email' | 'auth-otp',
+          kind: m.kind as OutboxMessage['kind'],
           from: m.from,
           to: m.to,
           reply_to: m.replyTo,
           subject: m.subject,
           text: m.text,
           html: m.html,
-          status: m.status as 'stored' | 'queued' | 'sent' | 'failed',
+          status: m.status as OutboxMessage['status'],
           attempts: m.attempts,
           last_error: m.lastError,
           created_at: formatTimestamp(m.createdAt),
