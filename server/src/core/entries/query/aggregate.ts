@@ -65,6 +65,8 @@ interface GroupColumns {
   raw: Sql;
   /** The group key from that (`b` names the raw column). */
   key: (b: Sql) => Sql;
+  /** The key as answered, computed per group rather than per row (default: the key itself). */
+  output?: (k: Sql) => Sql;
   /** Sorts as text (byte order) rather than as its own type. */
   textual: boolean;
   /**
@@ -92,9 +94,12 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
     };
     return {
       raw: groupValue(g.target, scope, local),
-      // A key outside years 1 to 9999 is never answered: the query is refused (`problem`).
-      key: (b) => sql`to_char(date_trunc(${interval}::text, ${b}), 'YYYY-MM-DD')`,
-      textual: true,
+      // Grouped and ordered as timestamps, formatted once per group. A key outside years 1 to
+      // 9999 is never answered: the query is refused (`problem`); within them, the order of
+      // the timestamps is that of their text.
+      key: (b) => sql`date_trunc(${interval}::text, ${b})`,
+      output: (k) => sql`to_char(${k}, 'YYYY-MM-DD')`,
+      textual: false,
       problem: {
         aggregate: (b) => sql`(min(${b}) < '0001-01-01'::timestamp OR max(${b}) >= '10000-01-01'::timestamp)`,
         message: 'holds dates outside the range the time zone conversion supports',
@@ -210,7 +215,8 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
     joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
   });
   const orderBy = grouped ? join(groups.map((g, i) => sql`g.${keys[i]}${raw(g.textual ? ' COLLATE "C"' : '')} ASC NULLS LAST`), ', ') : raw('g.count');
-  const page = sql`SELECT ${grouped ? sql`${keyList('g')}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
+  const answered = join(groups.map((g, i) => sql`${g.output ? g.output(sql`g.${keys[i]}`) : sql`g.${keys[i]}`} AS ${keys[i]}`), ', ');
+  const page = sql`SELECT ${grouped ? sql`${answered}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
       row_number() OVER (ORDER BY ${orderBy}) AS pos
       FROM g ${join(joins, ' ')} ORDER BY ${orderBy} LIMIT ${grouped ? q.limit + 1 : 1} OFFSET ${grouped ? q.offset : 0}`;
   // One row whatever happens: the groups' flags combined (or none at all).
