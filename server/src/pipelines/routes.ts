@@ -20,6 +20,6 @@ export const executionHandlers = handlers({
   async getPipelineExecution({ params, principal }, app) {
     const execution = await readExecution(app.db, principal!.workspace.id, params.id);
     if (!execution) throw notFound();
-    return { status: 200, body: execution as never };
+    return { status: 200, body: execution };
   },
 });

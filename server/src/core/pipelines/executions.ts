@@ -3,6 +3,7 @@
 // of a running execution is conditioned on its lease, so a process that lost it (it stalled past
 // the lease and another took over) changes nothing.
 import { randomUUID } from 'node:crypto';
+import type { components } from '../../../../sdk/src/generated/openapi';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { stringifyExact } from '../../lib/exact-json';
@@ -20,9 +21,7 @@ export interface ExecutionJob {
 /** Days an ended execution stays readable at its status URL (the `pipelines:prune` task). */
 export const EXECUTION_RETENTION_DAYS = 30;
 
-export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
-
+export type StepStatus = ExecutionView['steps'][number]['status'];
 
 const leaseUntil = (app: AppContext) => new Date(Date.now() + app.config.pipelines.leaseSeconds * 1000);
 
@@ -51,18 +50,8 @@ export async function createExecution(app: AppContext, e: { workspaceId: number;
   return { id, createdAt: now };
 }
 
-export interface ExecutionView {
-  id: string;
-  pipeline: string;
-  status: ExecutionStatus;
-  input: Record<string, unknown>;
-  output: unknown;
-  error: { step: string | null; message: string } | null;
-  steps: { id: string; status: StepStatus; started_at: string | null; finished_at: string | null; error: string | null }[];
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+/** An execution as the status route answers it (the spec's schema). */
+export type ExecutionView = components['schemas']['PipelineExecution'];
 
 /** An execution of the workspace as the status route shows it, or undefined. */
 export async function readExecution(db: SqlRunner, workspaceId: number, id: string): Promise<ExecutionView | undefined> {
