@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { Client, Pool, types as pgTypes, type QueryResult as PgResult } from 'pg';
+import { Client, Pool, types as pgTypes, type PoolClient, type QueryResult as PgResult } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -131,22 +131,24 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const listeners = new Set<{ stop(): Promise<void> }>();
   const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
   relaxedPool.on('error', () => undefined);
-  /** `client`: a transaction's connection, or undefined for the pool's (one is taken per statement). */
-  const runner = (client: { query: Pool['query'] }, connection?: PgClient): SqlRunner => ({
+  /** A request-shaped statement on one connection: a transaction's, or one taken from the pool for it. */
+  const shaped = async (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> => {
+    if (!(client instanceof Pool)) return queryShaped(client as unknown as PgClient, text, values);
+    const taken = await client.connect();
+    try {
+      return await queryShaped(taken as unknown as PgClient, text, values);
+    } finally {
+      taken.release();
+    }
+  };
+  const runner = (client: Pool | PoolClient): SqlRunner => ({
     async query(text, values, prepare) {
-      let res: PgResult;
-      if (prepare === 'bounded') {
-        if (connection) res = await queryShaped(connection, text, values);
-        else {
-          const taken = await pool.connect();
-          try {
-            res = await queryShaped(taken as unknown as PgClient, text, values);
-          } finally {
-            taken.release();
-          }
-        }
-      } else if (prepare) res = await client.query({ name: statementName(text), text, values: values as unknown[] });
-      else res = await client.query(text, values as unknown[]);
+      const res =
+        prepare === 'bounded'
+          ? await shaped(client, text, values)
+          : prepare
+            ? await client.query({ name: statementName(text), text, values: values as unknown[] })
+            : await client.query(text, values as unknown[]);
       return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql) {
@@ -167,7 +169,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn(runner(client as unknown as Pool, client as unknown as PgClient));
+        const result = await fn(runner(client));
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -10,7 +10,7 @@ import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } fro
 import { ULID } from '../core/entries/field-values';
 import { findWithRelated, renderEntries, summaryOf } from '../core/entries/render';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../core/entries/typed-entries';
-import { findEntries, scope, type ContentChoice, type EntryRecord } from '../core/entries/store';
+import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord } from '../core/entries/store';
 import type { WriteContext } from '../core/entries/write';
 import { sql, type Sql } from '../core/sql';
 
@@ -28,7 +28,6 @@ function writer(app: AppContext, principal: ApiKeyPrincipal | undefined, skipWeb
   return { app, workspace: { id: p.workspace.id, locales: p.workspace.locales }, author: { actor: apiKeyActor(p.keyId), source: 'api' }, skipWebhooks };
 }
 
-const contentFor = (locale: string): ContentChoice => (locale === '*' ? { kind: 'all' } : { kind: 'locale', locale });
 
 const renderOptions = (app: AppContext, principal: ApiKeyPrincipal | undefined, locale: string, publishedOnly: boolean) => ({
   config: app.config,
@@ -39,16 +38,10 @@ const renderOptions = (app: AppContext, principal: ApiKeyPrincipal | undefined, 
   contentTypes: (bucketId: number) => cachedTypesOfBucket(app.db, app.lookups.contentTypes, bucketId),
 });
 
-/** Where a typed entry of the workspace has this ULID (a malformed one names nothing: 404). */
-function typedWhere(workspaceId: number, entryId: string, publishedOnly: boolean): Sql {
+/** Where a published typed entry of the workspace has this ULID (a malformed one names nothing: 404). */
+function publishedWhere(workspaceId: number, entryId: string): Sql {
   if (!ULID.test(entryId)) throw notFound();
-  return scope.and(sql`e.entry_id = ${entryId.toUpperCase()}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, publishedOnly ? scope.published : sql`true`);
-}
-
-async function findTyped(app: AppContext, workspaceId: number, entryId: string, locale: string, publishedOnly: boolean): Promise<EntryRecord> {
-  const [entry] = await findEntries(app.db, typedWhere(workspaceId, entryId, publishedOnly), { content: contentFor(locale), typedOnly: true });
-  if (!entry) throw notFound();
-  return entry;
+  return scope.and(sql`e.entry_id = ${entryId.toUpperCase()}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, scope.published);
 }
 
 /** The entry as a write answers it: as its transaction left it, rendered in the written locale, drafts included. */
@@ -67,7 +60,8 @@ async function list(app: AppContext, principal: ApiKeyPrincipal | undefined, koa
   const paged = v2 || query.per_page !== undefined || query.cursor !== undefined || query.view !== undefined;
   const view = query.view ?? (v2 ? 'summary' : 'full');
   const where = scope.and(scope.workspace(workspace.id), scope.kinds('typed'), scope.live, scope.published, sql`e.content_type_id = ${type.id}`);
-  const content: ContentChoice = view === 'summary' ? (locale === '*' ? { kind: 'locale', locale: 'en-US' } : contentFor(locale)) : contentFor(locale);
+  // Summaries name entries from the base document when every locale is asked for.
+  const content: ContentChoice = view === 'summary' && locale === '*' ? { kind: 'locale', locale: 'en-US' } : documentsIn(locale);
   const options = renderOptions(app, principal, locale, true);
   // Summaries hold no document values; rendered entries say whether theirs need exact JSON.
   const present = async (entries: EntryRecord[]) =>
@@ -94,7 +88,7 @@ export const entryHandlers = mapCoreErrors(
       const locale = readLocale(query.locale, principal!.workspace.locales);
       const options = renderOptions(app, principal, locale, true);
       // The delivery read: the entry and its first level of relations in one round trip.
-      const { entry, prefetched } = await findWithRelated(app.db, typedWhere(principal!.workspace.id, params.entry, true), options);
+      const { entry, prefetched } = await findWithRelated(app.db, publishedWhere(principal!.workspace.id, params.entry), options);
       if (!entry) throw notFound();
       const { entries, exact } = await renderEntries(app.db, [entry], options, prefetched);
       return { status: 200, exactJson: exact, body: entries[0] };

@@ -8,7 +8,7 @@ import { idCursorPage, mapCoreErrors, pageLinks, readLocale } from '../http/entr
 import { decodeCursor, encodeCursor, pageBase, pageUrl } from '../http/pagination';
 import { apiKeyActor } from '../events/audit';
 import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry, type WriteContext } from '../core/entries/json-entries';
-import { findEntries, refUnderPrefix, scope, type ContentChoice } from '../core/entries/store';
+import { documentsIn, findEntries, refUnderPrefix, scope, type ContentChoice } from '../core/entries/store';
 import { getRevision, listRevisions } from '../core/entries/revisions';
 import { diff } from '../core/entries/diff';
 import { parseFields, parseFilter, parseSort } from '../core/query/parse';
@@ -27,7 +27,7 @@ function objectsWorkspace(app: AppContext, principal: ApiKeyPrincipal | undefine
 }
 
 const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
-  view === 'summary' ? { kind: 'none' } : locale === '*' ? { kind: 'all' } : { kind: 'locale', locale };
+  view === 'summary' ? { kind: 'none' } : documentsIn(locale);
 
 function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteContext {
   const workspace = objectsWorkspace(app, principal);

@@ -13,7 +13,7 @@ import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { EntryError, invalidEntry } from './errors';
 import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { checkVersion, hasPendingReview, insertDocuments, insertEntry, lockLive, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { checkVersion, hasPendingReview, insertDocuments, insertEntry, lockLive, refTaken, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 
 export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type EntryStatus } from './store';
@@ -195,7 +195,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
              AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.bucket_id = ${bucketId} AND o.live_ref = ${ref} AND o.id <> ${id})
           RETURNING id`,
     );
-    if (!updated) throw invalidEntry(input.ref !== undefined ? 'ref' : 'path', 'The ref has already been taken.');
+    if (!updated) throw refTaken(input.ref !== undefined ? 'ref' : 'path');
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before, skipUnchanged: true });

@@ -12,7 +12,7 @@ import { workspaceFiles } from '../file-records';
 import { raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { referencesOf } from './field-values';
-import { BASE_LOCALE, entrySelect, findEntries, scope, toRecord, type ContentChoice, type EntryRecord } from './store';
+import { BASE_LOCALE, documentsIn, entrySelect, findEntries, scope, toRecord, type EntryRecord } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -71,8 +71,6 @@ interface Slot {
 const relatedScope = (o: RenderOptions, bucket: Sql) =>
   scope.and(scope.workspace(o.workspace.id), sql`e.bucket_id = ${bucket}`, scope.kinds('typed'), scope.live, o.publishedOnly ? scope.published : sql`true`);
 
-const relatedContent = (o: RenderOptions): ContentChoice => (o.locale === '*' ? { kind: 'all' } : { kind: 'locale', locale: o.locale });
-
 /** Related entries read with the roots: the references looked up, and the visible entries found. */
 export interface Prefetched {
   considered: Set<unknown>;
@@ -93,7 +91,7 @@ export async function findWithRelated(db: SqlRunner, where: Sql, o: RenderOption
   const source = sql`(SELECT root.*, true AS is_root FROM root UNION ALL
       SELECT e.*, false FROM entries e WHERE e.entry_id IN (${candidates}) AND ${relatedScope(o, sql`(SELECT bucket_id FROM root)`)}) e`;
   const statement = sql`WITH root AS MATERIALIZED (SELECT e.* FROM entries e WHERE ${where})
-    ${entrySelect(relatedContent(o), { source, typedOnly: true, columns: [raw('e.is_root')] })}`;
+    ${entrySelect(documentsIn(o.locale), { source, typedOnly: true, columns: [raw('e.is_root')] })}`;
   const read = await rows<Parameters<typeof toRecord>[0] & { is_root: boolean }>(db, statement, true);
   const row = read.find((r) => r.is_root);
   const entry = row && toRecord(row);
@@ -179,7 +177,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
     if (first && ids.every((id) => first!.considered.has(id))) byId = first.found;
     else {
       const found = ids.length
-        ? await findEntries(db, scope.and(sql`e.entry_id = ANY(${ids}::text[])`, relatedScope(o, sql`${roots[0].bucket_id}::int`)), { content: relatedContent(o), typedOnly: true })
+        ? await findEntries(db, scope.and(sql`e.entry_id = ANY(${ids}::text[])`, relatedScope(o, sql`${roots[0].bucket_id}::int`)), { content: documentsIn(o.locale), typedOnly: true })
         : [];
       byId = new Map(found.map((e) => [e.entry_id, e]));
     }

@@ -59,6 +59,9 @@ export type ContentChoice =
   /** The document of `c`, a join on entry_contents that the caller adds (queries filter on it). */
   | { kind: 'joined'; locale: string };
 
+/** The documents of one locale, or of every locale for `*`. */
+export const documentsIn = (locale: string): ContentChoice => (locale === '*' ? { kind: 'all' } : { kind: 'locale', locale });
+
 const e = raw('e');
 
 function contentColumn(content: ContentChoice): Sql {

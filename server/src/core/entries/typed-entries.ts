@@ -15,7 +15,7 @@ import { EntryError, invalidEntry } from './errors';
 import { checkAllReferences, checkReferences, mergeFieldValues, referencesOf, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 
 export interface TypedInput {
   fields?: Record<string, unknown>;
@@ -121,7 +121,7 @@ export async function createTypedEntriesIn(ctx: WriteContext, tx: SqlRunner, loc
     }),
   );
   const clash = ids.indexOf(undefined);
-  if (clash >= 0) throw new CreateRefused(clash, invalidEntry('ref', 'The ref has already been taken.'));
+  if (clash >= 0) throw new CreateRefused(clash, refTaken());
   const pks = ids as number[];
   await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
   const found = new Map((await findEntries(tx, sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));

@@ -65,10 +65,13 @@ export interface NewEntry {
   now: Sql;
 }
 
+/** The refusal of a ref already held by a live entry of the bucket (`at`: the field that named it). */
+export const refTaken = (at = 'ref') => invalidEntry(at, 'The ref has already been taken.');
+
 /** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
 export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
   const [id] = await insertEntries(tx, [n]);
-  if (id === undefined) throw invalidEntry('ref', 'The ref has already been taken.');
+  if (id === undefined) throw refTaken();
   return id;
 }
 

@@ -5,8 +5,8 @@
 // names the entry's metadata. A GIN containment test then costs no lookup of each candidate's
 // entry row. Any other filter (an empty one, `eq null`, metadata alone) may match entries without
 // such a document, so it reads the entries with their documents beside them.
-import type { EntryKind } from '../entries/store';
-import { join, raw, sql, type Sql } from '../sql';
+import { scope, type EntryKind } from '../entries/store';
+import { raw, sql, type Sql } from '../sql';
 import type { FilterNode, Target } from './ast';
 
 /** Who sees an entry: the columns copied onto its documents, and more conditions on the entry row. */
@@ -20,15 +20,25 @@ export interface Visibility {
   also?: Sql[];
 }
 
-/** Visibility as conditions on the entry row (`e`) or on the copies its documents carry (`c`). */
+/**
+ * Visibility as conditions on the entry row (`e`: the store's own `scope` conditions) or on the
+ * copies its documents carry (`c`, the same columns; `live` for `deleted_at IS NULL`).
+ */
 export function visibleOn(alias: 'e' | 'c', v: Visibility): Sql {
-  const t = raw(alias);
-  const conditions = [sql`${t}.workspace_id = ${v.workspaceId}::int`, sql`${t}.kind = ANY(${v.kinds}::text[])`, raw(alias === 'c' ? 'c.live' : 'e.deleted_at IS NULL')];
-  for (const id of v.bucketIds ?? []) conditions.push(sql`${t}.bucket_id = ${typeof id === 'number' ? sql`${id}::int` : id}`);
-  if (v.contentTypeId !== undefined) conditions.push(sql`${t}.content_type_id = ${v.contentTypeId}::int`);
+  const on = alias === 'e' ? scope : copiedScope;
+  const conditions = [on.workspace(v.workspaceId), on.kinds(...v.kinds), on.live];
+  for (const id of v.bucketIds ?? []) conditions.push(sql`${raw(alias)}.bucket_id = ${typeof id === 'number' ? sql`${id}::int` : id}`);
+  if (v.contentTypeId !== undefined) conditions.push(sql`${raw(alias)}.content_type_id = ${v.contentTypeId}::int`);
   conditions.push(...(v.also ?? []));
-  return join(conditions.map((c) => sql`(${c})`), ' AND ');
+  return scope.and(...conditions);
 }
+
+/** `scope`'s conditions on the copies a document carries. */
+const copiedScope: Pick<typeof scope, 'workspace' | 'kinds' | 'live'> = {
+  workspace: (workspaceId) => sql`c.workspace_id = ${workspaceId}::int`,
+  kinds: (...kinds) => sql`c.kind = ANY(${kinds}::text[])`,
+  live: raw('c.live'),
+};
 
 export interface Candidates {
   /** FROM clause: `e` (the entry) and `c` (its document in the locale, NULL in the entries form). */

@@ -208,10 +208,14 @@ export function valueOf(target: Target, scope: Scope = ROOT): Sql {
 }
 
 /**
- * A number a numeric sort can order exactly: DECIMAL(38,12). The scale (stored with the value) is
- * read first, as a value's exact minimum scale costs more to compute and is rarely needed.
+ * Whether a numeric has more than the 12 places of DECIMAL(38,12) (sorts and aggregates share
+ * the rule). The stored scale is read first: the exact minimum scale costs more and is rarely
+ * needed (1.50000000000000 has scale 14 and 1 place that counts).
  */
-const exactDecimal = (n: Sql) => sql`(NOT (scale(${n}) > 12 AND min_scale(${n}) > 12) AND ${n} < 1e26 AND ${n} > -1e26)`;
+export const overTwelvePlaces = (n: Sql) => sql`(scale(${n}) > 12 AND min_scale(${n}) > 12)`;
+
+/** A number a numeric sort can order exactly: DECIMAL(38,12). */
+const exactDecimal = (n: Sql) => sql`(NOT ${overTwelvePlaces(n)} AND ${n} < 1e26 AND ${n} > -1e26)`;
 
 /** Typed sort keys: the value as its type orders it (NULL otherwise), and which values violate the type. */
 const TYPED_SORTS = {

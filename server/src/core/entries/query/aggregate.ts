@@ -10,7 +10,7 @@ import { sqlState } from '../../../lib/sql-state';
 import { EntryError } from '../errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
 import { candidates, type Visibility } from '../../query/candidates';
-import { compileFilter, jsonAt, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
+import { compileFilter, jsonAt, overTwelvePlaces, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
 
@@ -44,10 +44,9 @@ const contributorValue = (v: Sql) =>
  * row costs one cheap read (numeric strings had their length checked by numericString).
  */
 function contributorsBad(v: Sql, num: Sql): Sql {
-  const overPrecise = (orLonger: Sql) => sql`CASE WHEN scale(${num}) > 12 THEN scale(trim_scale(${num})) > 12${orLonger} ELSE false END`;
   const invalid = sql`CASE coalesce(jsonb_typeof(${v}), 'null')
-      WHEN 'number' THEN ${overPrecise(sql` OR char_length((${v})::text) > 128`)}
-      WHEN 'string' THEN ${num} IS NULL OR ${overPrecise(raw(''))}
+      WHEN 'number' THEN ${overTwelvePlaces(num)} OR (scale(${num}) > 12 AND char_length((${v})::text) > 128)
+      WHEN 'string' THEN ${num} IS NULL OR ${overTwelvePlaces(num)}
       WHEN 'null' THEN false
       ELSE true END`;
   return sql`(coalesce(bool_or(${invalid}), false) OR coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false))`;
