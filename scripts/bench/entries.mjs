@@ -19,9 +19,12 @@
 //   GET /api/v1/{ws}/entries/{ulid}                       a random article of the 100k per request
 //   GET /api/v1/{ws}/entries?contentBucket=general&contentType=article&per_page=10|50|100
 //                                                         first page, rendered entries (v1 page)
+// with the server's defaults (the response cache on: a page asked again is served from it, file
+// URLs signed afresh), then the read and the page of 50 on a server with RESPONSE_CACHE_MB=0 (the
+// cost of rendering, as for the first request after a change),
 // and the database round trips of one request (the statements PostgreSQL runs for it) of the
 // read and of each list page size, counted one request at a time on a server with nothing else
-// to do: with pg_stat_statements when the PostgreSQL server has it loaded, otherwise through a
+// to do and the response cache off: with pg_stat_statements when the PostgreSQL server has it loaded, otherwise through a
 // small TCP proxy of this bench between the server and PostgreSQL that counts the frontend
 // messages that run a statement (Q: a simple query, E: an extended-protocol Execute). The
 // background statements of an idle server (job polling, the request log flush, outbox polling,
@@ -516,7 +519,8 @@ async function countRoundTrips({ db, dataDir, routes, runs, mode, idleSeconds })
   }
   let server;
   try {
-    server = await startServer({ databaseUrl, dataDir, variantEnv: { APP_ENV: 'local' } });
+    // Rendering's own statements: no answer comes from the response cache.
+    server = await startServer({ databaseUrl, dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
     // The request log's INSERT follows a request by FLUSH_MS (server/src/http/request-log.ts):
     // the window waits for it, so that everything a request causes is counted in its own.
     const settle = REQUEST_LOG_FLUSH_MS + 100;
@@ -636,6 +640,16 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     if (busy > 0.2) console.log(`entries: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
     const rows = await measureRoutes(routes, server.base, opts);
     const startMs = server.startMs;
+
+    // The read and the page of 50 again with the response cache off (RESPONSE_CACHE_MB=0): what
+    // rendering itself costs, as for an answer asked for the first time after a change.
+    const first = await stopServer(server.child);
+    if (!first.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
+    const uncached = loadRoutes(server.base, ws, key, seed.articles)
+      .filter((r) => r.route === 'read' || r.perPage === 50)
+      .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
+    rows.push(...(await measureRoutes(uncached, server.base, opts)));
 
     // Round trips on a server of its own, with nothing else running.
     const stopped = await stopServer(server.child);

@@ -33,6 +33,7 @@ import { JobQueue } from './jobs/queue';
 import { Scheduler } from './jobs/scheduler';
 import { RequestLogBuffer, requestLog } from './http/request-log';
 import { LookupCache } from './core/lookup-cache';
+import { responseCache } from './http/response-cache';
 import type { KeyRow } from './http/auth';
 import { ContractValidators } from './core/entries/contracts';
 import { fileHandlers } from './files/routes';
@@ -181,6 +182,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.pipelines = new PipelineRunner(app);
   // With the test clock every lookup reads the clock's offset too, so nothing is cached.
   if (!config.testClock) app.lookups.keys.listen(db);
+  if (!config.testClock && config.responseCacheBytes > 0) app.responses = responseCache(db, config.responseCacheBytes);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
@@ -258,6 +260,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await app.jobs.stop();
         await app.rateLimits.close();
         await app.lookups.keys.stop();
+        await app.responses?.stop();
         await app.db.close();
       })();
       return closing;

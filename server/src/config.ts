@@ -52,6 +52,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections of the PostgreSQL pool (DATABASE_POOL_SIZE). */
   databasePoolSize: number;
+  /** Bytes of delivery answers kept per process (RESPONSE_CACHE_MB, default 64; 0 keeps none: http/response-cache.ts). */
+  responseCacheBytes: number;
   dataDir: string;
   adminToken: string;
   /** True when ADMIN_TOKEN was generated (printed once at start-up). */
@@ -195,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: Math.max(1, Math.min(100, Number(env.DATABASE_POOL_SIZE) || 10)),
+    responseCacheBytes: Math.max(0, Math.min(65_536, env.RESPONSE_CACHE_MB === undefined || env.RESPONSE_CACHE_MB === '' ? 64 : Number(env.RESPONSE_CACHE_MB) || 0)) * 1024 * 1024,
     dataDir,
     adminToken: admin.value,
     adminTokenGenerated: admin.generated,

@@ -11,6 +11,7 @@ import type { Storage } from './storage/storage';
 import type { RequestLogBuffer } from './http/request-log';
 import type { ContractValidators } from './core/entries/contracts';
 import type { LookupCache } from './core/lookup-cache';
+import type { ResponseCache } from './http/response-cache';
 import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/entries/content-types';
 import type { Operations } from './http/operations';
@@ -37,6 +38,8 @@ export interface AppContext {
     /** Hosted-authentication settings of workspaces by name (app-auth/workspace.ts). */
     authWorkspaces: LookupCache<AuthWorkspaceRow>;
   };
+  /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */
+  responses?: ResponseCache;
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
   /** The spec's operations with their validation and handlers (the router's, and pipeline steps'). */

@@ -36,6 +36,32 @@ describe('LookupCache', () => {
     expect(await cache.get('k', load)).toBe('row 6');
   });
 
+  it('keeps entries within a weight budget, the oldest going first, and none heavier than it', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>(100, 60_000, { weigh: (v) => v.length, max: 10 });
+    cache.listen(db, 'some_channel');
+    hooks.state!(true);
+    let loads = 0;
+    const get = (key: string, value: string) => cache.get(key, async () => (loads++, value));
+    await get('a', 'aaaa');
+    await get('b', 'bbbb');
+    await get('a', 'x');
+    await get('b', 'x');
+    expect(loads).toBe(2);
+    // 4 + 4 + 4 > 10: `a`, the oldest, goes.
+    await get('c', 'cccc');
+    await get('b', 'x');
+    await get('c', 'x');
+    expect(loads).toBe(3);
+    await get('a', 'aaaa');
+    expect(loads).toBe(4);
+    // Heavier than the whole budget: answered, not kept, nothing else dropped for it.
+    expect(await get('big', 'x'.repeat(11))).toBe('x'.repeat(11));
+    await get('big', 'x'.repeat(11));
+    await get('a', 'x');
+    expect(loads).toBe(6);
+  });
+
   it('does not keep a lookup that began before a change and ended after it', async () => {
     const { db, hooks } = channel();
     const cache = new LookupCache<string>();

@@ -167,7 +167,7 @@ describeWithPostgres('several server processes on one database', () => {
   it('confirms a change only once every listening connection of the database has handled it', async () => {
     const [x, y] = await Promise.all([0, 1].map(() => openDatabase({ databaseUrl: db.url, dataDir: db.dataDir, databasePoolSize: 1 })));
     // A third listener, played by hand: it answers a ping only when the test says so.
-    const slow = new pg.Client({ connectionString: db.url, application_name: 'workspace-api listener' });
+    const slow = new pg.Client({ connectionString: db.url, application_name: 'workspace-api listener confirm_test' });
     try {
       let heardByY = 0;
       const listenOn = (d: Database, onNotify: () => void) =>
@@ -200,6 +200,31 @@ describeWithPostgres('several server processes on one database', () => {
     }
   });
 
+  it('answers a read kept by one process with what another wrote, once that write has answered', async () => {
+    const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
+    const admin = client(a.url, ADMIN_TOKEN);
+    const { workspace, key } = await setupWorkspace(admin, { permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'] });
+    const type = await admin.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text' }] });
+    expect(type.status).toBe(201);
+    const [onA, onB] = [client(a.url, key.key), client(b.url, key.key)];
+    const list = `/api/v1/${workspace.name}/entries?contentBucket=general&contentType=note`;
+    const created = await onB.post(list, { fields: { title: 'v1' }, status: 'published' });
+    expect(created.status).toBe(201);
+    const read = `/api/v1/${workspace.name}/entries/${created.body.id}`;
+    const query = `/api/v1/${workspace.name}/general/entries/query`;
+    const count = { type: 'note', aggregate: { count: true } };
+    // A keeps each answer; every write on B answers only once A has dropped them.
+    for (let i = 2; i <= 6; i++) {
+      expect((await onA.get(read)).body.fields.title).toBe(`v${i - 1}`);
+      expect((await onA.get(list)).body.map((e: { fields: { title: string } }) => e.fields.title)).toContain(`v${i - 1}`);
+      expect((await onA.post(query, count)).body.data[0].count).toBe(i - 1);
+      expect((await onB.patch(read, { fields: { title: `v${i}` } })).status).toBe(200);
+      expect((await onB.post(list, { fields: { title: `extra ${i}` }, status: 'published' })).status).toBe(201);
+      expect((await onA.get(read)).body.fields.title).toBe(`v${i}`);
+      expect((await onA.post(query, count)).body.data[0].count).toBe(i);
+    }
+  });
+
   it('drops cached key lookups on changes made in the database directly, and reads the database on every request while its listener is lost', async () => {
     const a = await spawnTracked();
     const { workspace, user, key } = await setupWorkspace(client(a.url, ADMIN_TOKEN), { permissions: ['view-file'] });
@@ -210,7 +235,7 @@ describeWithPostgres('several server processes on one database', () => {
     await sql.connect();
     try {
       const setPermissions = (p: string[]) => sql.query('UPDATE users SET permissions = $1 WHERE id = $2', [p, user.id]);
-      const listeners = async () => (await sql.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'workspace-api listener'`)).rows.map((r) => r.pid);
+      const listeners = async () => (await sql.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'workspace-api listener auth_changed'`)).rows.map((r) => r.pid);
       expect(await permissions()).toEqual(['view-file']);
       expect(await permissions()).toEqual(['view-file']);
       // Not through the API: the trigger's notification drops the cached lookup (it travels on

@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { Config } from '../config';
 import { safeEqual } from '../lib/secrets';
 import { formatTimestamp } from '../lib/time';
+import { Fresh } from '../lib/fresh-json';
 import type { File } from '../generated/prisma/client';
 import type { components } from '../../../sdk/src/generated/openapi';
 
@@ -38,6 +39,16 @@ export function isValidSignature(appKey: string, path: string, query: URLSearchP
 }
 
 type FileBody = components['schemas']['File'];
+
+/**
+ * A file as an answer shows it, at the time the answer is given: its temporary URLs are fresh
+ * even in an answer kept by the response cache (lib/fresh-json.ts). `pick`: only those properties.
+ */
+export const freshFile = (config: Config, workspace: string, f: File, now: Date, pick?: readonly string[]) =>
+  new Fresh(now, (at) => {
+    const file = presentFile(config, workspace, f, at) as unknown as Record<string, unknown>;
+    return pick ? Object.fromEntries(pick.map((p) => [p, file[p] ?? null])) : file;
+  });
 
 export function presentFile(config: Config, workspace: string, f: File, now: Date, expiresIn = DEFAULT_EXPIRES_IN): FileBody {
   const expires = Math.floor(now.getTime() / 1000) + expiresIn;

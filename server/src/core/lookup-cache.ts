@@ -11,7 +11,9 @@ import type { Database, Listener } from '../db/database';
 export const LOOKUPS_CHANGED_CHANNEL = 'auth_changed';
 
 export class LookupCache<T> {
-  private readonly entries = new Map<string, { value: T; until: number }>();
+  private readonly entries = new Map<string, { value: T; until: number; weight: number }>();
+  /** The weights of the kept entries together (see `budget`). */
+  private weight = 0;
   /** Bumped on every drop: a lookup that began before a change must not fill the cache after it. */
   private generation = 0;
   private listening = false;
@@ -24,11 +26,13 @@ export class LookupCache<T> {
     private readonly maxEntries = 10_000,
     /** A backstop only: a change drops entries at once. */
     private readonly ttlMs = 60_000,
+    /** Entries weigh `weigh(value)` and together at most `max` (the oldest go first): answers by their bytes. */
+    private readonly budget?: { weigh: (value: T) => number; max: number },
   ) {}
 
-  /** Starts following the database's change notifications. */
-  listen(db: Database): void {
-    this.listener = db.listen(LOOKUPS_CHANGED_CHANNEL, () => this.hear(), (listening) => {
+  /** Starts following the database's change notifications on `channel`. */
+  listen(db: Database, channel = LOOKUPS_CHANGED_CHANNEL): void {
+    this.listener = db.listen(channel, () => this.hear(), (listening) => {
       // Changes made while not listening were missed: start over either way.
       for (const cache of [this, ...this.followers]) {
         cache.listening = listening;
@@ -68,6 +72,14 @@ export class LookupCache<T> {
   drop(): void {
     this.generation++;
     this.entries.clear();
+    this.weight = 0;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.weight -= entry.weight;
+    this.entries.delete(key);
   }
 
   /** The cached value of `key`, or `load()`'s, kept when it is defined and nothing changed meanwhile. */
@@ -79,9 +91,12 @@ export class LookupCache<T> {
     const generation = this.generation;
     const value = await load();
     if (value !== undefined && this.listening && generation === this.generation) {
-      this.entries.delete(key);
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, { value, until: now + this.ttlMs });
+      const weight = this.budget?.weigh(value) ?? 0;
+      if (this.budget && weight > this.budget.max) return value;
+      this.remove(key);
+      while (this.entries.size >= this.maxEntries || (this.budget && this.weight + weight > this.budget.max)) this.remove(this.entries.keys().next().value!);
+      this.entries.set(key, { value, until: now + this.ttlMs, weight });
+      this.weight += weight;
     }
     return value;
   }

@@ -196,8 +196,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
 /** How often a listening connection proves it is alive (a silently dropped one would miss notifications). */
 const LISTEN_HEARTBEAT_MS = 5_000;
 
-/** How listening connections name themselves, so that `confirm` can count them. */
-const LISTENER_APPLICATION_NAME = 'workspace-api listener';
+/** How listening connections name themselves (per channel), so that `confirm` counts those of its channel. */
+const listenerName = (channel: string) => `workspace-api listener ${channel}`;
 
 /**
  * LISTEN on a connection of its own, reconnecting with backoff (1 s doubling to 30 s).
@@ -232,7 +232,7 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
   };
   const check = (ping: { answers: number; expected: number; done(): void }) => ping.answers >= ping.expected && ping.done();
   const connect = async () => {
-    const c = new Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000, application_name: LISTENER_APPLICATION_NAME });
+    const c = new Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000, application_name: listenerName(channel) });
     c.on('error', () => undefined);
     try {
       await c.connect();
@@ -280,7 +280,7 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
         const { rows } = await c.query<{ listeners: number }>(
           `SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND application_name = $3) AS listeners,
                   pg_notify($1, $2)`,
-          [channel, `ping:${nonce}`, LISTENER_APPLICATION_NAME],
+          [channel, `ping:${nonce}`, listenerName(channel)],
         );
         const ping = pings.get(nonce);
         // Answers may have come before the count.

@@ -1,7 +1,8 @@
 // Builds the Koa router from the spec's operation table. Each route runs the same visible chain:
 // authenticate (and read the test clock; hosted-auth routes open their workspace) -> rate limit
 // (per key, IP or credential) -> parse the body within its limit -> validate -> rate limit (per
-// a body property) -> handle.
+// a body property) -> handle (delivery reads through the response cache, http/response-cache.ts;
+// a write answers once every process has dropped what its change makes stale).
 import { Stream } from 'node:stream';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -14,7 +15,8 @@ import type { RateLimitSubject } from './rate-limit';
 import { openAuthWorkspace } from '../app-auth/workspace';
 import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
-import type { Operations } from './operations';
+import type { OperationReply, Operations } from './operations';
+import { answerKey, answerText, keepable } from './response-cache';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -61,6 +63,21 @@ function jsonBody(op: OperationSpec): Middleware {
 /** A plain JSON body (not a stream, buffer or text). */
 const isJsonValue = (body: unknown) => body !== null && typeof body === 'object' && !(body instanceof Stream) && !Buffer.isBuffer(body);
 
+/** A JSON body's text, numbers exact where the handler says they must be. */
+const serialize = (reply: OperationReply) => (reply.exactJson ? stringifyExact(reply.body) : JSON.stringify(reply.body));
+
+function send(ctx: Context, reply: OperationReply): void {
+  ctx.status = reply.status;
+  if (reply.headers) ctx.set(reply.headers);
+  if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) {
+    // Serialized once here: for an object body Koa would stringify it twice (length, then write).
+    ctx.type = 'application/json';
+    ctx.body = serialize(reply);
+  } else if (reply.body !== undefined) ctx.body = reply.body;
+  // A bodiless redirect stays empty (Koa would write the status text).
+  else if (reply.status !== 204) ctx.body = '';
+}
+
 export function buildRouter(app: AppContext, operations: Operations): Router {
   const router = new Router();
   for (const op of operations.list) {
@@ -104,20 +121,27 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         koa: ctx,
       };
       const bodyLimited = bodyLimits.length ? (valid: { body: unknown }) => app.rateLimits.consumeRules(bodyLimits, subject(ctx, valid.body)) : undefined;
-      const reply = await operations.handle(op, req, app, bodyLimited);
-      if (op.changesLookups) await app.lookups.keys.confirmDropped();
-      ctx.status = reply.status;
-      if (reply.headers) ctx.set(reply.headers);
-      if (reply.body !== undefined && reply.exactJson) {
+      const run = () => operations.handle(op, req, app, bodyLimited);
+      const { responses } = app;
+      if (op.cachedResponse && responses) {
+        // Only a whole 200 JSON answer is kept; anything else is sent as it is.
+        let other: OperationReply | undefined;
+        const answer = await responses.get(answerKey(op.operationId, ctx), async () => {
+          const reply = await run();
+          if (reply.status === 200 && isJsonValue(reply.body)) return keepable(reply.status, reply.headers, () => serialize(reply));
+          other = reply;
+          return undefined;
+        });
+        if (!answer) return send(ctx, other!);
+        ctx.status = answer.status;
+        if (answer.headers) ctx.set(answer.headers);
         ctx.type = 'application/json';
-        ctx.body = stringifyExact(reply.body);
-      } else if (isJsonValue(reply.body)) {
-        // Serialized once here: for an object body Koa would stringify it twice (length, then write).
-        ctx.type = 'application/json';
-        ctx.body = JSON.stringify(reply.body);
-      } else if (reply.body !== undefined) ctx.body = reply.body;
-      // A bodiless redirect stays empty (Koa would write the status text).
-      else if (reply.status !== 204) ctx.body = '';
+        ctx.body = answerText(answer, app.clock.now());
+        return;
+      }
+      const reply = await run();
+      await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);
+      send(ctx, reply);
     });
     router.register(koaPath(op.path), [op.method.toUpperCase()], chain, { name: op.operationId });
   }

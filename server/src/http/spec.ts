@@ -61,6 +61,15 @@ export interface OperationSpec {
    */
   changesLookups: boolean;
   /**
+   * A delivery read whose answers this process may keep (`x-cached-response`, http/response-cache.ts).
+   */
+  cachedResponse: boolean;
+  /**
+   * The operation may change what kept answers read: every operation but GET and the read-only
+   * POSTs (`x-read-only`: queries). Its answer waits until every process has dropped them.
+   */
+  changesContent: boolean;
+  /**
    * Rate limits of the operation (`x-rate-limit`: a group counted per API key, or a list of
    * `{group, per}`), see http/rate-limit.ts.
    */
@@ -167,6 +176,8 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         permissions: (op['x-permissions'] as string[] | undefined) ?? [],
         readsClock: op['x-clock'] !== false,
         changesLookups: op['x-changes-lookups'] === true,
+        cachedResponse: op['x-cached-response'] === true,
+        changesContent: method !== 'get' && op['x-read-only'] !== true,
         exactNumbers: op['x-exact-numbers'] === true,
         malformedJsonStatus: op['x-malformed-json-status'] === 422 ? 422 : 400,
         rateLimits: rateLimitRules(op['x-rate-limit']),

@@ -7,7 +7,7 @@
 import type { Config } from '../../config';
 import type { components } from '../../../../sdk/src/generated/openapi';
 import type { SqlRunner } from '../../db/database';
-import { presentFile } from '../file-urls';
+import { freshFile } from '../file-urls';
 import { workspaceFiles } from '../file-records';
 import { raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
@@ -208,7 +208,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
   const fileIds = [...new Set(files.flatMap((s) => s.refs as number[]))];
   if (fileIds.length) {
     const found = await workspaceFiles(db, o.workspace.id, fileIds);
-    const byId = new Map(found.map((f) => [f.id, presentFile(o.config, o.workspace.name, f, o.now)]));
+    const byId = new Map(found.map((f) => [f.id, freshFile(o.config, o.workspace.name, f, o.now)]));
     for (const slot of files) for (const id of slot.refs as number[]) if (byId.has(id)) put(slot, byId.get(id));
   }
   return { entries: rootNodes.map((n) => n.out as unknown as RenderedEntry), exact };

@@ -7,7 +7,7 @@
 import type { Config } from '../../../config';
 import type { SqlRunner } from '../../../db/database';
 import { invalidEntry } from '../errors';
-import { presentFile } from '../../file-urls';
+import { freshFile } from '../../file-urls';
 import { workspaceFiles } from '../../file-records';
 import { sql } from '../../sql';
 import { findEntries, scope, type EntryRecord } from '../store';
@@ -121,10 +121,7 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
         const file = byId.get(ref as number);
         if (!file) continue;
         let value: unknown = file.id;
-        if (slot.properties) {
-          const presented = presentFile(o.config, o.workspace.name, file, o.now) as unknown as Out;
-          value = Object.fromEntries(slot.properties.map((p) => [p, presented[p] ?? null]));
-        }
+        if (slot.properties) value = freshFile(o.config, o.workspace.name, file, o.now, slot.properties);
         if (slot.multiple) (slot.out[slot.key] as unknown[]).push(value);
         else if (slot.out[slot.key] === null) slot.out[slot.key] = value;
       }

@@ -1,0 +1,52 @@
+// Values of an answer that depend on when it is given (a file's temporary URLs, valid 600 s from
+// then). A `Fresh` value serializes as its value at the time it was made; while a cached answer is
+// being made (http/response-cache.ts) it serializes as a hole instead, which every answer served
+// from the cache fills with the value at its own time.
+import { randomBytes } from 'node:crypto';
+
+/** Holes of the serialization under way (`withHoles`), in the order the serializer met them. */
+let holes: Fresh[] | undefined;
+
+/** Stands for a hole in JSON text: a NUL and a per-process secret, which no stored string can guess. */
+const MARK = `\u0000fresh:${randomBytes(12).toString('hex')}`;
+const MARK_JSON = JSON.stringify(MARK);
+
+export class Fresh<T = unknown> {
+  constructor(
+    private readonly now: Date,
+    readonly at: (now: Date) => T,
+  ) {}
+
+  toJSON(): unknown {
+    if (!holes) return this.at(this.now);
+    holes.push(this);
+    return MARK;
+  }
+}
+
+/** JSON text with holes: the text around them (one more part than holes) and the values to fill. */
+export interface HoledJson {
+  parts: string[];
+  holes: Fresh[];
+}
+
+/** Runs `serialize` (JSON.stringify or lib/exact-json's) with every `Fresh` value left as a hole. */
+export function withHoles(serialize: () => string): HoledJson {
+  holes = [];
+  try {
+    const text = serialize();
+    const found = holes;
+    const parts = found.length ? text.split(MARK_JSON) : [text];
+    if (parts.length !== found.length + 1) throw new Error('fresh-json: the holes of a serialization do not match its marks');
+    return { parts, holes: found };
+  } finally {
+    holes = undefined;
+  }
+}
+
+/** The text with each hole filled by its value at `now`. */
+export function fillHoles(json: HoledJson, now: Date): string {
+  let out = json.parts[0]!;
+  for (let i = 0; i < json.holes.length; i++) out += JSON.stringify(json.holes[i]!.at(now)) + json.parts[i + 1]!;
+  return out;
+}

@@ -1,0 +1,170 @@
+// The response cache of delivery reads (http/response-cache.ts): answers kept per process are the
+// answers the database gives, whatever changed them (the API, another process, SQL by hand), and
+// their temporary file URLs are signed for each answer.
+import pg from 'pg';
+import { startTestServer, type TestServer } from './support/server';
+import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
+import { eventually } from './support/receiver';
+import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
+
+let s: TestServer;
+let w: ObjectsWorkspace;
+const entries = () => `/api/v1/${w.ws}/entries`;
+const typed = (type: string, extra = '') => `${entries()}?contentBucket=general&contentType=${type}${extra}`;
+const query = () => `/api/v1/${w.ws}/general/entries/query`;
+
+async function create(type: string, body: Record<string, unknown>) {
+  const res = await w.api.post(typed(type), body);
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** Statements on the content tables while `fn` runs (0: the answer came from the cache). */
+async function statementsOf(fn: () => Promise<unknown>): Promise<number> {
+  const db = s.server.app.db;
+  const original = db.query.bind(db);
+  let n = 0;
+  db.query = ((...args: Parameters<typeof original>) => {
+    if (/\b(entries|entry_contents|files|content_types)\b/.test(args[0])) n++;
+    return original(...args);
+  }) as typeof db.query;
+  try {
+    await fn();
+  } finally {
+    db.query = original;
+  }
+  return n;
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  w = await objectsWorkspace(s, { permissions: [...ENTRY_PERMISSIONS, 'create-file', 'view-file', 'delete-file'] });
+  for (const body of [
+    { name: 'author', fields: [{ name: 'name', type: 'text', required: true }] },
+    {
+      name: 'post',
+      fields: [
+        { name: 'title', type: 'text', required: true },
+        { name: 'amount', type: 'number' },
+        { name: 'author', type: 'relation', targets: ['author'] },
+        { name: 'cover', type: 'attachment' },
+      ],
+    },
+  ]) {
+    const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, body);
+    expect(res.status).toBe(201);
+  }
+});
+afterAll(() => s.close());
+
+describe('fresh JSON', () => {
+  it('leaves holes for fresh values and fills them at the time asked; a stored string cannot make one', () => {
+    const at = (now: Date) => ({ expires: now.getTime() });
+    const body = { a: new Fresh(new Date(1000), at), b: ['x', new Fresh(new Date(1000), at)], c: '\u0000fresh:0123456789abcdef01234567' };
+    expect(JSON.parse(JSON.stringify(body))).toEqual({ a: { expires: 1000 }, b: ['x', { expires: 1000 }], c: body.c });
+    const holed = withHoles(() => JSON.stringify(body));
+    expect(holed.holes).toHaveLength(2);
+    expect(JSON.parse(fillHoles(holed, new Date(5000)))).toEqual({ a: { expires: 5000 }, b: ['x', { expires: 5000 }], c: body.c });
+    // Outside withHoles, values serialize as made.
+    expect(JSON.stringify(body.a)).toBe('{"expires":1000}');
+  });
+});
+
+describe('kept answers', () => {
+  it('is on without the test clock, and off with RESPONSE_CACHE_MB=0', async () => {
+    expect(s.server.app.responses).toBeDefined();
+    expect(s.server.app.config.responseCacheBytes).toBe(64 * 1024 * 1024);
+    const off = await startTestServer({ RESPONSE_CACHE_MB: '0' }, s.db);
+    try {
+      expect(off.server.app.responses).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('answers a read, a list and a query again without the database, with file URLs signed afresh', async () => {
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'c.txt', type: 'text/plain', content: Buffer.from('cover').toString('base64') } });
+    expect(file.status).toBe(201);
+    const author = await create('author', { fields: { name: 'Ada' }, status: 'published' });
+    const post = await create('post', { fields: { title: 'One', amount: 2, author: author.id, cover: file.body.id }, status: 'published' });
+    const read = `${entries()}/${post.id}`;
+    const first = await w.api.get(read);
+    expect(first.status).toBe(200);
+    expect(first.body.fields.author).toMatchObject({ id: author.id, fields: { name: 'Ada' } });
+    // A second apart, so that the URLs' expiry differs.
+    await new Promise((r) => setTimeout(r, 1_100));
+    let again = first;
+    expect(await statementsOf(async () => (again = await w.api.get(read)))).toBe(0);
+    expect(again).not.toBe(first);
+    expect(again.status).toBe(200);
+    const { cover: c1, ...rest1 } = first.body.fields;
+    const { cover: c2, ...rest2 } = again.body.fields;
+    expect({ ...again.body, fields: rest2 }).toEqual({ ...first.body, fields: rest1 });
+    expect(Date.parse(c2.temporary_url_expires_at)).toBeGreaterThan(Date.parse(c1.temporary_url_expires_at));
+    expect(Date.parse(c2.temporary_url_expires_at) - Date.now()).toBeGreaterThan(595_000);
+    expect(c2.temporary_url).not.toBe(c1.temporary_url);
+    // The kept answer's URL is a valid signature.
+    const download = await fetch(c2.temporary_url);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe('cover');
+
+    for (const ask of [() => w.api.get(typed('post')), () => w.api.post(query(), { type: 'post', aggregate: { count: true, sum: ['amount'] } })]) {
+      const one = await ask();
+      expect(one.status).toBe(200);
+      let two = one;
+      expect(await statementsOf(async () => (two = await ask()))).toBe(0);
+      expect(two).not.toBe(one);
+      expect(two.text).toBe(one.text);
+    }
+  });
+
+  it('sees every write through the API at once: entries, related entries, files', async () => {
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'd.txt', type: 'text/plain', content: Buffer.from('d').toString('base64') } });
+    const author = await create('author', { fields: { name: 'Bo' }, status: 'published' });
+    const post = await create('post', { fields: { title: 'Two', amount: 3, author: author.id, cover: file.body.id }, status: 'published' });
+    const read = `${entries()}/${post.id}`;
+    const sum = () => w.api.post(query(), { type: 'post', aggregate: { count: true } });
+    const before = (await sum()).body.data[0].count;
+    expect((await w.api.get(read)).body.fields.author.fields.name).toBe('Bo');
+    await w.api.get(read);
+
+    // A related entry changes: the read that renders it changes.
+    expect((await w.api.patch(`${entries()}/${author.id}`, { fields: { name: 'Bob' } })).status).toBe(200);
+    expect((await w.api.get(read)).body.fields.author.fields.name).toBe('Bob');
+    // The file goes: the attachment with it.
+    expect((await w.api.get(read)).body.fields.cover).toMatchObject({ id: file.body.id });
+    expect((await w.api.delete(`/api/v1/${w.ws}/files/${file.body.id}`)).status).toBe(204);
+    expect((await w.api.get(read)).body.fields.cover).toBeNull();
+    // A new entry counts; a deleted one is gone.
+    await create('post', { fields: { title: 'Three' }, status: 'published' });
+    expect((await sum()).body.data[0].count).toBe(before + 1);
+    expect((await w.api.delete(read)).status).toBe(204);
+    expect((await w.api.get(read)).status).toBe(404);
+    expect((await sum()).body.data[0].count).toBe(before);
+  });
+
+  it('keeps no answer but a 200: an entry read as 404 reads once published', async () => {
+    const draft = await create('post', { fields: { title: 'Later' } });
+    const read = `${entries()}/${draft.id}`;
+    expect((await w.api.get(read)).status).toBe(404);
+    expect((await w.api.get(read)).status).toBe(404);
+    expect((await w.api.patch(read, { status: 'published' })).status).toBe(200);
+    expect((await w.api.get(read)).status).toBe(200);
+  });
+
+  it('drops its answers on changes made in the database directly', async () => {
+    const post = await create('post', { fields: { title: 'By hand' }, status: 'published' });
+    const read = `${entries()}/${post.id}`;
+    expect((await w.api.get(read)).body.fields.title).toBe('By hand');
+    // The embedded database has no second connection: its own writes are the only ones.
+    if (!s.db.url) return;
+    const sql = new pg.Client({ connectionString: s.db.url });
+    await sql.connect();
+    try {
+      await sql.query(`UPDATE entry_contents SET data = jsonb_set(data, '{title}', '"Changed"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [post.id]);
+      await eventually(async () => (await w.api.get(read)).body.fields.title === 'Changed', 2_000);
+    } finally {
+      await sql.end();
+    }
+  });
+});
