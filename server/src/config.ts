@@ -197,7 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
     databasePoolSize: Math.max(1, Math.min(100, Number(env.DATABASE_POOL_SIZE) || 10)),
-    responseCacheBytes: Math.max(0, Math.min(65_536, env.RESPONSE_CACHE_MB === undefined || env.RESPONSE_CACHE_MB === '' ? 64 : Number(env.RESPONSE_CACHE_MB) || 0)) * 1024 * 1024,
+    responseCacheBytes: Math.min(65_536, integer(env, 'RESPONSE_CACHE_MB', 64)) * 1024 * 1024,
     dataDir,
     adminToken: admin.value,
     adminTokenGenerated: admin.generated,

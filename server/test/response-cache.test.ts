@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
 import { eventually } from './support/receiver';
 import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
+import { loadConfig } from '../src/config';
 
 let s: TestServer;
 let w: ObjectsWorkspace;
@@ -74,6 +75,9 @@ describe('kept answers', () => {
   it('is on without the test clock, and off with RESPONSE_CACHE_MB=0', async () => {
     expect(s.server.app.responses).toBeDefined();
     expect(s.server.app.config.responseCacheBytes).toBe(64 * 1024 * 1024);
+    const base = { ADMIN_TOKEN: 'x', APP_KEY: 'y' };
+    expect(loadConfig({ ...base, RESPONSE_CACHE_MB: '8' }).responseCacheBytes).toBe(8 * 1024 * 1024);
+    for (const bad of ['-1', '1.5', 'lots']) expect(() => loadConfig({ ...base, RESPONSE_CACHE_MB: bad })).toThrow(`RESPONSE_CACHE_MB must be an integer >= 0, got "${bad}"`);
     const off = await startTestServer({ RESPONSE_CACHE_MB: '0' }, s.db);
     try {
       expect(off.server.app.responses).toBeUndefined();

@@ -1,5 +1,6 @@
 // Lookups kept per process (API keys, so that an authenticated request costs no round trip of its
-// own; content types, which every entry write and render reads). Correct across processes because
+// own; content types, which every entry write and render reads; on a channel of its own, the
+// answers of delivery reads, http/response-cache.ts). Correct across processes because
 // every change to what they read (api_keys, users, workspaces, buckets, content types and field
 // definitions) notifies `auth_changed` (triggers, see the auth_changed_notify and
 // lookups_changed_notify migrations) and every process drops its caches on it. While this process
