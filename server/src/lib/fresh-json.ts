@@ -4,7 +4,11 @@
 // from the cache fills with the value at its own time.
 import { randomBytes } from 'node:crypto';
 
-/** Holes of the serialization under way (`withHoles`), in the order the serializer met them. */
+/**
+ * Holes of the serialization under way (`withHoles`), in the order the serializer met them. The
+ * one piece of module state here, on purpose: it lives only inside one synchronous serialization
+ * (reset in `finally`), which nothing else can interleave with, and `toJSON` has no other way in.
+ */
 let holes: Fresh[] | undefined;
 
 /** Stands for a hole in JSON text: a NUL and a per-process secret, which no stored string can guess. */
