@@ -699,10 +699,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns, concurrentBatches
       .filter((r) => !r.ceiling)
       .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined }));
     await checkRoutes(uncached, server.base);
-    const uncachedRows = await measureSteady(
-      uncached.filter((r) => !r.timezone),
-      opts,
-    );
+    const uncachedRows = await measureSteady(uncached.filter((r) => !r.timezone), opts);
     // Each aggregate and its plain SQL (10 clients of their own, the server idle meanwhile),
     // alternately for BENCH_AGGREGATE_ROUNDS rounds: at 5 to 10 answers a second, one run of each
     // varies by a third on this machine; the comparison takes all the rounds together.

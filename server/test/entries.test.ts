@@ -3,6 +3,7 @@
 import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace, ULID } from './support/objects';
 import { TIMESTAMP } from './support/fixtures';
+import { fewestStatements } from './support/statements';
 
 let s: TestServer;
 let w: ObjectsWorkspace;
@@ -132,75 +133,39 @@ describe('round trips', () => {
       const links = [...authors, ...nodes.slice(-3)];
       nodes.push((await create('node', { fields: { title: `n${i}`, links, file: file.body.id }, status: 'published' })).id);
     }
-    // The statements on entries, files and content types the server runs while one request runs
-    // (background work, the job queue and the outbox, touches none of these tables).
-    const db = s.server.app.db;
-    const original = db.query.bind(db);
-    let statements = 0;
-    const content = /\b(entries|entry_contents|files|content_types)\b/;
-    db.query = ((...args: Parameters<typeof original>) => {
-      if (content.test(args[0])) statements++;
-      return original(...args);
-    }) as typeof db.query;
-    // A scheduled task may run in the same process meanwhile (publication touches entries): the
-    // fewest of three reads is the request's own count.
-    const count = async (perPage: number) => {
-      const counts: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        await s.server.app.requestLogs.flush();
-        // Rendering's own count: the answer is not taken from the response cache.
-        s.server.app.responses?.drop();
-        statements = 0;
-        const res = await w.api.get(typed('node', `&per_page=${perPage}`));
-        expect(res.status).toBe(200);
-        expect(res.body.data).toHaveLength(perPage);
-        expect(res.body.data.at(-1).fields.links.length).toBeGreaterThan(0);
-        counts.push(statements);
-      }
-      return Math.min(...counts);
-    };
-    try {
-      await count(5);
-      // Pages of 5 and 12 both reach the deepest chains (each node links the three before it), so
-      // they differ only in size: the same statements. A page of 1 (links to authors only) needs
-      // fewer: one query per level of relations present, whatever the number of entries.
-      const [one, five, twelve] = [await count(1), await count(5), await count(12)];
-      expect(five).toBe(twelve);
-      expect(one).toBeLessThan(five);
-      // The page, 3 levels expanded and the 4th read for its compact references, the files.
-      expect(twelve).toBe(6);
-      // A delivery read takes the entry and its first level of relations in one statement.
-      const reads = async (id: string) => {
-        const counts: number[] = [];
-        for (let i = 0; i < 3; i++) {
-          await s.server.app.requestLogs.flush();
-          s.server.app.responses?.drop();
-          statements = 0;
-          const res = await w.api.get(`${entries()}/${id}`);
+    // Rendering's own count: the response cache is dropped before each request.
+    const uncached = () => s.server.app.responses?.drop();
+    const count = (perPage: number) =>
+      fewestStatements(
+        s,
+        async () => {
+          const res = await w.api.get(typed('node', `&per_page=${perPage}`));
           expect(res.status).toBe(200);
-          counts.push(statements);
-        }
-        return Math.min(...counts);
-      };
-      // Links to authors only: the entry with them, then the files.
-      expect(await reads(nodes[0])).toBe(2);
-      // Links three deep and beyond: one statement fewer than the page's.
-      expect(await reads(nodes[11])).toBe(5);
-      // Asked again, the same page and read are answered from the response cache: no statement.
-      expect(s.server.app.responses).toBeDefined();
-      for (const path of [typed('node', '&per_page=12'), `${entries()}/${nodes[11]}`]) {
-        const counts: number[] = [];
-        for (let i = 0; i < 3; i++) {
-          await w.api.get(path);
-          await s.server.app.requestLogs.flush();
-          statements = 0;
-          expect((await w.api.get(path)).status).toBe(200);
-          counts.push(statements);
-        }
-        expect(Math.min(...counts)).toBe(0);
-      }
-    } finally {
-      db.query = original;
+          expect(res.body.data).toHaveLength(perPage);
+          expect(res.body.data.at(-1).fields.links.length).toBeGreaterThan(0);
+        },
+        uncached,
+      );
+    const reads = (id: string) => fewestStatements(s, async () => expect((await w.api.get(`${entries()}/${id}`)).status).toBe(200), uncached);
+    await count(5);
+    // Pages of 5 and 12 both reach the deepest chains (each node links the three before it), so
+    // they differ only in size: the same statements. A page of 1 (links to authors only) needs
+    // fewer: one query per level of relations present, whatever the number of entries.
+    const [one, five, twelve] = [await count(1), await count(5), await count(12)];
+    expect(five).toBe(twelve);
+    expect(one).toBeLessThan(five);
+    // The page, 3 levels expanded and the 4th read for its compact references, the files.
+    expect(twelve).toBe(6);
+    // A delivery read takes the entry and its first level of relations in one statement.
+    // Links to authors only: the entry with them, then the files.
+    expect(await reads(nodes[0])).toBe(2);
+    // Links three deep and beyond: one statement fewer than the page's.
+    expect(await reads(nodes[11])).toBe(5);
+    // Asked again, the same page and read are answered from the response cache: no statement.
+    expect(s.server.app.responses).toBeDefined();
+    for (const path of [typed('node', '&per_page=12'), `${entries()}/${nodes[11]}`]) {
+      const get = () => w.api.get(path);
+      expect(await fewestStatements(s, async () => expect((await get()).status).toBe(200), get)).toBe(0);
     }
   });
 

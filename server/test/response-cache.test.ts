@@ -5,6 +5,7 @@ import pg from 'pg';
 import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
 import { eventually } from './support/receiver';
+import { contentStatements } from './support/statements';
 import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
 import { loadConfig } from '../src/config';
 
@@ -18,23 +19,6 @@ async function create(type: string, body: Record<string, unknown>) {
   const res = await w.api.post(typed(type), body);
   if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
   return res.body;
-}
-
-/** Statements on the content tables while `fn` runs (0: the answer came from the cache). */
-async function statementsOf(fn: () => Promise<unknown>): Promise<number> {
-  const db = s.server.app.db;
-  const original = db.query.bind(db);
-  let n = 0;
-  db.query = ((...args: Parameters<typeof original>) => {
-    if (/\b(entries|entry_contents|files|content_types)\b/.test(args[0])) n++;
-    return original(...args);
-  }) as typeof db.query;
-  try {
-    await fn();
-  } finally {
-    db.query = original;
-  }
-  return n;
 }
 
 beforeAll(async () => {
@@ -98,7 +82,7 @@ describe('kept answers', () => {
     // A second apart, so that the URLs' expiry differs.
     await new Promise((r) => setTimeout(r, 1_100));
     let again = first;
-    expect(await statementsOf(async () => (again = await w.api.get(read)))).toBe(0);
+    expect(await contentStatements(s, async () => (again = await w.api.get(read)))).toBe(0);
     expect(again).not.toBe(first);
     expect(again.status).toBe(200);
     const { cover: c1, ...rest1 } = first.body.fields;
@@ -116,7 +100,7 @@ describe('kept answers', () => {
       const one = await ask();
       expect(one.status).toBe(200);
       let two = one;
-      expect(await statementsOf(async () => (two = await ask()))).toBe(0);
+      expect(await contentStatements(s, async () => (two = await ask()))).toBe(0);
       expect(two).not.toBe(one);
       expect(two.text).toBe(one.text);
     }

@@ -66,14 +66,19 @@ const isJsonValue = (body: unknown) => body !== null && typeof body === 'object'
 /** A JSON body's text, numbers exact where the handler says they must be. */
 const serialize = (reply: OperationReply) => (reply.exactJson ? stringifyExact(reply.body) : JSON.stringify(reply.body));
 
+/** JSON text as the answer (serialized once: for an object body Koa would stringify it twice, length then write). */
+function sendJson(ctx: Context, status: number, headers: Record<string, string> | undefined, text: string): void {
+  ctx.status = status;
+  if (headers) ctx.set(headers);
+  ctx.type = 'application/json';
+  ctx.body = text;
+}
+
 function send(ctx: Context, reply: OperationReply): void {
+  if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) return sendJson(ctx, reply.status, reply.headers, serialize(reply));
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
-  if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) {
-    // Serialized once here: for an object body Koa would stringify it twice (length, then write).
-    ctx.type = 'application/json';
-    ctx.body = serialize(reply);
-  } else if (reply.body !== undefined) ctx.body = reply.body;
+  if (reply.body !== undefined) ctx.body = reply.body;
   // A bodiless redirect stays empty (Koa would write the status text).
   else if (reply.status !== 204) ctx.body = '';
 }
@@ -133,11 +138,7 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
           return undefined;
         });
         if (!answer) return send(ctx, other!);
-        ctx.status = answer.status;
-        if (answer.headers) ctx.set(answer.headers);
-        ctx.type = 'application/json';
-        ctx.body = answerText(answer, app.clock.now());
-        return;
+        return sendJson(ctx, answer.status, answer.headers, answerText(answer, app.clock.now()));
       }
       const reply = await run();
       await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);
