@@ -222,6 +222,9 @@ describe('create', () => {
     expect((await w.api.get(w.entry(e.id))).status).toBe(404);
     const z = await createEntry(w, 'author', { fields: { name: 'Later Z' }, publish_at: '2031-05-06T08:20:30Z', status: 'draft' });
     expect(z.publish_at).toBe('2031-05-06T08:20:30.000000Z');
+    // Offsets up to 14:00 either side, as for datetime fields.
+    const east = await createEntry(w, 'author', { fields: { name: 'Kiribati' }, publish_at: '2031-05-06T14:00:00+14:00' });
+    expect(east.publish_at).toBe('2031-05-06T00:00:00.000000Z');
     const none = await createEntry(w, 'author', { fields: { name: 'No schedule' }, publish_at: null });
     expect(none.publish_at).toBeNull();
   });
@@ -235,6 +238,8 @@ describe('create', () => {
   it.each([
     ['an invalid status', { status: 'scheduled' }, 'status'],
     ['an invalid publish_at', { publish_at: 'next tuesday' }, 'publish_at'],
+    ['a publish_at offset beyond 14:00', { publish_at: '2031-01-01T10:00:00+14:01' }, 'publish_at'],
+    ['a publish_at offset of -23:59', { publish_at: '2031-01-01T10:00:00-23:59' }, 'publish_at'],
     ['a non-string tag', { tags: [5] }, 'tags.0'],
     ['an empty tag', { tags: ['ok', ''] }, 'tags.1'],
     ['fields that are not an object', { fields: ['name'] }, 'fields'],

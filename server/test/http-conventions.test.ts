@@ -37,9 +37,10 @@ describe('errors', () => {
     expect((await s.admin.get('/admin/v1/workspaces/broken')).status).toBe(404);
   });
 
-  it.each(['"just a string"', '42', 'null'])('answers a non-object JSON body %s with 400 or 422, never 500', async (raw) => {
+  it.each(['"just a string"', '42', 'null', 'true'])('answers valid JSON that is not an object, %s, with 422 on body, like an array', async (raw) => {
     const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw, headers: json });
-    expect([400, 422]).toContain(res.status);
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({ body: ['The body field must be an object.'] });
   });
 
   it('answers a JSON array body with 422 on body', async () => {

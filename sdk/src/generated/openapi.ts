@@ -995,15 +995,18 @@ export interface paths {
          *     - **Limits**: body 64 KiB (nesting depth 32); 1 to 10 queries; the members' page sizes
          *       together at most 500 rows (a member without `limit` counts 20, an aggregate without
          *       `groupBy` one); at most 1000 referenced entries and files in all projections together; at
-         *       most 2 MiB of serialized results. Beyond: a `422`.
+         *       most 2 MiB of serialized results (the whole answer: `{"results": ...}`, the names and
+         *       every member's result). Beyond: a `422` on `queries`.
          *     - **Quota**: each member costs one unit of the entries quota. The whole cost is reserved
          *       before the first query runs; when the quota cannot cover it, the request is a `429` with
-         *       `Retry-After` and nothing runs. Failed requests can consume quota; a malformed or
+         *       `Retry-After` and nothing runs; such a refusal costs the one unit every request costs, not
+         *       the reservation. Failed requests can consume quota; a malformed or
          *       oversized batch costs at least one unit.
          *
          *     Errors: malformed JSON or a malformed or unconfigured `locale` of a member is a `400`; a
-         *     body that is not JSON a `415`; over 64 KiB a `413`; invalid shapes, names, fields, filters
-         *     or budgets a `422`; an unknown bucket or content type a `404` (the message names the query
+         *     body that is not JSON a `415`; over 64 KiB a `413`; invalid shapes, names (keyed
+         *     `queries.<name>`), fields, filters or budgets a `422`; an unknown bucket (`Not Found`) or
+         *     content type a `404` (the message names the query
          *     of an unknown type).
          *
          *     Key ability `entries:query` (or `*`), creator permission `list-entries`.
@@ -1050,6 +1053,11 @@ export interface paths {
          *       operation, seeing the batch's earlier writes. A failed check rolls the batch back and
          *       answers `409` with `{message, code: "condition_failed", index, committed: false}`. The
          *       content type's write lock is held until commit.
+         *     - **Order of refusals**: the shape of every operation (properties per action, targets,
+         *       IDs), its rights, then its checks' filters and every reference are validated before
+         *       anything is written, each stage listing all its problems. Field values are validated when
+         *       their operation runs, since they may depend on earlier writes of the batch (a unique
+         *       value, a reference to a new entry): a failed check of an earlier operation answers first.
          *     - **References**: a create names its new entry with `ref`; later operations use
          *       `{"$ref": <name>}` in relation fields (see `EntryBatchReference`). References resolve only
          *       to earlier creates.
@@ -1061,7 +1069,8 @@ export interface paths {
          *     on `Idempotency-Key`). Keys are scoped to the API key and bucket, and a successful result
          *     is kept 24 hours (pruned hourly). The same key with the same request (property order
          *     ignored; operation and array order, `check` and reference names count; an omitted `locale`
-         *     equals `en-US`) answers the stored status and body again, with the original IDs and
+         *     equals `en-US`) answers the stored status and body again (the same JSON text, property
+         *     order included), with the original IDs and
          *     versions even if the entries changed since, and the header `Idempotent-Replayed: true`;
          *     authentication and permissions are checked again first. The same key with another payload
          *     is a `409`. A failed batch does not use up its key: after an uncertain outcome, retry with
@@ -3930,15 +3939,15 @@ export interface components {
          *
          *     | `type` | accepted value |
          *     |---|---|
-         *     | `text` | string |
-         *     | `number` | JSON number (kept exactly as written) |
+         *     | `text` | string of at most 65,535 characters (UTF-16 code units, as JavaScript counts them) |
+         *     | `number` | JSON number, any size or precision; its value is kept exactly, its written form normalized (`1.50E5` reads back as `150000`, `1.0` as `1`) |
          *     | `boolean` | `true` or `false` |
          *     | `date` | string by the field's `format`: `date` → `YYYY-MM-DD`; `time` → `HH:mm`; `datetime` → `YYYY-MM-DD HH:mm`, `YYYY-MM-DD HH:mm:ss`, or either with `T` in place of the space, with an optional `Z` or numeric offset up to 14:00 either side (`+02:00`); offset-free values are read as UTC, seconds are kept; fractional seconds and invalid calendar dates (`2026-02-30`) are refused |
          *     | `json` | any JSON value, stored as given |
          *     | `relation` | the ULID of an entry of an accepted target type in the same bucket (drafts included) |
          *     | `attachment` | the integer ID of a file of the workspace |
          *
-         *     A `multiple` field takes an array of such values; `null` empties a field (a required field
+         *     A `multiple` field takes an array of at most 1,000 such values; `null` empties a field (a required field
          *     cannot be emptied). An unknown field name, a value of the wrong shape, a missing required field
          *     on creation, a taken `unique` value or an unusable reference is a `422` keyed `fields.<name>`.
          * @example Hello world
@@ -3980,7 +3989,9 @@ export interface components {
             status?: components["schemas"]["EntryStatus"];
             /**
              * Format: date-time
-             * @description Schedules the publication of a draft (ISO 8601 with `Z` or an offset); null or omitted means none.
+             * @description Schedules the publication of a draft (ISO 8601 with `Z` or an offset of at most 14:00 either
+             *     side, otherwise a `422`); null or omitted means none. With `status: published` it is
+             *     cleared: publishing clears the schedule.
              * @example 2026-12-01T08:00:00Z
              */
             publish_at?: string | null;
@@ -4022,7 +4033,10 @@ export interface components {
             status?: components["schemas"]["EntryStatus"];
             /**
              * Format: date-time
-             * @description Sets or replaces the publication schedule (ISO 8601 with `Z` or an offset); null clears it.
+             * @description Sets or replaces the publication schedule of a draft (ISO 8601 with `Z` or an offset of at
+             *     most 14:00 either side, otherwise a `422`); null clears it. A published entry has no
+             *     schedule: sent to one that stays published (or with `status: published`), it is cleared,
+             *     as publishing clears it.
              * @example 2026-12-01T08:00:00Z
              */
             publish_at?: string | null;
@@ -4073,8 +4087,11 @@ export interface components {
          *       locale; the query's `locale` only chooses which values are read.
          *     - `$and` and `$or` hold nonempty lists of further filters.
          *
-         *     Limits: at most 100 groups and operators in total, and groups nested at most 8 deep; beyond, a
-         *     `422` on `filter`. Errors are keyed by path: `filter.<path>` (unknown field, invalid path),
+         *     Limits: at most 100 groups and operators in total (an `in` is one operator, whatever its 1 to
+         *     100 values), and groups nested at most 8 deep; beyond, a `422` on `filter`. The relations a
+         *     `some` traverses count towards the 3 relation levels with the hops of the paths inside it
+         *     (`{"a": {"some": {"b.c.name": ...}}}` traverses 3); beyond, a `422` on the path or the `some`
+         *     that goes too deep. Errors are keyed by path: `filter.<path>` (unknown field, invalid path),
          *     `filter.<path>.<operator>` (unsupported operator or invalid operand),
          *     `filter.$or.<i>.<path>.<operator>` inside groups, `filter.<relation>.some.<path>.<operator>`
          *     inside `some`.
@@ -4165,7 +4182,9 @@ export interface components {
         /**
          * @description One sort key of a structured query. Missing and null values come last; an explicit sort is
          *     tie-broken by entry ID ascending. Arrays (multiple-value fields, `@locales`), JSON fields and
-         *     paths through multiple relations cannot be sorted (`422` on `sort.<i>.field`).
+         *     paths through multiple relations cannot be sorted (`422` on `sort.<i>.field`). A number field
+         *     sorts numerically and exactly, whatever the size or precision of its values (number fields take
+         *     any JSON number; the `DECIMAL(38,12)` rule is the aggregates' and the Objects API's).
          * @example {
          *       "field": "published_on",
          *       "direction": "desc"
@@ -4644,8 +4663,9 @@ export interface components {
          *     `{}` checks whether any entry of the type exists. Related fields, relation, attachment, JSON
          *     and multiple-value fields, metadata other than `@id` (publication metadata included), other
          *     types, aggregation and `$ref` operands are a `422` on their path
-         *     (`operations.<n>.check.filter.<field>`). Limits per check: 64 KiB, 100 conditions, 8 nested
-         *     groups. Checks need the key ability `entries:query` and the creator permission `list-entries`
+         *     (`operations.<n>.check.filter.<field>`). Limits per check: 64 KiB as serialized (beyond, a
+         *     `422` on `operations.<n>.check`), 100 conditions (an `in` is one, whatever its values), 8
+         *     nested groups. Checks need the key ability `entries:query` and the creator permission `list-entries`
          *     in addition to the write rights.
          * @example {
          *       "filter": {

@@ -41,7 +41,7 @@ export async function saveIdempotent(tx: SqlRunner, s: IdempotencyScope, hash: s
   await rows(
     tx,
     sql`INSERT INTO idempotency_records (api_key_id, bucket_id, key, request_hash, status, response, created_at)
-        VALUES (${s.apiKeyId}::int, ${s.bucketId}::int, ${s.key}::text, ${hash}, ${status}::int, ${JSON.stringify(response)}::jsonb, ${now.toISOString()}::timestamptz)
+        VALUES (${s.apiKeyId}::int, ${s.bucketId}::int, ${s.key}::text, ${hash}, ${status}::int, ${JSON.stringify(response)}::json, ${now.toISOString()}::timestamptz)
         ON CONFLICT (api_key_id, bucket_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status,
           response = EXCLUDED.response, created_at = EXCLUDED.created_at`,
   );

@@ -9,10 +9,9 @@ import { fieldErrors, HttpError, notFound, validationFailed } from '../http/erro
 import { mapCoreErrors, writeLocale } from '../http/entry-http';
 import { apiKeyActor } from '../events/audit';
 import { sqlState } from '../lib/sql-state';
-import { cachedTypesOfBucketName } from '../core/entries/content-types';
+import { bucketIdByName, cachedTypesOfBucketName } from '../core/entries/content-types';
 import { checkShapes, ConditionFailed, operationRights, requestHash, runBatch, type BatchOperation } from '../core/entries/batch-write';
 import { findIdempotent, lockIdempotencyKey, saveIdempotent, type IdempotencyScope, type IdempotentResult } from '../core/idempotency';
-import { rows, sql } from '../core/sql';
 import { transaction } from '../core/transaction';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,128}$/;
@@ -63,9 +62,9 @@ export const entryBatchHandlers = mapCoreErrors(
         throw validationFailed(Object.assign(fieldErrors(), { 'Idempotency-Key': [message] }));
       }
       const locale = writeLocale(body.locale, p.workspace.locales);
-      const [bucket] = await rows<{ id: number }>(app.db, sql`SELECT id FROM buckets WHERE workspace_id = ${p.workspace.id}::int AND name = ${params.bucket}::text`);
-      if (!bucket) throw notFound();
-      const scope: IdempotencyScope = { apiKeyId: p.keyId, bucketId: bucket.id, key };
+      const bucketId = await bucketIdByName(app.db, p.workspace.id, params.bucket);
+      if (bucketId === undefined) throw notFound();
+      const scope: IdempotencyScope = { apiKeyId: p.keyId, bucketId, key };
       const hash = requestHash(body.locale, operations);
       const spent = { ms: 0 };
       const kept = await findIdempotent(timed(app.db, spent), scope, app.clock.now());
@@ -84,7 +83,7 @@ export const entryBatchHandlers = mapCoreErrors(
           // A concurrent request with this key committed while this one waited: replay it.
           const committed = await findIdempotent(tx, scope, app.clock.now());
           if (committed) return { replayed: committed };
-          const data = await runBatch(tx, { ctx, bucketId: bucket.id, types, locale, operations });
+          const data = await runBatch(tx, { ctx, bucketId, types, locale, operations });
           await saveIdempotent(tx, scope, hash, 200, { data }, app.clock.now());
           workEnded = performance.now();
           return { data };

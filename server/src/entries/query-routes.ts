@@ -7,7 +7,7 @@ import { stringifyExact } from '../lib/exact-json';
 import { keysAt } from '../lib/json-keys';
 import { fieldErrors, HttpError, notFound, validationFailed } from '../http/errors';
 import { mapCoreErrors } from '../http/entry-http';
-import { cachedTypesOfBucketName } from '../core/entries/content-types';
+import { bucketIdByName, cachedTypesOfBucketName } from '../core/entries/content-types';
 import type { EntryQueryBody } from '../core/entries/query/parse';
 import { REFERENCE_BUDGET } from '../core/entries/query/project';
 import { executeQuery, pageRows, prepareQuery, type PreparedQuery, type QueryContext } from '../core/entries/query/run';
@@ -53,6 +53,8 @@ export const entryQueryHandlers = mapCoreErrors(
       const ctx = await queryContext(app, principal, params.bucket);
       const prepared: [string, PreparedQuery][] = [];
       const errors = fieldErrors();
+      // A bucket with no content types may not exist at all: that is a 404 of its own.
+      if (!ctx.types.size && (await bucketIdByName(app.db, ctx.workspace.id, params.bucket)) === undefined) throw notFound();
       for (const [name] of members) {
         const query = body.queries[name] as EntryQueryBody;
         if (!ctx.types.has(query.type)) throw new HttpError(404, { message: `The content type of the query ${name} was not found.` });
@@ -74,10 +76,11 @@ export const entryQueryHandlers = mapCoreErrors(
       const budget = { used: 0, limit: REFERENCE_BUDGET };
       const results: Record<string, unknown> = Object.create(null);
       let exact = false;
-      let bytes = 0;
+      // The whole answer counts: `{"results":{}}`, then each `"name":` and the commas between.
+      let bytes = '{"results":{}}'.length - 1;
       for (const [name, p] of prepared) {
         const result = await executeQuery(p, ctx, budget);
-        bytes += Buffer.byteLength(stringifyExact(result.body));
+        bytes += 1 + JSON.stringify(name).length + 1 + Buffer.byteLength(stringifyExact(result.body));
         if (bytes > BATCH_QUERY_LIMITS.resultBytes) {
           throw validationFailed(Object.assign(fieldErrors(), { queries: [`The queries field gives a result larger than ${BATCH_QUERY_LIMITS.resultBytes} bytes; ask for fewer rows or fields.`] }));
         }

@@ -89,7 +89,11 @@ export class RateLimits {
     return this.config.rateLimits.enabled;
   }
 
-  /** Counts `points` for `key` in `group`; throws `429` with `Retry-After` past the limit. */
+  /**
+   * Counts `points` for `key` in `group`; throws `429` with `Retry-After` past the limit. A
+   * reservation of several points that does not fit is handed back: the request runs nothing, so
+   * the units left stay usable by a smaller one.
+   */
   async consume(group: string, key: string, points = 1): Promise<void> {
     const limiter = this.limiters.get(group);
     if (!limiter) {
@@ -100,6 +104,7 @@ export class RateLimits {
       await limiter.consume(key, points);
     } catch (res) {
       if (!(res instanceof RateLimiterRes)) throw res;
+      if (points > 1) await limiter.reward(key, points);
       const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       throw new HttpError(429, { message: MESSAGES.tooManyRequests }, { 'Retry-After': String(retryAfter) });
     }

@@ -38,8 +38,10 @@ function jsonBody(op: OperationSpec): Middleware {
     if (!ctx.is('application/json', '+json')) throw new HttpError(415, { message: MESSAGES.unsupportedMediaType });
     // Refuse a declared oversize body before reading it.
     if (Number(ctx.get('Content-Length') || 0) > op.bodyLimit) throw new HttpError(413, { message: MESSAGES.tooLarge });
+    // Any JSON value parses (`strict: false`): `"s"` or `5` is valid JSON, so a body of the wrong
+    // type is the schema's `422` (`body`), not a malformed-JSON `400`.
     // (`onProtoPoisoning` is co-body's own option, missing from its type definitions.)
-    const options = { limit: op.bodyLimit, strict: true, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<typeof parseJson>[1];
+    const options = { limit: op.bodyLimit, strict: false, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<typeof parseJson>[1];
     const { parsed, raw } = (await parseJson(ctx, options).catch((err: { status?: number }) => {
       // A route may document malformed JSON as a validation failure (the Objects query does).
       if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The body must be valid JSON.');

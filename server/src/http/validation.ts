@@ -76,13 +76,16 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
   const out = fieldErrors();
   for (const err of errors) {
     // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
-    if (['anyOf', 'oneOf', 'if', 'not'].includes(err.keyword) && errors.length > 1) continue;
+    if (['anyOf', 'oneOf', 'if', 'not', 'propertyNames'].includes(err.keyword) && errors.length > 1) continue;
     const segments = [...prefix, ...err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];
     const p = err.params as Record<string, unknown>;
     if (err.keyword === 'required') segments.push(String(p.missingProperty));
     if (err.keyword === 'additionalProperties') segments.push(String(p.additionalProperty));
+    // A property name refused by `propertyNames` (a batch query's name) is keyed by itself.
+    const named = err.propertyName ?? (err.keyword === 'propertyNames' ? (p.propertyName as string | undefined) : undefined);
+    if (named !== undefined) segments.push(named);
     const key = segments.length ? segments.join('.') : root;
-    const message = describe(err, key);
+    const message = named !== undefined ? `The name of ${key} is invalid.` : describe(err, key);
     (out[key] ??= []).includes(message) || out[key].push(message);
   }
   return out;

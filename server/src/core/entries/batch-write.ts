@@ -74,7 +74,6 @@ export function requestHash(locale: string | undefined, operations: BatchOperati
 /** Shape checks that need no database: properties per action, targets, refs. */
 export function checkShapes(operations: BatchOperation[]): FieldErrors {
   const errors = fieldErrors();
-  const refs = new Set<string>();
   const ids = new Map<string, number>();
   operations.forEach((op, n) => {
     const at = (key: string, message: string) => ((errors[`operations.${n}.${key}`] ??= []).push(`The operations.${n}.${key} field ${message}.`), undefined);
@@ -87,10 +86,6 @@ export function checkShapes(operations: BatchOperation[]): FieldErrors {
         if (ids.has(id)) at('id', `targets the entry of operation ${ids.get(id)} again`);
         else ids.set(id, n);
       }
-    }
-    if (op.ref !== undefined) {
-      if (refs.has(op.ref)) at('ref', 'repeats the reference name of an earlier create');
-      refs.add(op.ref);
     }
   });
   return errors;
@@ -110,6 +105,8 @@ export function operationRights(op: BatchOperation): { abilities: string[]; perm
 }
 
 const CHECK_FIELD_TYPES = new Set(['text', 'number', 'boolean', 'date']);
+/** A check's limit, as serialized (the spec's 64 KiB). */
+const CHECK_BYTES = 64 * 1024;
 
 /** A check's filter as SQL, or errors (`operations.<n>.check.filter...`): own scalar fields and `@id` only. */
 function checkCondition(check: NonNullable<BatchOperation['check']>, type: ContentTypeDef, types: Map<string, ContentTypeDef>, n: number, errors: FieldErrors) {
@@ -131,6 +128,7 @@ function checkCondition(check: NonNullable<BatchOperation['check']>, type: Conte
     }
   };
   walk(check.filter, base);
+  if (Buffer.byteLength(stringifyExact(check)) > CHECK_BYTES) local[`operations.${n}.check`] = [`The operations.${n}.check field must not be larger than 64 KiB.`];
   const unsupported = Object.keys(local);
   const filter = parseEntryFilter(check.filter, [type], types, local, base);
   // An unsupported target is one error, not one more per operator.
@@ -177,7 +175,12 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
   const errors = fieldErrors();
   const checks = operations.map((op, n) => (op.check ? checkCondition(op.check, opTypes[n], types, n, errors) : undefined));
   const newIds = operations.map((op) => (op.action === 'create' ? ulid() : undefined));
-  const refIndex = new Map(operations.flatMap((op, n) => (op.ref !== undefined ? [[op.ref, n] as const] : [])));
+  const refIndex = new Map<string, number>();
+  operations.forEach((op, n) => {
+    if (op.ref === undefined) return;
+    if (refIndex.has(op.ref)) (errors[`operations.${n}.ref`] ??= []).push(`The operations.${n}.ref field repeats the reference name of an earlier create.`);
+    else refIndex.set(op.ref, n);
+  });
   const resolved = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, opTypes[n], n, refIndex, newIds, errors) : undefined));
   if (Object.keys(errors).length) throw new EntryError('invalid', errors);
 

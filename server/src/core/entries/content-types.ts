@@ -78,6 +78,12 @@ export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, 
   }) as Promise<Map<string, ContentTypeDef>>;
 }
 
+/** The id of the workspace's bucket named so, if there is one. */
+export async function bucketIdByName(db: SqlRunner, workspaceId: number, name: string): Promise<number | undefined> {
+  const [found] = await rows<{ id: number }>(db, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${name}::text`);
+  return found?.id;
+}
+
 /** The content types of a bucket by name, cached (rendering reads them for every response). */
 export function cachedTypesOfBucket(db: SqlRunner, cache: ContentTypeCache, bucketId: number): Promise<Map<string, ContentTypeDef>> {
   return cache.get(`id:${bucketId}`, () => bucketContentTypes(db, bucketId)) as Promise<Map<string, ContentTypeDef>>;

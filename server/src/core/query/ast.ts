@@ -57,8 +57,12 @@ export type FilterNode =
 export interface SortKey {
   target: Target;
   direction: 'asc' | 'desc';
-  /** Typed sorts reject values of other types; untyped ones order by type, then value. */
-  type?: 'string' | 'number' | 'boolean';
+  /**
+   * Typed sorts reject values of other types; untyped ones order by type, then value. `number`:
+   * exact DECIMAL(38,12) values (the Objects rule); `numeric`: any JSON number (number fields of
+   * typed entries, which take any).
+   */
+  type?: 'string' | 'number' | 'numeric' | 'boolean';
 }
 
 /** Where the relations of typed entries lead: visible entries of this bucket, documents in this locale. */

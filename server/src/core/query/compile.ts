@@ -225,6 +225,11 @@ const TYPED_SORTS = {
     violation: (v: Sql) => sql`(jsonb_typeof(${v}) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(${v}) = 'number' THEN NOT ${exactDecimal(sql`(${v})::numeric`)} END)`,
     message: 'holds values that are not numbers within DECIMAL(38,12)',
   },
+  numeric: {
+    value: numericOf,
+    violation: (v: Sql) => sql`jsonb_typeof(${v}) NOT IN ('number', 'null')`,
+    message: 'holds values that are not numbers',
+  },
   string: {
     value: (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`,
     violation: (v: Sql) => sql`jsonb_typeof(${v}) NOT IN ('string', 'null')`,

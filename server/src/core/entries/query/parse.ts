@@ -6,7 +6,7 @@ import type { FilterNode, Hop, Scalar, SortKey, Target } from '../../query/ast';
 import type { ContentTypeDef, FieldDef } from '../content-types';
 import { checkScalar } from '../field-values';
 import { LosslessNumber } from '../../../lib/exact-json';
-import { ENTRY_META, resolvePath, type PathHop, type ResolvedPath } from './paths';
+import { ENTRY_META, MAX_RELATION_LEVELS, resolvePath, type PathHop, type ResolvedPath } from './paths';
 
 export const ENTRY_QUERY_LIMITS = { filterItems: 100, groupDepth: 8, numericPaths: 10, groupKeyBytes: 512 };
 
@@ -140,7 +140,9 @@ function operatorProblem(path: ResolvedPath, op: string): string | undefined {
 export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTypeDef[], types: Map<string, ContentTypeDef>, errors: FieldErrors, base = 'filter'): FilterNode {
   let items = 0;
   let tooDeep = false;
-  const walk = (node: RawFilter, path: string, depth: number, from: ContentTypeDef[]): FilterNode => {
+  // `levels`: the relation levels the `some` filters around `node` traverse (they count towards
+  // the limit like the hops of a dot path).
+  const walk = (node: RawFilter, path: string, depth: number, from: ContentTypeDef[], levels: number): FilterNode => {
     const out: FilterNode[] = [];
     for (const [key, value] of Object.entries(node)) {
       const keyAt = `${path}.${key}`;
@@ -150,10 +152,10 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
           tooDeep = true;
           continue;
         }
-        out.push({ kind: key === '$and' ? 'and' : 'or', items: (value as RawFilter[]).map((child, i) => walk(child, `${keyAt}.${i}`, depth + 1, from)) });
+        out.push({ kind: key === '$and' ? 'and' : 'or', items: (value as RawFilter[]).map((child, i) => walk(child, `${keyAt}.${i}`, depth + 1, from, levels)) });
         continue;
       }
-      const resolved = resolvePath(key, from, types);
+      const resolved = resolvePath(key, from, types, levels);
       if (typeof resolved === 'string') {
         items++;
         at(errors, keyAt, resolved);
@@ -161,21 +163,21 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
       }
       for (const [op, operand] of Object.entries(value as Record<string, unknown>)) {
         const opAt = `${keyAt}.${op}`;
-        items += op === 'in' ? 1 + (operand as unknown[]).length : 1;
+        items++; // an `in` is one operator, whatever its 1 to 100 values
         if (!COMPARABLE.has(op) && op !== 'some') continue; // the spec's schema admits no other
         const problem = operatorProblem(resolved, op);
         if (problem) {
           at(errors, opAt, problem);
           continue;
         }
-        const node = conditionAt(resolved, op, operand, opAt, depth, from);
+        const node = conditionAt(resolved, op, operand, opAt, depth, levels);
         if (node) out.push(node);
       }
     }
     return out.length === 1 ? out[0] : { kind: 'and', items: out };
   };
 
-  const conditionAt = (path: ResolvedPath, op: string, operand: unknown, opAt: string, depth: number, from: ContentTypeDef[]): FilterNode | undefined => {
+  const conditionAt = (path: ResolvedPath, op: string, operand: unknown, opAt: string, depth: number, levels: number): FilterNode | undefined => {
     const end = path.end;
     if (op === 'some') {
       if (end.kind !== 'field') return undefined;
@@ -187,8 +189,9 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
       const targets = end.def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined);
       hop.typeIds = targets.map((t) => t.id);
       if (!targets.length) return void at(errors, opAt, 'names a relation whose accepted types do not exist');
-      void from;
-      return through(path.hops, { kind: 'some', hop, filter: walk(operand as RawFilter, opAt, depth + 1, targets) });
+      const below = levels + path.hops.length + 1;
+      if (below > MAX_RELATION_LEVELS) return void at(errors, opAt, `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`);
+      return through(path.hops, { kind: 'some', hop, filter: walk(operand as RawFilter, opAt, depth + 1, targets, below) });
     }
     const values = op === 'in' ? (operand as unknown[]) : [operand];
     const nullable = op === 'eq' || op === 'ne' || op === 'in';
@@ -227,7 +230,7 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
     return through(path.hops, { kind: 'condition', ...condition } as FilterNode);
   };
 
-  const tree = walk(filter ?? {}, base, 0, roots);
+  const tree = walk(filter ?? {}, base, 0, roots, 0);
   if (tooDeep) at(errors, base, `must not nest filter groups more than ${ENTRY_QUERY_LIMITS.groupDepth} deep`);
   if (items > ENTRY_QUERY_LIMITS.filterItems) at(errors, base, `must not hold more than ${ENTRY_QUERY_LIMITS.filterItems} groups and operators in total`);
   return tree;
@@ -251,7 +254,7 @@ function scalarTarget(path: ResolvedPath): { target: Target; type?: SortKey['typ
     if (def.type === 'relation') target = { kind: 'related', hop: { field: def.name, typeIds: [] }, target: ID_TARGET };
     else {
       target = { kind: 'data', path: [def.name] };
-      type = def.type === 'number' ? 'number' : def.type === 'boolean' ? 'boolean' : 'string';
+      type = def.type === 'number' ? 'numeric' : def.type === 'boolean' ? 'boolean' : 'string';
     }
   }
   const wrapped = path.hops.reduceRight<Target>((inner, hop) => ({ kind: 'related', hop, target: inner }), target);

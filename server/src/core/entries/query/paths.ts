@@ -60,8 +60,11 @@ export interface ResolvedPath {
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const same = (a: FieldDef, b: FieldDef) => a.type === b.type && a.format === b.format && a.multiple === b.multiple;
 
-/** `text` resolved from `root` within the bucket's types, or why it names nothing. */
-export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[], types: Map<string, ContentTypeDef>): ResolvedPath | string {
+/**
+ * `text` resolved from `root` within the bucket's types, or why it names nothing. `levels`: the
+ * relation levels already traversed above `root` (by the `some` filters a path sits in).
+ */
+export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[], types: Map<string, ContentTypeDef>, levels = 0): ResolvedPath | string {
   if (text.length > 512) return 'must not be longer than 512 characters';
   const segments = text.split('.');
   const hops: PathHop[] = [];
@@ -92,7 +95,7 @@ export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[
       return { text, hops, end: { kind: 'file', def, property } };
     }
     if (def.type !== 'relation') return `cannot continue after the ${def.type} field ${segment}`;
-    if (hops.length === MAX_RELATION_LEVELS) return `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`;
+    if (levels + hops.length >= MAX_RELATION_LEVELS) return `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`;
     const targets = [...new Set(defs.flatMap((d) => d!.targets))].map((name) => types.get(name)).filter((t): t is ContentTypeDef => t !== undefined);
     if (!targets.length) return `names the relation ${segment}, whose accepted types do not exist`;
     hops.push({ field: segment, typeIds: targets.map((t) => t.id), def, types: targets });
