@@ -192,6 +192,38 @@ describe('round trips', () => {
   });
 });
 
+describe('attachments of a read', () => {
+  it('renders the files of a read as a list renders them (single, multiple, deleted, numbers that are not attachments)', async () => {
+    await contentType(w, {
+      name: 'album',
+      fields: [
+        { name: 'title', type: 'text' },
+        { name: 'cover', type: 'attachment' },
+        { name: 'gallery', type: 'attachment', multiple: true },
+        { name: 'count', type: 'number' },
+        { name: 'big', type: 'number' },
+        { name: 'meta', type: 'json' },
+      ],
+    });
+    const upload = async (name: string) => (await w.api.post(`/api/v1/${w.ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') } })).body;
+    const [f1, f2, f3, f4] = [await upload('1.txt'), await upload('2.txt'), await upload('3.txt'), await upload('4.txt')];
+    // A number field holding a file's ID and JSON numbers are no attachments; 1e26 and 1.5 are no IDs.
+    const body = `{"fields":{"title":"A","cover":${f1.id},"gallery":[${f2.id},${f3.id},${f1.id}],"count":${f4.id},"big":1e26,"meta":[${f4.id},1.5,-3]},"status":"published"}`;
+    const album = (await rawJson(w.api, 'POST', typed('album'), body)).body;
+    expect((await w.api.delete(`/api/v1/${w.ws}/files/${f3.id}`)).status).toBe(204);
+    const stable = (e: any) => JSON.parse(JSON.stringify(e, (k, v) => (k.startsWith('temporary_') ? undefined : v)));
+    const read = await w.api.get(`${entries()}/${album.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.fields.cover).toMatchObject({ id: f1.id, name: '1.txt', created_at: f1.created_at, updated_at: f1.updated_at, size: f1.size });
+    expect(read.body.fields.gallery.map((f: any) => f.id)).toEqual([f2.id, f1.id]);
+    expect([read.body.fields.count, read.body.fields.meta]).toEqual([f4.id, [f4.id, 1.5, -3]]);
+    const listed = await w.api.get(typed('album', '&per_page=10'));
+    expect(stable(listed.body.data.find((x: any) => x.id === album.id))).toEqual(stable(read.body));
+    // The Files API shows the same file.
+    expect(stable((await w.api.get(`/api/v1/${w.ws}/files/${f1.id}`)).body)).toEqual(stable(read.body.fields.cover));
+  });
+});
+
 describe('exact numbers', () => {
   it('keeps a related entry\'s number a double cannot hold, in reads and lists', async () => {
     const big = '12345678901234567890.5';
