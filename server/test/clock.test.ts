@@ -56,6 +56,9 @@ describe('with TEST_CLOCK=1', () => {
     [{ advance_seconds: '60' }, 'advance_seconds'],
     [{ now: 'tomorrow' }, 'now'],
     [{ now: '2030-13-45T00:00:00Z' }, 'now'],
+    // Where stored timestamps could not follow.
+    [{ now: '9999-12-31T23:59:00Z' }, 'now'],
+    [{ now: '0000-06-01T00:00:00Z' }, 'now'],
     [{ later: 1 }, 'later'],
   ])('rejects %j with 422 on %s and leaves the clock alone', async (body, key) => {
     const res = await s.admin.post('/admin/v1/clock', body);
@@ -63,6 +66,16 @@ describe('with TEST_CLOCK=1', () => {
     expect(Object.keys(res.body.errors)).toContain(key);
     const now = await s.admin.get('/admin/v1/clock');
     expect(Math.abs(seconds(now.body.now) - Date.now() / 1000)).toBeLessThan(5);
+  });
+
+  it('refuses to advance past the year 9998 with 422 on advance_seconds, leaving the clock where it was', async () => {
+    expect((await s.admin.post('/admin/v1/clock', { now: '9998-06-01T00:00:00Z' })).status).toBe(200);
+    const res = await s.admin.post('/admin/v1/clock', { advance_seconds: 3153600000 });
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.errors)).toEqual(['advance_seconds']);
+    // Still where it was set (the clock runs on from there).
+    expect(seconds((await s.admin.get('/admin/v1/clock')).body.now) - seconds('9998-06-01T00:00:00Z')).toBeLessThan(5);
+    await s.admin.delete('/admin/v1/clock');
   });
 });
 

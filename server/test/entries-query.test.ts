@@ -373,6 +373,14 @@ describe('selection', () => {
     expect(await book(fx.b1.id, ['meta'])).toEqual({ meta: { color: 'red', dims: { w: 2 }, list: [1, 2] } });
   });
 
+  it('selects JSON properties named __proto__ or constructor like any other', async () => {
+    const res = await rawJson(w.api, 'POST', w.typed('book'), '{"fields":{"title":"Proto","meta":{"__proto__":{"x":1},"constructor":{"prototype":2}}}}');
+    expect(res.status).toBe(201);
+    const got = await queryOk(w.api, w.ws, { type: 'book', fields: ['meta.__proto__.x', 'meta.constructor.prototype'], filter: { 'meta.__proto__.x': { eq: 1 } } });
+    expect(got.data).toHaveLength(1);
+    expect(JSON.stringify(got.data[0])).toBe('{"meta":{"__proto__":{"x":1},"constructor":{"prototype":2}}}');
+  });
+
   it.each([
     ['an unknown field', { fields: ['title', 'nope'] }, ['fields.1']],
     ['an unknown metadata selector', { fields: ['@nope'] }, ['fields.0']],
@@ -512,6 +520,13 @@ describe('filter operators', () => {
     expect(await where({ '@id': { eq: items.i3.id } })).toEqual(['i3']);
     expect(await where({ '@id': { in: [items.i1.id, items.i5.id] } })).toEqual(inIdOrder('i1', 'i5'));
     expect(await where({ '@id': { ne: items.i1.id } })).toEqual(inIdOrder('i2', 'i3', 'i4', 'i5', 'i6'));
+    // IDs in any case, as paths and batch targets take them.
+    expect(await where({ '@id': { eq: items.i3.id.toLowerCase() } })).toEqual(['i3']);
+    expect(await where({ '@id': { in: [items.i1.id.toLowerCase(), items.i5.id] } })).toEqual(inIdOrder('i1', 'i5'));
+    // Timestamps of the years 0001 to 9999 only (PostgreSQL reads no year 0000): a 422, not a 500.
+    expect(await where({ '@created_at': { gt: '0001-01-01T00:00:00+14:00' } })).toEqual(ALL_ITEMS());
+    for (const op of ['gt', 'eq'] as const) expectErrors(await q({ type: 'item', filter: { '@created_at': { [op]: '0000-01-01T00:00:00Z' } } }), [`filter.@created_at.${op}`]);
+    expectErrors(await q({ type: 'item', filter: { '@publish_at': { in: ['0000-06-01'] } } }), ['filter.@publish_at.in']);
     expect(await where({ '@lock_version': { gte: 1 } })).toEqual(['i1']);
     expect(await where({ '@published_at': { eq: null } })).toEqual(inIdOrder('i2', 'i4', 'i5'));
   });
@@ -1353,6 +1368,7 @@ describe('calendar buckets', () => {
   it.each([
     ['an unknown timezone', { field: 'at', interval: 'day', timezone: 'Mars/Olympus' }, ['groupBy.0.timezone']],
     ['a timezone that is not a string', { field: 'at', interval: 'day', timezone: 5 }, ['groupBy.0.timezone']],
+    ['an empty timezone', { field: 'at', interval: 'day', timezone: '' }, ['groupBy.0.timezone']],
     ['a named timezone on a date-only field', { field: 'day', interval: 'month', timezone: 'Europe/Berlin' }, [/^groupBy\.0(\.timezone)?$/]],
     ['an unknown interval', { field: 'at', interval: 'hour' }, [/^groupBy\.0(\.interval)?$/]],
     ['a missing interval', { field: 'at' }, [/^groupBy\.0(\.interval)?$/]],

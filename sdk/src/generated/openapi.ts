@@ -5938,7 +5938,9 @@ export interface components {
             now: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Exactly one of `advance_seconds` (moves the clock forward from where it is) or `now` (sets it, ISO 8601).
+         * @description Exactly one of `advance_seconds` (moves the clock forward from where it is) or `now` (sets it,
+         *     ISO 8601). The clock stays within the years 0001 to 9998, where every timestamp the server
+         *     stores or issues can follow it: beyond, a `422` on the property given.
          * @example {
          *       "advance_seconds": 3600
          *     }

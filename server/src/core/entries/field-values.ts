@@ -73,6 +73,7 @@ export function checkScalar(def: FieldDef, v: unknown): Check {
         return t && Number(t[1]) <= 23 && Number(t[2]) <= 59 ? { value: v } : { error: 'must be a time in the form HH:mm' };
       }
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+      if (d && Number(d[1]) === 0) return { error: 'must be between the years 0001 and 9999' };
       return d && validCalendarDate(Number(d[1]), Number(d[2]), Number(d[3])) ? { value: v } : { error: 'must be a valid date in the form YYYY-MM-DD' };
     }
   }

@@ -34,13 +34,14 @@ function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<s
   return sortLocales(new Set([BASE_LOCALE, ...requested]));
 }
 
-/** A `publish_at` (RFC 3339, checked by the schema) whose offset is a real one: 14:00 at most either side, as for datetime fields. */
+/** A `publish_at` (RFC 3339, checked by the schema) whose offset is a real one (14:00 at most either side) and whose UTC year is 0001 to 9999, as for datetime fields. */
 function publishAtOf(value: string | null | undefined, errors: Record<string, string[]>): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const at = new Date(value);
   const offset = /([+-])(\d{2}):(\d{2})$/.exec(value);
   if (Number.isNaN(at.getTime())) errors.publish_at = ['The publish_at field must be a valid date-time.'];
   else if (offset && Number(offset[2]) * 60 + Number(offset[3]) > 14 * 60) errors.publish_at = ['The publish_at field must have an offset of at most 14:00 either side.'];
+  else if (at.getUTCFullYear() < 1 || at.getUTCFullYear() > 9999) errors.publish_at = ['The publish_at field must be between the years 0001 and 9999 (in UTC).'];
   return at;
 }
 

@@ -4,7 +4,7 @@
 import type { FieldErrors } from '../../../http/errors';
 import type { FilterNode, Hop, Scalar, SortKey, Target } from '../../query/ast';
 import type { ContentTypeDef, FieldDef } from '../content-types';
-import { checkScalar } from '../field-values';
+import { checkScalar, ULID } from '../field-values';
 import { LosslessNumber } from '../../../lib/exact-json';
 import { ENTRY_META, MAX_RELATION_LEVELS, resolvePath, type PathHop, type ResolvedPath } from './paths';
 
@@ -105,9 +105,10 @@ function metaOperand(name: string, op: string, value: unknown): string | undefin
     case 'status':
       return typeof value !== 'string' ? 'must be a string' : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value) ? 'must be draft or published' : undefined;
     case 'timestamp':
-      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) && !Number.isNaN(Date.parse(value))
+      // The year 0000 is no year PostgreSQL reads (it counts 1 BC).
+      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) && !Number.isNaN(Date.parse(value)) && !value.startsWith('0000')
         ? undefined
-        : 'must be an ISO 8601 timestamp';
+        : 'must be an ISO 8601 timestamp of the years 0001 to 9999';
     case 'locales':
       return typeof value === 'string' ? undefined : 'must be a locale code';
   }
@@ -216,7 +217,8 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
         }
       }
       if (problem) return void at(errors, opAt, problem);
-      normalized.push(v);
+      // Entry IDs are stored uppercase; paths and batch targets take them in any case, so do equality filters.
+      normalized.push(end.kind === 'meta' && end.name === '@id' && typeof v === 'string' && ['eq', 'ne', 'in'].includes(op) && ULID.test(v) ? v.toUpperCase() : v);
     }
     let target: Target;
     if (end.kind === 'meta') target = { kind: 'meta', name: end.name, ...end.meta };

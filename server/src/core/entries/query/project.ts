@@ -44,7 +44,8 @@ interface Slot {
 const references = (value: unknown): unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 function pickJson(value: unknown, tree: JsonTree): Out {
-  const out: Out = {};
+  // No prototype: a property named `__proto__` is an ordinary key of the output.
+  const out: Out = Object.create(null);
   for (const [key, sub] of Object.entries(tree)) {
     const v = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Out)[key] : null;
     out[key] = sub === true ? v : pickJson(v, sub);

@@ -65,7 +65,7 @@ const validZones = new Map<string, boolean>();
 async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldErrors> {
   const errors = fieldErrors();
   const groups = q.plan.aggregate?.groupBy ?? [];
-  const names = [...new Set(groups.map((g) => g.bucket?.timezone).filter((z): z is string => !!z && z !== 'UTC' && !validZones.has(z)))];
+  const names = [...new Set(groups.map((g) => g.bucket?.timezone).filter((z): z is string => z !== undefined && z !== 'UTC' && !validZones.has(z)))];
   if (names.length) {
     const known = new Set((await rows<{ name: string }>(db, sql`SELECT name FROM pg_timezone_names WHERE name = ANY(${names}::text[])`)).map((r) => r.name));
     if (validZones.size > 1000) validZones.clear();
@@ -73,7 +73,7 @@ async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldE
   }
   groups.forEach((g, i) => {
     const zone = g.bucket?.timezone;
-    if (zone && zone !== 'UTC' && !validZones.get(zone)) {
+    if (zone !== undefined && zone !== 'UTC' && !validZones.get(zone)) {
       const key = `${q.prefix}groupBy.${i}.timezone`;
       errors[key] = [`The ${key} field is not a time zone the database knows.`];
     }
