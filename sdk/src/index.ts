@@ -84,8 +84,13 @@ export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './
 export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';
 export {
   queryEntries,
+  queryEntriesBatch,
   batchEntries,
   type BatchOptions,
+  type EntryQueryResult,
+  type EntryQueryRow,
+  type EntryAggregateRow,
+  type EntryQueryBatchResponse,
   type EntryQuery,
   type EntryFilter,
   type EntryQueryResponse,

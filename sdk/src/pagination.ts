@@ -1,7 +1,8 @@
 // Cursor pages: `for await` over every item (or every page) of a cursor-paged list, following
 // `next_cursor` (or the cursor of `next_page_url`) until it is null. Typed by the generated paths:
 // only GET routes that can answer with a cursor page are accepted, and items have the route's item
-// type. (The v1 entries list answers a plain array unless paged: it is then one page.)
+// type. (The v1 entries list answers a plain array of at most 1,000 entries unless paged, so the
+// helpers always ask it for pages.)
 import type { PublicClient, PublicPaths } from './index.js';
 
 type JsonOk<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
@@ -36,7 +37,9 @@ export class PageError extends Error {
 export async function* pages<P extends CursorPath>(client: PublicClient, path: P, params: PageParams<P>, cursor?: string): AsyncGenerator<PageOf<P>> {
   let next: string | null | undefined = cursor;
   do {
-    const query = { ...(params.query ?? {}), ...(next ? { cursor: next } : {}) };
+    const asked = (params.query ?? {}) as Record<string, unknown>;
+    const plain = path === '/api/v1/{workspace}/entries' && !['per_page', 'cursor', 'view'].some((k) => asked[k] !== undefined);
+    const query = { ...asked, ...(plain ? { per_page: 100 } : {}), ...(next ? { cursor: next } : {}) };
     // The path is one of the cursor paths; openapi-fetch's overloads cannot follow a generic path.
     const { data, error, response } = await (client.GET as unknown as (p: string, init: unknown) => Promise<{ data?: Page | unknown[]; error?: unknown; response: Response }>)(path, {
       params: { path: params.path, query },

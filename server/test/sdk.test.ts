@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PageError, batchEntries, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, queryEntries, type AdminClient } from '../../sdk/src';
+import { PageError, batchEntries, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, queryEntries, queryEntriesBatch, type AdminClient } from '../../sdk/src';
 import { contractFetch } from './support/contract';
 import { uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
@@ -249,6 +249,14 @@ describe('cursor pages', () => {
     const plain: string[] = [];
     for await (const e of paginate(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query })) plain.push(e.id);
     expect(plain).toEqual(ids);
+    // The unpaged v1 list answers at most 1,000 entries: the iterators ask for pages, so they see all.
+    for (let b = 0; b < 11; b++) {
+      const operations = Array.from({ length: 100 }, (_x, i) => ({ action: 'create' as const, type: 'note', fields: { title: `b${b}-${i}` }, status: 'published' as const }));
+      expect((await batchEntries(api, name, 'general', { operations })).response.status).toBe(200);
+    }
+    let all = 0;
+    for await (const e of paginate(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query })) all += e.id ? 1 : 0;
+    expect(all).toBe(1103);
   });
 });
 
@@ -292,6 +300,10 @@ describe('entry queries and batch writes', () => {
 
     const found = await queryEntries(api, name, 'general', { type: 'note', fields: ['title', '@id'], filter: { rank: { gte: 1 } }, sort: [{ field: 'rank', direction: 'desc' }] });
     expect(found.response.status).toBe(200);
+    // @ts-expect-error a misspelled operator does not compile
+    void (() => queryEntries(api, name, 'general', { type: 'note', filter: { rank: { gtee: 1 } } }));
+    // @ts-expect-error nor does a misspelled property
+    void (() => queryEntries(api, name, 'general', { type: 'note', limt: 5 }));
     // Exactly the two entries of the one batch, newest rank first.
     expect(found.data).toEqual({
       data: [
@@ -300,6 +312,39 @@ describe('entry queries and batch writes', () => {
       ],
       pagination: { offset: 0, limit: 20, hasMore: false },
     });
+
+    // Aggregate rows are typed as such, also in a batch of queries.
+    const total = await queryEntries(api, name, 'general', { type: 'note', aggregate: { count: true, sum: ['rank'] } });
+    const count: number | undefined = total.data!.data[0].count;
+    expect([count, total.data!.data[0].sum]).toEqual([2, { rank: '3' }]);
+    const both = await queryEntriesBatch(api, name, 'general', { titles: { type: 'note', fields: ['title'], limit: 1 }, ranks: { type: 'note', aggregate: { max: ['rank'] } } });
+    expect(both.data!.results.titles.data).toEqual([{ title: 'n1' }]);
+    expect(both.data!.results.ranks.data[0].max).toEqual({ rank: '2' });
+    // @ts-expect-error a misspelled operator in a member does not compile
+    void (() => queryEntriesBatch(api, name, 'general', { a: { type: 'note', filter: { rank: { gtee: 1 } } } }));
+  });
+
+  it('retries an attempt that gets no answer within timeoutMs, and gives the key with the error when every attempt fails', async () => {
+    let hung = 0;
+    // The first batch commits on the server, but its answer never comes: only the timeout ends it.
+    const hanging: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const response = await contractFetch(request.clone());
+      if (new URL(request.url).pathname.endsWith('/entries/batch') && hung++ === 0) {
+        await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+      }
+      return response;
+    };
+    const { name, api } = await entriesApi(hanging);
+    const written = await batchEntries(api, name, 'general', { operations: [{ action: 'create', type: 'note', fields: { title: 'once' } }] }, { timeoutMs: 300, retryDelayMs: 10 });
+    expect(written.response.headers.get('Idempotent-Replayed')).toBe('true');
+    const once = await queryEntries(api, name, 'general', { type: 'note', aggregate: { count: true }, filter: { title: { eq: 'once' } } });
+    expect(once.data!.data[0].count).toBe(1);
+
+    const down = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'x', fetch: () => Promise.reject(new TypeError('fetch failed')) });
+    const failed = await batchEntries(down, name, 'general', { operations: [{ action: 'create', type: 'note', fields: { title: 'never' } }] }, { retries: 1, retryDelayMs: 1 }).catch((err) => err);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect(failed.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
@@ -323,7 +368,7 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['PageError', 'PipelineTimeoutError', 'auth', 'batchEntries', 'bearerAuth', 'contentClient', 'createAdminClient', 'createClient', 'emails', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'pipelines', 'queryEntries', 'refreshTemporaryUrls', 'typedEntries', 'typedObjects', 'uploadFile', 'verifyWebhookSignature'],
+      exports: ['PageError', 'PipelineTimeoutError', 'auth', 'batchEntries', 'bearerAuth', 'contentClient', 'createAdminClient', 'createClient', 'emails', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'pipelines', 'queryEntries', 'queryEntriesBatch', 'refreshTemporaryUrls', 'typedEntries', 'typedObjects', 'uploadFile', 'verifyWebhookSignature'],
       status: 200,
       id: key.id,
     };
@@ -334,8 +379,8 @@ describe('the package', () => {
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
     const esm = await run(process.execPath, ['--input-type=module', '-e', script(
         // Named imports: Node must detect the CommonJS exports.
-        `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
-         const sdk = { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature };`,
+        `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, queryEntriesBatch, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+         const sdk = { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, queryEntriesBatch, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature };`,
       )], { cwd: root });
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });
