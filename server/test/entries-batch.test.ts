@@ -135,6 +135,9 @@ describe('batch writes', () => {
         { index: 4, action: 'delete', id: gone.id },
       ],
     });
+    // New entries get ascending IDs in operation order (after the entries created before).
+    const inOrder = [old.id, res.body.data[0].id, res.body.data[1].id, res.body.data[3].id];
+    expect([...inOrder].sort()).toEqual(inOrder);
     const [annId, newId, , draftId] = res.body.data.map((r: any) => r.id);
     const ann = await readEntry(w, annId);
     expect(ann).toMatchObject({ id: annId, name: 'Ann', status: 'published', tags: ['t1', 't2'], locales: ['en-US'], lock_version: 0, publish_at: null });

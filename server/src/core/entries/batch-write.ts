@@ -4,7 +4,7 @@
 // commit, and the idempotency record committed with the changes. Every operation goes through
 // the same typed write path as single writes (typed-entries.ts).
 import { createHash } from 'node:crypto';
-import { ulid } from 'ulid';
+import { newEntryId } from './ids';
 import type { SqlRunner } from '../../db/database';
 import { fieldErrors, type FieldErrors } from '../../http/errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
@@ -174,7 +174,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
   // Checks and references are validated for the whole batch before anything is written.
   const errors = fieldErrors();
   const checks = operations.map((op, n) => (op.check ? checkCondition(op.check, opTypes[n], types, n, errors) : undefined));
-  const newIds = operations.map((op) => (op.action === 'create' ? ulid() : undefined));
+  const newIds = operations.map((op) => (op.action === 'create' ? newEntryId() : undefined));
   const refIndex = new Map<string, number>();
   operations.forEach((op, n) => {
     if (op.ref === undefined) return;

@@ -2,7 +2,7 @@
 // revision, recover from Trash. Each runs in phases inside one transaction (core/transaction.ts):
 // lock and check the version, resolve the address and contract, validate every language, write,
 // record the revision, publish the event. A refused write changes nothing.
-import { ulid } from 'ulid';
+import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldErrors, type FieldErrors } from '../../http/errors';
@@ -111,7 +111,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   const bucketId = await resolveBucket(app.db, workspace.id, input.bucketId, errors);
   if (typeof input.contract === 'string' && !(await contractExists(app.db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
   throwIfAny(errors);
-  const entryId = ulid();
+  const entryId = newEntryId();
   const ref = refOf(input, entryId);
   const choice = toChoice(input.contract);
   const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
@@ -137,7 +137,7 @@ export async function createSubmission(app: AppContext, workspaceId: number, buc
   const errors = fieldErrors();
   addressErrors({ ref }, errors);
   throwIfAny(errors);
-  const entryId = ulid();
+  const entryId = newEntryId();
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
     const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, now });

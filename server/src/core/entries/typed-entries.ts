@@ -2,7 +2,7 @@
 // scheduled publication task, and the conversion to a JSON-backed (migrated) entry. They share
 // the entry store, write path, revisions and events with JSON entries (write.ts); only the
 // field-value rules (field-values.ts) are their own. A refused write changes nothing.
-import { ulid } from 'ulid';
+import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldErrors } from '../../http/errors';
@@ -53,7 +53,7 @@ export function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale
 }
 
 /** `createTypedEntry` within a transaction of the caller's; `entryId` may be chosen beforehand. */
-export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type: ContentTypeDef, locale: string, input: TypedInput, entryId = ulid()): Promise<EntryRecord> {
+export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type: ContentTypeDef, locale: string, input: TypedInput, entryId = newEntryId()): Promise<EntryRecord> {
   try {
     const [entry] = await createTypedEntriesIn(ctx, tx, locale, [{ type, input, entryId }]);
     return entry;
