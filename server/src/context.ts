@@ -17,6 +17,7 @@ import type { ContentTypeDef } from './core/entries/content-types';
 import type { Operations } from './http/operations';
 import type { PipelineRunner } from './core/pipelines/runner';
 import type { AuthWorkspaceRow } from './app-auth/workspace';
+import type { File } from './generated/prisma/client';
 
 export interface AppContext {
   config: Config;
@@ -40,6 +41,11 @@ export interface AppContext {
   };
   /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */
   responses?: ResponseCache;
+  /**
+   * The file rows that delivery reads render as attachments, by workspace and IDs, kept and
+   * dropped with `responses` (files notify `content_changed` too); absent with it.
+   */
+  fileRows?: LookupCache<File[]>;
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
   /** The spec's operations with their validation and handlers (the router's, and pipeline steps'). */

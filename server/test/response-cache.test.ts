@@ -65,6 +65,7 @@ describe('kept answers', () => {
     const off = await startTestServer({ RESPONSE_CACHE_MB: '0' }, s.db);
     try {
       expect(off.server.app.responses).toBeUndefined();
+      expect(off.server.app.fileRows).toBeUndefined();
     } finally {
       await off.close();
     }
@@ -129,6 +130,27 @@ describe('kept answers', () => {
     expect((await w.api.delete(read)).status).toBe(204);
     expect((await w.api.get(read)).status).toBe(404);
     expect((await sum()).body.data[0].count).toBe(before);
+  });
+
+  it('keeps the file rows of delivery reads with the answers, dropped with them', async () => {
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'e.txt', type: 'text/plain', content: Buffer.from('e').toString('base64') } });
+    const [p1, p2] = [await create('post', { fields: { title: 'P1', cover: file.body.id }, status: 'published' }), await create('post', { fields: { title: 'P2', cover: file.body.id }, status: 'published' })];
+    expect((await w.api.get(`${entries()}/${p1.id}`)).body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt' });
+    // P2's answer is not kept yet, its cover's row is: the entry's statement only.
+    let second: any;
+    expect(await contentStatements(s, async () => (second = await w.api.get(`${entries()}/${p2.id}`)))).toBe(1);
+    expect(second.body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt', size: 1 });
+    // A change to the file's row drops it with the answers (here made in the database directly).
+    if (!s.db.url) return;
+    const sql = new pg.Client({ connectionString: s.db.url });
+    await sql.connect();
+    try {
+      await sql.query(`UPDATE files SET name = 'renamed.txt' WHERE id = $1`, [file.body.id]);
+      await eventually(async () => (await w.api.get(`${entries()}/${p2.id}`)).body.fields.cover.name === 'renamed.txt', 2_000);
+      expect((await w.api.get(`${entries()}/${p1.id}`)).body.fields.cover.name).toBe('renamed.txt');
+    } finally {
+      await sql.end();
+    }
   });
 
   it('keeps no answer but a 200: an entry read as 404 reads once published', async () => {

@@ -36,6 +36,8 @@ const renderOptions = (app: AppContext, principal: ApiKeyPrincipal | undefined, 
   publishedOnly,
   now: app.clock.now(),
   contentTypes: (bucketId: number) => cachedTypesOfBucket(app.db, app.lookups.contentTypes, bucketId),
+  // Delivery reads only: a write renders its entry with the file rows of the moment.
+  fileRows: publishedOnly ? app.fileRows : undefined,
 });
 
 /** Where a published typed entry of the workspace has this ULID (a malformed one names nothing: 404). */

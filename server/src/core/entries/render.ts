@@ -9,6 +9,8 @@ import type { components } from '../../../../sdk/src/generated/openapi';
 import type { SqlRunner } from '../../db/database';
 import { freshFile } from '../file-urls';
 import { workspaceFiles } from '../file-records';
+import type { LookupCache } from '../lookup-cache';
+import type { File } from '../../generated/prisma/client';
 import { raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { referencesOf } from './field-values';
@@ -28,6 +30,8 @@ export interface RenderOptions {
   now: Date;
   /** The content types of a bucket by name (the process's cache, content-types.ts). */
   contentTypes: (bucketId: number) => Promise<Map<string, ContentTypeDef>>;
+  /** File rows kept by this process, by workspace and IDs (delivery reads; see AppContext.fileRows). */
+  fileRows?: LookupCache<File[]>;
 }
 
 type Json = Record<string, unknown>;
@@ -205,9 +209,10 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
     slots = next.flatMap(fill);
   }
 
-  const fileIds = [...new Set(files.flatMap((s) => s.refs as number[]))];
+  const fileIds = [...new Set(files.flatMap((s) => s.refs as number[]))].sort((a, b) => a - b);
   if (fileIds.length) {
-    const found = await workspaceFiles(db, o.workspace.id, fileIds);
+    const load = () => workspaceFiles(db, o.workspace.id, fileIds);
+    const found = (o.fileRows ? await o.fileRows.get(`${o.workspace.id}:${fileIds.join(',')}`, load) : await load()) ?? [];
     const byId = new Map(found.map((f) => [f.id, freshFile(o.config, o.workspace.name, f, o.now)]));
     for (const slot of files) for (const id of slot.refs as number[]) if (byId.has(id)) put(slot, byId.get(id));
   }
