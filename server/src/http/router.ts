@@ -47,6 +47,11 @@ function jsonBody(op: OperationSpec): Middleware {
       if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The body must be valid JSON.');
       throw err;
     })) as { parsed: unknown; raw: string };
+    // An empty body (chunked, with no chunk) is no body, as without Content-Length.
+    if (raw === '') {
+      ctx.state.body = op.bodyRequired ? {} : undefined;
+      return next();
+    }
     assertDepth(parsed);
     ctx.state.body = parsed;
     ctx.state.rawBody = raw;
