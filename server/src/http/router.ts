@@ -31,10 +31,11 @@ function hasBody(ctx: Context): boolean {
  */
 function jsonBody(op: OperationSpec): Middleware {
   return async (ctx, next) => {
-    if (!hasBody(ctx)) {
+    const none = () => {
       ctx.state.body = op.bodyRequired ? {} : undefined;
       return next();
-    }
+    };
+    if (!hasBody(ctx)) return none();
     if (!ctx.is('application/json', '+json')) throw new HttpError(415, { message: MESSAGES.unsupportedMediaType });
     // Refuse a declared oversize body before reading it.
     if (Number(ctx.get('Content-Length') || 0) > op.bodyLimit) throw new HttpError(413, { message: MESSAGES.tooLarge });
@@ -48,10 +49,7 @@ function jsonBody(op: OperationSpec): Middleware {
       throw err;
     })) as { parsed: unknown; raw: string };
     // An empty body (chunked, with no chunk) is no body, as without Content-Length.
-    if (raw === '') {
-      ctx.state.body = op.bodyRequired ? {} : undefined;
-      return next();
-    }
+    if (raw === '') return none();
     assertDepth(parsed);
     ctx.state.body = parsed;
     ctx.state.rawBody = raw;

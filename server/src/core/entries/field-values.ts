@@ -26,6 +26,19 @@ function validCalendarDate(y: number, m: number, d: number): boolean {
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?$/;
 
+/** A numeric offset (`+HH:mm`, `-HH:mm`; `Z` or none is 0) in minutes, or undefined beyond 14:00 either side. */
+export function offsetMinutes(offset: string | undefined): number | undefined {
+  if (!offset || offset === 'Z') return 0;
+  const [h, m] = offset.slice(1).split(':').map(Number);
+  if (m > 59 || h * 60 + m > 14 * 60) return undefined;
+  return (offset[0] === '-' ? -1 : 1) * (h * 60 + m);
+}
+export const OFFSET_RULE = 'must have an offset of at most 14:00 either side';
+
+/** Whether a time is in the years every stored timestamp keeps to (0001 to 9999, in UTC). */
+export const inStoredYears = (at: Date) => at.getUTCFullYear() >= 1 && at.getUTCFullYear() <= 9999;
+export const YEARS_RULE = 'must be between the years 0001 and 9999';
+
 /** A datetime in one of the accepted forms as `YYYY-MM-DDTHH:mm:ssZ` (UTC), or why not. */
 export function normalizeDatetime(text: string): Check {
   if (/[T ]\d{2}:\d{2}:\d{2}[.,]\d/.test(text)) return { error: 'must not have fractional seconds' };
@@ -33,18 +46,14 @@ export function normalizeDatetime(text: string): Check {
   if (!m) return { error: 'must be a datetime in the form YYYY-MM-DD HH:mm[:ss] with an optional T, Z or offset' };
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
   if (!validCalendarDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return { error: 'must be a valid calendar date and time' };
-  let offsetMinutes = 0;
-  if (m[7] && m[7] !== 'Z') {
-    const [oh, om] = m[7].slice(1).split(':').map(Number);
-    if (om > 59 || oh * 60 + om > 14 * 60) return { error: 'must have an offset of at most 14:00 either side' };
-    offsetMinutes = (m[7][0] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
+  const offset = offsetMinutes(m[7]);
+  if (offset === undefined) return { error: OFFSET_RULE };
   // setUTCFullYear: Date.UTC reads the years 0 to 99 as 1900 to 1999.
   const local = new Date(0);
   local.setUTCFullYear(y, mo - 1, d);
   local.setUTCHours(h, mi, s, 0);
-  const utc = new Date(local.getTime() - offsetMinutes * 60_000);
-  if (utc.getUTCFullYear() < 1 || utc.getUTCFullYear() > 9999) return { error: 'must be between the years 0001 and 9999' };
+  const utc = new Date(local.getTime() - offset * 60_000);
+  if (!inStoredYears(utc)) return { error: YEARS_RULE };
   const date = `${pad(utc.getUTCFullYear(), 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}`;
   return { value: `${date}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}Z` };
 }
@@ -73,7 +82,7 @@ export function checkScalar(def: FieldDef, v: unknown): Check {
         return t && Number(t[1]) <= 23 && Number(t[2]) <= 59 ? { value: v } : { error: 'must be a time in the form HH:mm' };
       }
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-      if (d && Number(d[1]) === 0) return { error: 'must be between the years 0001 and 9999' };
+      if (d && Number(d[1]) === 0) return { error: YEARS_RULE };
       return d && validCalendarDate(Number(d[1]), Number(d[2]), Number(d[3])) ? { value: v } : { error: 'must be a valid date in the form YYYY-MM-DD' };
     }
   }

@@ -12,7 +12,7 @@ import { deleteWorkspaceFiles } from '../file-records';
 import { raw, rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
 import { EntryError, invalidEntry } from './errors';
-import { checkAllReferences, checkReferences, mergeFieldValues, referencesOf, type PendingEntries } from './field-values';
+import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
 import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
@@ -38,10 +38,14 @@ function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<s
 function publishAtOf(value: string | null | undefined, errors: Record<string, string[]>): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const at = new Date(value);
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(value);
-  if (Number.isNaN(at.getTime())) errors.publish_at = ['The publish_at field must be a valid date-time.'];
-  else if (offset && Number(offset[2]) * 60 + Number(offset[3]) > 14 * 60) errors.publish_at = ['The publish_at field must have an offset of at most 14:00 either side.'];
-  else if (at.getUTCFullYear() < 1 || at.getUTCFullYear() > 9999) errors.publish_at = ['The publish_at field must be between the years 0001 and 9999 (in UTC).'];
+  const problem = Number.isNaN(at.getTime())
+    ? 'must be a valid date-time'
+    : offsetMinutes(/[+-]\d{2}:\d{2}$/.exec(value)?.[0]) === undefined
+      ? OFFSET_RULE
+      : !inStoredYears(at)
+        ? `${YEARS_RULE} (in UTC)`
+        : undefined;
+  if (problem) errors.publish_at = [`The publish_at field ${problem}.`];
   return at;
 }
 
