@@ -35,6 +35,8 @@ export class JobQueue {
   private readonly handlers = new Map<string, JobHandler<object>>();
   /** Batches being handled in this process: `stop` waits for them before the database closes. */
   private readonly running = new Set<Promise<void>>();
+  /** Workers being registered: one registered after `stop` would poll a closed database. */
+  private workersStarting?: Promise<void>;
 
   constructor(
     private readonly db: Database,
@@ -106,7 +108,10 @@ export class JobQueue {
 
   /** Starts taking jobs of every defined type in this process. */
   async startWorkers(): Promise<void> {
-    for (const [name, handler] of this.handlers) await this.work(name, handler);
+    this.workersStarting = (async () => {
+      for (const [name, handler] of this.handlers) await this.work(name, handler);
+    })();
+    await this.workersStarting;
   }
 
   /** Takes jobs of `name` in this process; a failed job is retried (by any process). */
@@ -137,6 +142,7 @@ export class JobQueue {
   /** Stops taking jobs and waits for the running ones. */
   async stop(): Promise<void> {
     await this.starting?.catch(() => undefined);
+    await this.workersStarting?.catch(() => undefined);
     if (!this.started) return;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
     await Promise.allSettled([...this.running]);
