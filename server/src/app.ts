@@ -59,6 +59,7 @@ import { PIPELINE_JOB, type ExecutionJob } from './core/pipelines/executions';
 import { emailHandlers } from './email/routes';
 import { EMAIL_JOB } from './email/queue';
 import { deliverEmail } from './email/deliver';
+import { pruneOutbox, redactExpiredCodes } from './email/retention';
 import { appAuthHandlers } from './app-auth/routes';
 import { pruneAuth } from './app-auth/session';
 
@@ -110,6 +111,8 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
     .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
     .register({ name: 'pipelines:prune', cadence: 'daily', run: pruneExecutions })
+    .register({ name: 'email:redact-codes', cadence: 'minutely', run: redactExpiredCodes })
+    .register({ name: 'email:prune', cadence: 'daily', run: pruneOutbox })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }
 
@@ -122,7 +125,11 @@ export interface RunningServer {
 export async function createKoa(app: AppContext): Promise<Koa> {
   const router = buildRouter(app, app.operations);
 
-  const koa = new Koa({ proxy: process.env.TRUST_PROXY === '1' });
+  // Behind N trusted proxies `ctx.ip` is the N-th X-Forwarded-For entry from the right (Koa keeps
+  // the right-most maxIpsCount and takes the first): the address the outermost proxy saw, not
+  // the left-most one, which the client writes. Per-IP rate limits count it.
+  const hops = app.config.trustProxyHops;
+  const koa = new Koa({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   // A client that goes away mid-download is not a server error.
   const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'EPIPE', 'ECONNRESET', 'ECONNABORTED']);
   koa.silent = true;

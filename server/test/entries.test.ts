@@ -4,6 +4,8 @@ import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace, ULID } from './support/objects';
 import { TIMESTAMP } from './support/fixtures';
 import { fewestStatements } from './support/statements';
+import { client } from './support/http';
+import { loadConfig } from '../src/config';
 
 let s: TestServer;
 let w: ObjectsWorkspace;
@@ -246,5 +248,86 @@ describe('exact numbers', () => {
       expect(got.text).not.toContain('isLosslessNumber');
     }
     expect((await w.api.get(`${entries()}/${article.id}`)).status).toBe(200);
+  });
+});
+
+describe('answer budgets', () => {
+  const MiB = 1024 * 1024;
+  const over = (field: string, limit: number, advice: string) => {
+    const message = `The ${field} field gives a result larger than ${limit} bytes; ${advice}.`;
+    return { message, errors: { [field]: [message] } };
+  };
+  const text = (c: string) => c.repeat(60_000);
+
+  it('is 16 MiB unless DELIVERY_ANSWER_MB says otherwise', () => {
+    expect(s.server.app.config.deliveryAnswerBytes).toBe(16 * MiB);
+    const base = { ADMIN_TOKEN: 'x', APP_KEY: 'y' };
+    expect(loadConfig({ ...base, DELIVERY_ANSWER_MB: '2' }).deliveryAnswerBytes).toBe(2 * MiB);
+    for (const bad of ['0', '-1', '1.5']) expect(() => loadConfig({ ...base, DELIVERY_ANSWER_MB: bad })).toThrow(`DELIVERY_ANSWER_MB must be an integer >= 1, got "${bad}"`);
+  });
+
+  const chapters: string[] = [];
+  let omnibus: { id: string };
+  beforeAll(async () => {
+    await contentType(w, { name: 'chapter', fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'text' }], name_field: 'title' });
+    for (const name of ['book', 'omnibus']) await contentType(w, { name, fields: [{ name: 'title', type: 'text' }, { name: 'chapters', type: 'relation', targets: ['chapter'], multiple: true }] });
+    // 18 chapters of 60 KB; 20 books that each show the first: a list of 1.2 MB from 60 KB of it.
+    for (let i = 0; i < 18; i++) chapters.push((await create('chapter', { fields: { title: `Chapter ${i}`, body: text(String.fromCharCode(97 + i)) }, status: 'published' })).id);
+    for (let i = 0; i < 20; i++) await create('book', { fields: { title: `Book ${i}`, chapters: [chapters[0]] }, status: 'published' });
+    omnibus = await create('omnibus', { fields: { title: 'All', chapters }, status: 'published' });
+  });
+
+  it('refuses a list, read or query page larger than the budget, before building it, and answers a smaller one', async () => {
+    const small = await startTestServer({ DELIVERY_ANSWER_MB: '1' }, s.db);
+    try {
+      const api = client(small.url, w.key);
+      const list = (type: string, extra = '') => `/api/v1/${w.ws}/entries?contentBucket=general&contentType=${type}${extra}`;
+      const v2 = (extra: string) => `/api/v2/${w.ws}/entries?contentBucket=general&contentType=book${extra}`;
+      const refused = [
+        [list('book'), over('per_page', MiB, 'ask for pages of fewer entries (per_page)')],
+        [list('book', '&per_page=20'), over('per_page', MiB, 'ask for fewer entries per page')],
+        [v2('&view=full&per_page=20'), over('per_page', MiB, 'ask for fewer entries per page')],
+        [`${entries()}/${omnibus.id}`, over('entry', MiB, 'select fewer fields with a structured query')],
+      ] as const;
+      for (const [path, body] of refused) {
+        const res = await api.get(path);
+        expect([path, res.status, res.body]).toEqual([path, 422, body]);
+      }
+      const query = (limit: number) => api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'chapter', fields: ['body'], limit });
+      const big = await query(18);
+      expect([big.status, big.body]).toEqual([422, over('limit', MiB, 'ask for fewer rows or fields')]);
+
+      // Smaller pages of the same entries fit.
+      const page = await api.get(list('book', '&per_page=10'));
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(10);
+      expect(page.body.data.every((b: any) => b.fields.chapters[0].fields.body === text('a'))).toBe(true);
+      expect(page.text.length).toBeGreaterThan(600_000);
+      const summaries = await api.get(v2('&per_page=20'));
+      expect([summaries.status, summaries.body.data.length]).toEqual([200, 20]);
+      const fewer = await query(10);
+      expect([fewer.status, fewer.body.data.length, fewer.body.data[9].body]).toEqual([200, 10, text('j')]);
+      expect((await api.get(`${entries()}/${chapters[0]}`)).body.fields.body).toBe(text('a'));
+
+      // Counting costs no statement: the page reads as it does with room to spare (the page, its chapters).
+      const uncached = (t: TestServer) => () => {
+        t.server.app.responses?.drop();
+        t.server.app.fileRows?.drop();
+      };
+      const statements = (t: TestServer, a: typeof api) => fewestStatements(t, async () => expect((await a.get(list('book', '&per_page=10'))).status).toBe(200), uncached(t));
+      expect(await statements(small, api)).toBe(2);
+      expect(await statements(s, w.api)).toBe(2);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps a batch of queries within 2 MiB, the whole answer counted', async () => {
+    const batch = (queries: Record<string, unknown>) => w.api.post(`/api/v1/${w.ws}/general/entries/query/batch`, { queries });
+    const chapters = { type: 'chapter', fields: ['body'], limit: 18 };
+    const one = await batch({ a: chapters });
+    expect([one.status, one.body.results.a.data.length]).toEqual([200, 18]);
+    const two = await batch({ a: chapters, b: chapters });
+    expect([two.status, two.body]).toEqual([422, over('queries', 2 * MiB, 'ask for fewer rows or fields')]);
   });
 });

@@ -4,7 +4,8 @@
 // instance (missing required properties, wrong types, unknown and prototype-named properties,
 // each bound plus and minus one, huge strings, deep nesting, NUL, numbers beyond 64 bits), whole
 // bodies that are not JSON, truncated JSON or other JSON types, sizes around `x-body-limit`, wrong
-// content types; path and query parameters (wrong types, bounds, overflow, NUL, broken encodings,
+// content types, bodies at the size limit (the largest arrays of valid and of invalid items, the
+// longest string, the most keys that fit: each answered within a bound while `/health` is asked); path and query parameters (wrong types, bounds, overflow, NUL, broken encodings,
 // prototype names, resources of another workspace); each with the right credential, none or a
 // wrong one. Every answer must be below 500 and documented for the operation with a body that
 // matches its schema; input the spec refuses (or a missing or wrong credential) must not succeed;
@@ -34,6 +35,9 @@ let s: TestServer;
 let receiver: Receiver;
 let harness: FuzzHarness;
 const started = Date.now();
+const cpuAtStart = process.cpuUsage();
+const rssAtStart = process.memoryUsage().rss;
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 const allFailures: Failure[] = [];
 
 beforeAll(async () => {
@@ -49,6 +53,15 @@ afterAll(async () => {
     `fuzz: ${harness?.requests ?? 0} requests (+${harness?.setupRequests ?? 0} setup, +${harness?.connectionChecks ?? 0} connection checks) on ${operations.length} operations in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
       `FUZZ_SEED=${settings.seed} FUZZ_RUNS=${settings.runs}; statuses {${statuses}}`,
   );
+  if (harness) {
+    // Server and test share this process: its memory and CPU over the run are the server's upper bound.
+    const r = harness.resource;
+    const cpu = process.cpuUsage(cpuAtStart);
+    console.log(
+      `fuzz: ${r.cases} bodies at their size limit; slowest answer ${r.slowest.ms} ms (${r.slowest.what}); slowest /health meanwhile ${r.slowestHealth.ms} ms (${r.slowestHealth.what}); ` +
+        `process RSS ${mb(rssAtStart)} MB at start, ${mb(r.peakRss)} MB at its peak after such a body, ${mb(process.memoryUsage().rss)} MB at the end; CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+    );
+  }
   if (settings.report) writeFileSync(settings.report, JSON.stringify({ seed: settings.seed, runs: settings.runs, failures: allFailures }, null, 2));
   await harness?.close();
   await s?.close();

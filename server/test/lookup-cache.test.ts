@@ -62,6 +62,22 @@ describe('LookupCache', () => {
     expect(loads).toBe(6);
   });
 
+  it('weighs an entry with its key, and lets expired entries go when it keeps another', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>(100, 50, { weigh: (v, key) => key.length + v.length, max: 100 });
+    cache.listen(db, 'some_channel');
+    hooks.state!(true);
+    await cache.get('key-a', async () => 'aaaa');
+    await cache.get('key-b', async () => 'bbbb');
+    expect(cache.kept()).toEqual([
+      { key: 'key-a', value: 'aaaa', weight: 9 },
+      { key: 'key-b', value: 'bbbb', weight: 9 },
+    ]);
+    await new Promise((r) => setTimeout(r, 60));
+    await cache.get('key-c', async () => 'cccc');
+    expect(cache.kept()).toEqual([{ key: 'key-c', value: 'cccc', weight: 9 }]);
+  });
+
   it('does not keep a lookup that began before a change and ended after it', async () => {
     const { db, hooks } = channel();
     const cache = new LookupCache<string>();

@@ -3,7 +3,8 @@
 // their temporary file URLs are signed for each answer.
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/server';
-import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
+import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace } from './support/objects';
+import { client } from './support/http';
 import { eventually } from './support/receiver';
 import { contentStatements } from './support/statements';
 import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
@@ -175,6 +176,41 @@ describe('kept answers', () => {
       await eventually(async () => (await w.api.get(read)).body.fields.title === 'Changed', 2_000);
     } finally {
       await sql.end();
+    }
+  });
+});
+
+describe('its bounds', () => {
+  it('holds at most RESPONSE_CACHE_MB, keys included, and keys a body by its JSON, not its whitespace', async () => {
+    const small = await startTestServer({ RESPONSE_CACHE_MB: '1' }, s.db);
+    try {
+      const api = client(small.url, w.key);
+      const path = `/api/v1/${w.ws}/general/entries/query`;
+      // Tiny answers to bodies padded to 60 KB: the bodies are what a cache keyed by them would hold.
+      const padded = (offset: number, pad = 60_000) => `{"type":"post","offset":${offset}}${' '.repeat(pad)}`;
+      const first = await eventually(async () => {
+        const res = await rawJson(api, 'POST', path, padded(9_000));
+        expect(res.status).toBe(200);
+        return (await contentStatements(small, () => rawJson(api, 'POST', path, padded(9_000)))) === 0 && res;
+      });
+      expect(first.body).toEqual({ data: [], pagination: { offset: 9_000, limit: 20, hasMore: false } });
+      // Whitespace elsewhere and of another length: the same JSON, the same kept answer.
+      let again = first;
+      const spaced = `\n { "type" : "post",\t"offset" : 9000 }${' '.repeat(50_000)}\r\n`;
+      expect(await contentStatements(small, async () => (again = await rawJson(api, 'POST', path, spaced)))).toBe(0);
+      expect(again.text).toBe(first.text);
+
+      for (let i = 0; i < 30; i++) expect((await rawJson(api, 'POST', path, padded(9_001 + i))).status).toBe(200);
+      const kept = small.server.app.responses!.kept();
+      expect(kept.length).toBeGreaterThan(1);
+      // Every byte an entry holds counts (key and text at least), and all of them together stay within the setting.
+      const held = (k: (typeof kept)[number]) => Buffer.byteLength(k.key) + k.value.json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+      for (const k of kept) expect(k.weight).toBeGreaterThanOrEqual(held(k));
+      expect(kept.reduce((n, k) => n + k.weight, 0)).toBeLessThanOrEqual(1024 * 1024);
+      // A different query is a different answer.
+      expect((await rawJson(api, 'POST', path, padded(9_001))).body.pagination.offset).toBe(9_001);
+    } finally {
+      await small.close();
     }
   });
 });

@@ -325,7 +325,9 @@ export interface paths {
          *     (`Content-Disposition: attachment` with a safe file name, `X-Content-Type-Options:
          *     nosniff`); storage with temporary URLs (`s3`) redirects to a storage URL signed for 10
          *     minutes, cached for 5 minutes, in a non-cacheable response. Rate limit: 1200 per minute per
-         *     URL (`RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE`).
+         *     URL (`RATE_LIMIT_TOKEN_DOWNLOADS_PER_MINUTE`), counted once the UUID and token match (a
+         *     wrong pair is a `404` and counts nowhere). The token is compared in constant time and is
+         *     never kept in request logs (the segment reads `[redacted]` there).
          */
         get: operations["downloadFile"];
         put?: never;
@@ -368,6 +370,10 @@ export interface paths {
          *       `data` (and `translations` with `locale=*`).
          *     - `locale` picks the language of `data` (default `en-US`); an invalid or unconfigured
          *       locale is a `400`.
+         *
+         *     A page whose database work passes the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`: the database is too busy) is a `503` with `Retry-After`
+         *     (Conventions).
          *
          *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
          *     entries quota, 500 per minute per API key by default (`RATE_LIMIT_ENTRIES_PER_MINUTE`).
@@ -448,6 +454,10 @@ export interface paths {
          *     a group that is not a JSON array, and, on this route, **malformed JSON** too (not `400`;
          *     `x-malformed-json-status`). Array-membership filters, relationship expansion, aggregations
          *     and grouping are not supported.
+         *
+         *     A query whose database work passes the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`, default 30 s) is stopped: a `422` on `body`
+         *     (Conventions); narrow its filter.
          *
          *     Body: JSON, at most 64 KiB. Key ability `entries:query` (or `*`), creator permission
          *     `list-entries`. Rate limit: the entries quota.
@@ -772,10 +782,19 @@ export interface paths {
          *     - `locale` picks the language of `fields` (default `en-US`); `*` gives every enabled locale,
          *       keyed by locale code. A malformed or unconfigured locale is a `400` (`Invalid locale.`).
          *     - `skipWebhooks=true` suppresses webhook delivery for the request.
+         *     - **Size**: the entries of one answer take at most 16 MiB of JSON (`DELIVERY_ANSWER_MB`), a
+         *       related entry counted each time it appears. Rendering stops as soon as it passes them: a
+         *       `422` on `per_page`, `The per_page field gives a result larger than 16777216 bytes; ask
+         *       for fewer entries per page.` (the plain list: `...; ask for pages of fewer entries
+         *       (per_page).`). Ask for smaller pages.
          *
          *     An unknown bucket, content type (in that bucket) or workspace is a `404`; an invalid
-         *     `per_page`, `view` or `cursor` a `422`. Relation fields are expanded within the limits
+         *     `per_page`, `view` or `cursor`, or an answer over its size, a `422`. Relation fields are expanded within the limits
          *     described in `EntryFieldValue`; related drafts are skipped.
+         *
+         *     A page whose database work passes the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`: the database is too busy) is a `503` with `Retry-After`
+         *     (Conventions).
          *
          *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
          *     entries quota, 500 per minute per API key by default (`RATE_LIMIT_ENTRIES_PER_MINUTE`).
@@ -836,6 +855,11 @@ export interface paths {
          *     every enabled locale keyed by locale code. A malformed or unconfigured locale is a `400`.
          *     Relation fields are expanded within the limits described in `EntryFieldValue`; related
          *     drafts are skipped.
+         *
+         *     Size: the rendered entry, its related entries included (each time one appears), takes at
+         *     most 16 MiB of JSON (`DELIVERY_ANSWER_MB`); a larger one is a `422` on `entry` (`The entry
+         *     field gives a result larger than 16777216 bytes; select fewer fields with a structured
+         *     query.`), refused as soon as rendering passes it.
          *
          *     Key ability `entries:read` (or `*`), creator permission `view-entry`. Rate limit: the
          *     entries quota.
@@ -940,8 +964,15 @@ export interface paths {
          *       too, without fallback; no `*`.
          *
          *     Limits: body 64 KiB; 100 filter groups and operators, 8 nested groups; 3 relation levels;
-         *     1000 referenced entries and files in the page's projection. Exceeding one is a `422`,
-         *     never a truncated result.
+         *     1000 referenced entries and files in the page's projection; an answer of 16 MiB
+         *     (`DELIVERY_ANSWER_MB`), counted as it is built (a `422` on `limit`: `The limit field gives a
+         *     result larger than 16777216 bytes; ask for fewer rows or fields.`). Exceeding one is a
+         *     `422`, never a truncated result.
+         *
+         *     Fan-out: paths may go through three relations, multiple ones included (each holds up to
+         *     1000 references). A query whose database work passes the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`, default 30 s) is stopped: a `422` on `body` (Conventions);
+         *     narrow its filter or relation paths.
          *
          *     Errors: a malformed or unconfigured locale, or malformed JSON, is a `400`; everything else
          *     invalid is a `422` keyed by path: `fields.<i>`, `filter.<path>`,
@@ -996,7 +1027,11 @@ export interface paths {
          *       together at most 500 rows (a member without `limit` counts 20, an aggregate without
          *       `groupBy` one); at most 1000 referenced entries and files in all projections together; at
          *       most 2 MiB of serialized results (the whole answer: `{"results": ...}`, the names and
-         *       every member's result). Beyond: a `422` on `queries`.
+         *       every member's result), counted as it is built, so that the member that passes it stops
+         *       there. Beyond: a `422` on `queries` (`The queries field gives a result larger than
+         *       2097152 bytes; ask for fewer rows or fields.`).
+         *     - **Time**: a member whose database work passes the statement timeout stops the batch: a
+         *       `422` on `body` (Conventions), no `results`.
          *     - **Quota**: each member costs one unit of the entries quota. The whole cost is reserved
          *       before the first query runs; when the quota cannot cover it, the request is a `429` with
          *       `Retry-After` and nothing runs; such a refusal costs the one unit every request costs, not
@@ -1129,6 +1164,15 @@ export interface paths {
          *     unknown bucket, content type or workspace is a `404`; an invalid `per_page`, `view` or
          *     `cursor` a `422`. `skipWebhooks=true` suppresses webhook delivery.
          *
+         *     Size: the entries of one page take at most 16 MiB of JSON (`DELIVERY_ANSWER_MB`), a related
+         *     entry counted each time it appears; a page over it is a `422` on `per_page` (`The per_page
+         *     field gives a result larger than 16777216 bytes; ask for fewer entries per page.`), refused
+         *     as soon as rendering passes it. Ask for smaller pages.
+         *
+         *     A page whose database work passes the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`: the database is too busy) is a `503` with `Retry-After`
+         *     (Conventions).
+         *
          *     Key ability `entries:read` (or `*`), creator permission `list-entries`. Rate limit: the
          *     entries quota.
          */
@@ -1174,8 +1218,17 @@ export interface paths {
          *       `list-entries`; `entries.batch`: those of its operations; `objects.create`:
          *       `entries:write` and `create-entry`; `email.send`: `email:send` and `send-email`). A
          *       deleted key, a lost ability or permission or a suspended workspace fails the step.
-         *       Writes are recorded with the revision `source` `pipeline`. Steps do not count against
-         *       the entries quota.
+         *       Writes are recorded with the revision `source` `pipeline`.
+         *     - **Rate limits.** A step counts as one request of its route against that route's rate
+         *       limits, for this API key and on the same counters as the route: an `email.send` step
+         *       uses the email limit that `POST /api/v1/{workspace}/emails` uses (10 per minute per API
+         *       key, `RATE_LIMIT_EMAILS_PER_MINUTE`), whether the executions or the route used it up.
+         *       Steps do not count against the entries quota (`entries.query`, `entries.batch`,
+         *       `objects.create`), and `http.request` stands for no route. A step past a limit is not
+         *       run and fails the execution at once (no waiting, no retry): `error: {step, message:
+         *       "429 Too Many Attempts. The step counts against the emails rate limit of its route (10
+         *       per minute per API key), which is used up; the step did not run."}`, later steps
+         *       `skipped`. A step refused for its rights uses up nothing.
          *     - **Failures.** A failing step stops the execution (`status: failed`, `error: {step,
          *       message}`, later steps `skipped`); steps that ran are not undone.
          *     - **Durability.** The execution and each finished step's output are stored; an execution
@@ -1401,7 +1454,9 @@ export interface paths {
          *     missing, unknown, expired or revoked token, a token of another workspace, and an API key
          *     are a `403` `{"message": "Forbidden"}`.
          *
-         *     Rate limit: 600 per minute per access token (`RATE_LIMIT_AUTH_SESSION_PER_TOKEN`).
+         *     Rate limit: 600 per minute per access token (`RATE_LIMIT_AUTH_SESSION_PER_TOKEN`), counted
+         *     once the token is found (expired and revoked ones included); a bearer that is no token of
+         *     the workspace is a `403` and counts nowhere, so random tokens leave no counter behind.
          */
         get: operations["getAuthSession"];
         put?: never;
@@ -1412,7 +1467,7 @@ export interface paths {
          *     from then on. The same `403` as `GET` for a token that is not valid (already revoked
          *     included).
          *
-         *     Rate limit: 600 per minute per access token, shared with `GET`.
+         *     Rate limit: 600 per minute per access token, shared with `GET` and counted the same way.
          */
         delete: operations["deleteAuthSession"];
         options?: never;
@@ -2376,8 +2431,10 @@ export interface paths {
         /**
          * Read the email outbox
          * @description The workspace's messages, newest first: those of `POST /api/v1/{workspace}/emails` and the
-         *     one-time codes of hosted authentication, with their delivery status. Every message is kept,
-         *     with or without `SMTP_URL`.
+         *     one-time codes of hosted authentication, with their delivery status. Every message is kept
+         *     for 30 days after it was queued, with or without `SMTP_URL`, then deleted (the daily
+         *     `email:prune` task). A mail holding a one-time code keeps it only while the code can be
+         *     used (see `OutboxMessage`).
          */
         get: operations["listOutbox"];
         put?: never;
@@ -2454,7 +2511,10 @@ export interface paths {
          *     - `auth:prune` (hourly): deletes expired one-time codes, authorization codes and access
          *       tokens of hosted authentication;
          *     - `pipelines:prune` (daily): deletes pipeline executions that ended more than 30 days ago
-         *       (their status URL answers `404` from then on).
+         *       (their status URL answers `404` from then on);
+         *     - `email:redact-codes` (every minute): empties (`text` and `html` null) the outbox mails of
+         *       hosted-authentication codes that have expired (10 minutes after they were sent);
+         *     - `email:prune` (daily): deletes outbox messages queued more than 30 days ago.
          *
          *     An unknown task is a `404`.
          */
@@ -2723,7 +2783,10 @@ export interface components {
         /**
          * @description Body of a `422`. `errors` maps a field path to its messages. Paths are dot paths into the
          *     request body, or bare parameter names, with numeric array indexes and no `body.`/`query.`
-         *     prefix, for example `name`, `expires_in`, `fields.0.type`.
+         *     prefix, for example `name`, `expires_in`, `fields.0.type`. At most 100 paths are listed: a
+         *     request with more problems lists the first 100 found. An array holding more items than its
+         *     bound is reported with the bound's error and the errors of its first items only (as many as
+         *     the bound plus one).
          * @example {
          *       "message": "The name field is required.",
          *       "errors": {
@@ -2734,7 +2797,7 @@ export interface components {
          *     }
          */
         ValidationError: {
-            /** @description Summary of the first error, followed by how many more there are. */
+            /** @description Summary of the first error, followed by how many more of the listed errors there are. */
             message: string;
             errors: {
                 [key: string]: string[];
@@ -2849,7 +2912,7 @@ export interface components {
              * @enum {string}
              */
             mode: "enforce" | "report" | "none";
-            /** @description Diagnostics of the last completed check; empty when the document passed or no contract applies. */
+            /** @description Diagnostics of the last completed check (the first 100 problems found); empty when the document passed or no contract applies. */
             issues: components["schemas"]["ObjectValidationIssue"][];
             /** @description When the last check completed; null when none has. */
             checked_at: components["schemas"]["Timestamp"] | null;
@@ -5548,14 +5611,33 @@ export interface components {
         /**
          * @description The `with` of an `http.request` step. `url` must start with an origin of the server's
          *     `PIPELINE_HTTP_ALLOWLIST` (placeholders may stand only after it, in the path or query); the
-         *     resolved URL is checked again when the step runs. Redirects are followed only to allowlisted
-         *     origins (at most 5); a redirect elsewhere fails the step without a request to it. `body`: a
-         *     string is sent as it is, anything else as JSON (`Content-Type: application/json` unless
-         *     `headers` say otherwise); `GET` and `HEAD` take no body. The request carries
-         *     `X-Pipeline-Execution` and `X-Pipeline-Step` so that a receiver can recognise a step run again
-         *     after a crash. The answer's `status` and `body` (JSON when it parses as JSON, else text) are
-         *     the step's output; any status is an output, not a failure. No answer within
-         *     `PIPELINE_HTTP_TIMEOUT_MS`, a connection error or an answer over 1 MiB fails the step.
+         *     resolved URL is checked again when the step runs.
+         *
+         *     **Placeholders in `url`** fill in names, never the shape of the URL: each value (its text, as
+         *     in any longer string) is percent-encoded as by `encodeURIComponent`, so in the path it stays
+         *     within one path segment (`/`, `\`, `?`, `#` and `%` are encoded: `../admin/purge?x=` is sent
+         *     as `..%2Fadmin%2Fpurge%3Fx%3D`) and in the query or fragment within one value (`&`, `=`, `+`,
+         *     `#` are encoded: `1&admin=true` is sent as `1%26admin%3Dtrue`). Text that is already
+         *     percent-encoded is encoded again (`%2e` is sent as `%252e`). The step fails, with nothing
+         *     sent, when:
+         *
+         *     - a path segment made with a placeholder is `.` or `..` (also spelt with `%2E`, alone or with
+         *       the text around the placeholder): URL parsers resolve these dot segments even
+         *       percent-encoded, so they are refused rather than encoded (`The url path segment ".." is made
+         *       with a placeholder and is a dot segment (. or ..), which is refused.`);
+         *     - the resolved URL, normalized, does not start with the part of `url` before its first
+         *       placeholder (`The resolved url leaves https://hooks.example.com/articles/, the part of the
+         *       url before its first placeholder.`). This is checked first, so a `..` that would climb out
+         *       of that part reports it.
+         *
+         *     Redirects are followed only to allowlisted origins (at most 5); a redirect elsewhere fails the
+         *     step without a request to it. `body`: a string is sent as it is, anything else as JSON
+         *     (`Content-Type: application/json` unless `headers` say otherwise); `GET` and `HEAD` take no
+         *     body. The request carries `X-Pipeline-Execution` and `X-Pipeline-Step` so that a receiver can
+         *     recognise a step run again after a crash. The answer's `status` and `body` (JSON when it
+         *     parses as JSON, else text) are the step's output; any status is an output, not a failure. No
+         *     answer within `PIPELINE_HTTP_TIMEOUT_MS`, a connection error or an answer over 1 MiB fails
+         *     the step. `http.request` stands for no route of this API and counts against no rate limit.
          * @example {
          *       "method": "POST",
          *       "url": "https://hooks.example.com/articles",
@@ -5595,7 +5677,9 @@ export interface components {
          *     names and array indexes (`{{steps.find.data.0.id}}`), or empty for the whole value
          *     (`{{input}}`). A string that is exactly one placeholder becomes the value with its JSON type (a
          *     number, an object, ...); placeholders inside a longer string are replaced by the value's text
-         *     (strings as they are, other values as JSON). A placeholder naming a later or unknown step, or
+         *     (strings as they are, other values as JSON), except in an `http.request` step's `url`, where
+         *     each value is percent-encoded as one path segment or one query value (see
+         *     `PipelineHttpRequest`). A placeholder naming a later or unknown step, or
          *     another root than `input` and `steps`, is a `422` keyed by its place
          *     (`steps.2.with.filter.title.eq`). Where a placeholder stands, type checks of `with` wait for
          *     the execution: the resolved `with` is checked like a request body when the step runs, and a
@@ -5807,7 +5891,11 @@ export interface components {
          */
         RequestLog: {
             method: string;
-            /** @description The request path without its query string. */
+            /**
+             * @description The request path without its query string (where signed links carry their signature).
+             *     The token of a tokenized download reads `[redacted]`:
+             *     `/api/v1/{workspace}/files/{file}/{uuid}/[redacted]`.
+             */
             path: string;
             status: number;
             /** @description Bytes received (decoded file bytes on uploads). */
@@ -5839,8 +5927,10 @@ export interface components {
          * @description A message of the outbox. `status`: `stored` (no `SMTP_URL`: kept in the local outbox only),
          *     `queued` (waiting for its next SMTP attempt), `sent`, `failed` (refused by the SMTP server
          *     with a permanent 5xx answer, or still failing after 5 attempts). Mails holding a one-time
-         *     code of hosted authentication (`kind` `auth-otp`) lose `text` and `html` once sent or failed
-         *     through SMTP; in the local outbox (no SMTP) they are the delivery and keep them.
+         *     code of hosted authentication (`kind` `auth-otp`) lose `text` and `html` (both `null`) once
+         *     sent or failed through SMTP; in the local outbox (no SMTP) they are the delivery and keep
+         *     them until the code expires (10 minutes), emptied within a minute after that by the
+         *     `email:redact-codes` task. Messages are deleted 30 days after `created_at`.
          * @example {
          *       "id": 7,
          *       "kind": "email",
@@ -6022,6 +6112,8 @@ export interface components {
         /**
          * @description A dependency of the server (its database, Redis for rate limits, S3 storage) cannot be reached
          *     right now. Nothing was changed; retry after `Retry-After` seconds. `GET /health` names what is down.
+         *     Also a request without a body whose database work passed the server's statement timeout
+         *     (`DATABASE_STATEMENT_TIMEOUT_MS`: the database is too busy), with its own message (Conventions).
          */
         ServiceUnavailable: {
             headers: {

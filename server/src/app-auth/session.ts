@@ -1,6 +1,7 @@
 // Sessions: the access token of `Authorization: Bearer`, validated and revoked. Anything that is
 // not a live token of this workspace (missing, unknown, expired, revoked, an API key) is the
-// same `403 Forbidden`.
+// same `403 Forbidden`. The per-token rate limit counts tokens that exist, under their id: a
+// counter per bearer sent would keep a row for every random token (and hold the token's hash).
 import type { AppContext } from '../context';
 import { forbidden } from '../http/errors';
 import { bearerToken } from '../lib/secrets';
@@ -21,7 +22,9 @@ export async function findSession(app: AppContext, workspace: AuthWorkspace, aut
     workspace.id,
     'x.id, x.expires_at, x.revoked_at',
   );
-  if (!row || row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw forbidden();
+  if (!row) throw forbidden();
+  await app.rateLimits.consume('auth-session-token', `token:${row.id}`);
+  if (row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw forbidden();
   return { tokenId: row.id, user: { id: row.app_user_id, email: row.email }, expiresAt: new Date(row.expires_at) };
 }
 

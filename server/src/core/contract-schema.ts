@@ -1,14 +1,12 @@
 // Contract schemas: JSON Schema draft 2020-12 checked and compiled by Ajv, and the folder
 // prefixes contracts apply to. Shared by the management API (saving contracts) and the entry core
 // (validating content).
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type Ajv2020 from 'ajv/dist/2020';
+import { allErrorsAjv } from '../lib/ajv';
 
 /** An Ajv for contract schemas: full JSON Schema 2020-12 with formats, unknown keywords tolerated. */
 export function contractAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  return ajv;
+  return allErrorsAjv({ strict: false });
 }
 
 /** The schema's problems as messages, or none. */

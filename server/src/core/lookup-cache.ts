@@ -27,8 +27,8 @@ export class LookupCache<T> {
     private readonly maxEntries = 10_000,
     /** A backstop only: a change drops entries at once. */
     private readonly ttlMs = 60_000,
-    /** Entries weigh `weigh(value)` and together at most `max` (the oldest go first): answers by their bytes. */
-    private readonly budget?: { weigh: (value: T) => number; max: number },
+    /** Entries weigh `weigh(value, key)` and together at most `max` (the oldest go first): answers by every byte they hold. */
+    private readonly budget?: { weigh: (value: T, key: string) => number; max: number },
   ) {}
 
   /** Starts following the database's change notifications on `channel`. */
@@ -83,6 +83,11 @@ export class LookupCache<T> {
     this.entries.delete(key);
   }
 
+  /** What is kept now, with the weight counted for each (diagnostics and tests). */
+  kept(): { key: string; value: T; weight: number }[] {
+    return [...this.entries].map(([key, e]) => ({ key, value: e.value, weight: e.weight }));
+  }
+
   /** The cached value of `key`, or `load()`'s, kept when it is defined and nothing changed meanwhile. */
   async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     if (!this.listening) return load();
@@ -92,10 +97,15 @@ export class LookupCache<T> {
     const generation = this.generation;
     const value = await load();
     if (value !== undefined && this.listening && generation === this.generation) {
-      const weight = this.budget?.weigh(value) ?? 0;
+      const weight = this.budget?.weigh(value, key) ?? 0;
       if (this.budget && weight > this.budget.max) return value;
       this.remove(key);
-      while (this.entries.size >= this.maxEntries || (this.budget && this.weight + weight > this.budget.max)) this.remove(this.entries.keys().next().value!);
+      // Entries are in the order they expire (one time-to-live, a refreshed key moves last): the
+      // expired go first, then the oldest while the new one does not fit.
+      for (const [oldest, entry] of this.entries) {
+        if (entry.until > now && this.entries.size < this.maxEntries && !(this.budget && this.weight + weight > this.budget.max)) break;
+        this.remove(oldest);
+      }
       this.entries.set(key, { value, until: now + this.ttlMs, weight });
       this.weight += weight;
     }

@@ -110,7 +110,26 @@ function normalizeRows<T>(rows: T[]): T[] {
   return rows;
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+/**
+ * Lifts the statement timeout for the rest of the transaction `tx` is in, for work that must
+ * finish however long it takes (migrations, waiting for the migration lock). `SET LOCAL`: it ends
+ * with the transaction, so it never stays on a pooled connection (nor, behind a transaction-mode
+ * pooler, reaches another client's transaction). The embedded database has no timeout to lift.
+ */
+export async function withoutStatementTimeout(tx: SqlRunner): Promise<void> {
+  await tx.query("SELECT set_config('statement_timeout', '0', true)");
+}
+
+/**
+ * The session settings every connection of a pool starts with, as startup parameters: the
+ * server applies them when it opens the connection, before any statement, so they hold on
+ * whichever connection a statement lands on (a new one after a reconnect too) at no round trip.
+ * `statement_timeout` (0: none) stops a statement that runs longer: a request holds a connection
+ * and a core for at most that long (the 57014 it raises is answered in http/errors.ts).
+ */
+const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
+
+async function openPostgres(url: string, poolSize: number, statementTimeoutMs: number): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
   // (the request then gets 503, see lib/db-errors.ts).
   const pool = new Pool({
@@ -122,14 +141,14 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     // default of 4 is for spinning disks): index lookups per matching row beat scanning a table.
     // No JIT: compiling an aggregate over 100,000 rows cost 630 ms of a 2 s request, for
     // statements that run once each (measured with EXPLAIN ANALYZE in the entries-query bench).
-    options: '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1 -c jit=off',
+    options: sessionOptions(['max_parallel_workers_per_gather=0', 'random_page_cost=1.1', 'jit=off'], statementTimeoutMs),
   });
   // An idle connection dropped by the server (restart, failover) is replaced on the next query;
   // without a listener the error would end the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const listeners = new Set<{ stop(): Promise<void> }>();
-  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: '-c synchronous_commit=off' });
+  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) });
   relaxedPool.on('error', () => undefined);
   /** A request-shaped statement on one connection: a transaction's, or one taken from the pool for it. */
   const shaped = async (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> => {
@@ -373,7 +392,13 @@ export function prismaSql(tx: { $queryRawUnsafe<T = unknown>(query: string, ...v
   };
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10) : openPglite(opts.dataDir);
+/**
+ * `databaseStatementTimeoutMs`: the pools' statement timeout (unset or 0: none, as for the
+ * migration CLI). The embedded database has none: PGlite accepts `statement_timeout` but never
+ * fires it (its single-threaded WebAssembly build has no timer signal to cancel a statement),
+ * so there the query-shape bounds (core/entries/query/paths.ts) are what limit a query's work.
+ */
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number; databaseStatementTimeoutMs?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10, opts.databaseStatementTimeoutMs ?? 0) : openPglite(opts.dataDir);
 }
 

@@ -4,10 +4,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Database } from './database';
+import { withoutStatementTimeout, type Database } from './database';
 import { migrationsDir } from '../paths';
 
-const LOCK_KEY = 72_817_001; // arbitrary, constant: "workspace-api migrations"
+export const LOCK_KEY = 72_817_001; // arbitrary, constant: "workspace-api migrations"
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "id" VARCHAR(36) PRIMARY KEY NOT NULL,
@@ -45,6 +45,8 @@ export async function withSchemaLock<T>(db: Database, fn: () => Promise<T>): Pro
   if (db.kind === 'pglite') return fn();
   // The lock is held by a transaction on one connection while `fn` uses others of the pool.
   return db.transaction(async (tx) => {
+    // Waiting for another process's schema work is no runaway statement.
+    await withoutStatementTimeout(tx);
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     return fn();
   });
@@ -53,6 +55,9 @@ export async function withSchemaLock<T>(db: Database, fn: () => Promise<T>): Pro
 /** Returns the names of the migrations applied by this call. */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
   return db.transaction(async (tx) => {
+    // A migration (or the wait for another process's) must not be cut by the pool's statement
+    // timeout: a migration stopped half-way would stop every start after it.
+    await withoutStatementTimeout(tx);
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     await tx.exec(CREATE_TABLE);
     const done = await tx.query<{ migration_name: string; checksum: string }>(

@@ -64,7 +64,8 @@ async function finish(app: AppContext, id: number, status: 'sent' | 'failed' | '
         SET status = $2, last_error = $3, updated_at = $4,
             sent_at = CASE WHEN $2 = 'sent' THEN $4 ELSE sent_at END,
             text = CASE WHEN redact AND $5 THEN NULL ELSE text END,
-            html = CASE WHEN redact AND $5 THEN NULL ELSE html END
+            html = CASE WHEN redact AND $5 THEN NULL ELSE html END,
+            redact = redact AND NOT $5
       WHERE id = $1`,
     [id, status, error, app.clock.now(), done],
   );

@@ -8,7 +8,7 @@ import type { SqlRunner } from '../db/database';
 
 /** The validated body of `POST /api/v1/{workspace}/emails`. */
 export type EmailMessage = components['schemas']['EmailSend'];
-/** `email`: sent through the API (or a pipeline); `auth-otp`: a login code, redacted once delivered. */
+/** `email`: sent through the API (or a pipeline); `auth-otp`: a login code, redacted once delivered or expired (retention.ts). */
 export type EmailKind = 'email' | 'auth-otp';
 
 export const EMAIL_JOB = 'email.deliver';

@@ -3,10 +3,10 @@
 import type { AppContext } from '../context';
 import type { ApiKeyPrincipal } from '../http/auth';
 import { handlers } from '../http/handlers';
-import { stringifyExact } from '../lib/exact-json';
+import { jsonBytes } from '../lib/byte-budget';
 import { keysAt } from '../lib/json-keys';
 import { fieldErrors, HttpError, notFound, validationFailed } from '../http/errors';
-import { mapCoreErrors } from '../http/entry-http';
+import { answerBudget, mapCoreErrors } from '../http/entry-http';
 import { bucketIdByName, cachedTypesOfBucketName } from '../core/entries/content-types';
 import type { EntryQueryBody } from '../core/entries/query/parse';
 import { REFERENCE_BUDGET } from '../core/entries/query/project';
@@ -38,7 +38,7 @@ export const entryQueryHandlers = mapCoreErrors(
         if (prepared.kind === 'locale') throw invalidLocale();
         throw validationFailed(prepared.errors);
       }
-      const result = await executeQuery(prepared, ctx);
+      const result = await executeQuery(prepared, ctx, answerBudget(app.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields'));
       return { status: 200, exactJson: result.exact, body: result.body as never };
     },
 
@@ -72,18 +72,17 @@ export const entryQueryHandlers = mapCoreErrors(
         errors.queries = [`The queries field asks for ${rowsAsked} rows; the members of a batch may return at most ${BATCH_QUERY_LIMITS.rows} together.`];
       }
       if (Object.keys(errors).length) throw validationFailed(errors);
-      // Sequential, without a shared snapshot; the reference budget spans the whole response.
+      // Sequential, without a shared snapshot; the budgets span the whole response.
       const budget = { used: 0, limit: REFERENCE_BUDGET };
+      const bytes = answerBudget(BATCH_QUERY_LIMITS.resultBytes, 'queries', 'ask for fewer rows or fields');
       const results: Record<string, unknown> = Object.create(null);
       let exact = false;
-      // The whole answer counts: `{"results":{}}`, then each `"name":` and the commas between.
-      let bytes = '{"results":{}}'.length - 1;
-      for (const [name, p] of prepared) {
-        const result = await executeQuery(p, ctx, budget);
-        bytes += 1 + JSON.stringify(name).length + 1 + Buffer.byteLength(stringifyExact(result.body));
-        if (bytes > BATCH_QUERY_LIMITS.resultBytes) {
-          throw validationFailed(Object.assign(fieldErrors(), { queries: [`The queries field gives a result larger than ${BATCH_QUERY_LIMITS.resultBytes} bytes; ask for fewer rows or fields.`] }));
-        }
+      // The whole answer counts: `{"results":{}}`, each `"name":` and the commas between; each
+      // member counts its result as it builds it.
+      bytes.spend('{"results":{}}'.length);
+      for (const [i, [name, p]] of prepared.entries()) {
+        bytes.spend((i > 0 ? 1 : 0) + jsonBytes(name) + 1);
+        const result = await executeQuery(p, ctx, bytes, budget);
         results[name] = result.body;
         exact ||= result.exact;
       }

@@ -4,11 +4,11 @@ import type { AppContext } from '../context';
 import type { ApiKeyPrincipal } from '../http/auth';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed, fieldErrors } from '../http/errors';
-import { idCursorPage, mapCoreErrors, pageLinks, readLocale, writeLocale } from '../http/entry-http';
+import { answerBudget, idCursorPage, mapCoreErrors, pageLinks, readLocale, writeLocale } from '../http/entry-http';
 import { apiKeyActor } from '../events/audit';
 import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../core/entries/content-types';
 import { ULID } from '../core/entries/field-values';
-import { findWithRelated, renderEntries, summaryOf } from '../core/entries/render';
+import { findWithRelated, renderEntries, summariesOf } from '../core/entries/render';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../core/entries/typed-entries';
 import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord } from '../core/entries/store';
 import type { WriteContext } from '../core/entries/write';
@@ -64,10 +64,11 @@ async function list(app: AppContext, principal: ApiKeyPrincipal | undefined, koa
   const where = scope.and(scope.workspace(workspace.id), scope.kinds('typed'), scope.live, scope.published, sql`e.content_type_id = ${type.id}`);
   // Summaries name entries from the base document when every locale is asked for.
   const content: ContentChoice = view === 'summary' && locale === '*' ? { kind: 'locale', locale: 'en-US' } : documentsIn(locale);
-  const options = renderOptions(app, principal, locale, true);
+  const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
+  const options = { ...renderOptions(app, principal, locale, true), bytes: answerBudget(app.config.deliveryAnswerBytes, 'per_page', advice) };
   // Summaries hold no document values; rendered entries say whether theirs need exact JSON.
   const present = async (entries: EntryRecord[]) =>
-    view === 'summary' ? { entries: entries.map((e) => summaryOf(e, type, options)), exact: false } : renderEntries(app.db, entries, options);
+    view === 'summary' ? { entries: summariesOf(entries, type, options), exact: false } : renderEntries(app.db, entries, options);
   if (!paged) {
     const shown = await present(await findEntries(app.db, where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
     return { status: 200 as const, exactJson: shown.exact, body: shown.entries as never };
@@ -88,7 +89,8 @@ export const entryHandlers = mapCoreErrors(
 
     async getEntry({ params, query, principal }, app) {
       const locale = readLocale(query.locale, principal!.workspace.locales);
-      const options = renderOptions(app, principal, locale, true);
+      const bytes = answerBudget(app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
+      const options = { ...renderOptions(app, principal, locale, true), bytes };
       // The delivery read: the entry and its first level of relations in one round trip.
       const { entry, prefetched } = await findWithRelated(app.db, publishedWhere(principal!.workspace.id, params.entry), options);
       if (!entry) throw notFound();

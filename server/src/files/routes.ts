@@ -14,6 +14,7 @@ const JSON_OVERHEAD = 1 << 20;
 import type { StagedFile } from './staging';
 import { Readable } from 'node:stream';
 import { attachmentDisposition } from '../lib/disposition';
+import { safeEqual } from '../lib/secrets';
 import { TRANSFORM_PARAMS, isImage, isValidSignature, presentFile, temporaryPath } from '../core/file-urls';
 import type { File } from '../generated/prisma/client';
 import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
@@ -120,9 +121,11 @@ export const fileHandlers = handlers({
   async downloadFile({ params, koa }, app) {
     const workspace = await requireOpenWorkspace(app, params.workspace);
     koa.state.workspaceId = workspace.id;
-    await app.rateLimits.consume('token-downloads', `${params.file}:${params.token}`);
     const file = await requireWorkspaceFile(app, workspace.id, params.file);
-    if (file.uuid !== params.uuid || file.token !== params.token) throw notFound();
+    // Compared in constant time. Counted once it matches, under the file: a counter per token
+    // sent would keep the secret and add a row for every guess.
+    if (!safeEqual(file.uuid, params.uuid) || !safeEqual(file.token, params.token)) throw notFound();
+    await app.rateLimits.consume('token-downloads', `file:${file.id}`);
     if (app.storage.supportsTemporaryUrls) return storageRedirect(app, file, REDIRECT_URL_SECONDS, `${file.id}:${file.contentHash}`);
     return fileStream(koa, app, file, 'private, no-cache');
   },

@@ -1,7 +1,8 @@
 // What the Objects and Entries routes share over the entry core: the core's refusals as wire
 // errors, the locale rules of reads and writes, and id-ordered cursor listings.
 import type { Context } from 'koa';
-import { HttpError, fieldErrors, forbidden, notFound, validationFailed } from './errors';
+import { HttpError, fieldErrors, forbidden, invalid, notFound, validationFailed } from './errors';
+import { ByteBudget } from '../lib/byte-budget';
 import { decodeCursor, encodeCursor, pageUrl } from './pagination';
 import { EntryError } from '../core/entries/errors';
 import { raw, sql, type Sql } from '../core/sql';
@@ -22,6 +23,13 @@ function toHttp(err: unknown, noun: string): unknown {
       return validationFailed(err.errors);
   }
 }
+
+/**
+ * The byte budget of an answer (lib/byte-budget.ts): past `limit`, a `422` on `field`, the
+ * request's knob for a smaller answer, saying how to turn it.
+ */
+export const answerBudget = (limit: number, field: string, advice: string) =>
+  new ByteBudget(limit, () => invalid(field, `The ${field} field gives a result larger than ${limit} bytes; ${advice}.`));
 
 /** Every handler of the set with the core's errors mapped. */
 export function mapCoreErrors<T extends Record<string, (...args: never[]) => Promise<unknown>>>(set: T, noun: string): T {

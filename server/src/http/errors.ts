@@ -2,7 +2,8 @@
 // `422` {message, errors}, every other status {message}. Handlers and middleware throw HttpError;
 // `errorResponder` turns it (and parser errors, and anything unexpected) into the response.
 import type { Middleware } from 'koa';
-import { isDependencyDown } from '../lib/sql-state';
+import { isDependencyDown, isQueryCanceled } from '../lib/sql-state';
+import { closeAfterUnreadBody } from './linger';
 
 export type FieldErrors = Record<string, string[]>;
 
@@ -34,6 +35,8 @@ export const MESSAGES = {
   tooManyRequests: 'Too Many Attempts.',
   serverError: 'Server Error',
   unavailable: 'Service Unavailable.',
+  queryTooLong: 'The request needed more database time than the server allows and was stopped; nothing was changed. Narrow it: a more selective filter, fewer paths through multiple relations, a smaller page.',
+  databaseBusy: 'The request needed more database time than the server allows and was stopped; nothing was changed. Retry later.',
 } as const;
 
 /** What `503` answers ask clients to wait before retrying. */
@@ -44,8 +47,16 @@ export const notFound = () => new HttpError(404, { message: MESSAGES.notFound })
 export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 export const forbidden = (message: string = MESSAGES.forbidden) => new HttpError(403, { message });
 
-/** A `422` whose message is the first error, followed by how many more there are. */
-export function validationFailed(errors: FieldErrors): HttpError {
+/**
+ * How many paths a `422` lists at most: the first ones found. A body with a problem in each of
+ * 100,000 array items is answered with a short report, not megabytes of it.
+ */
+export const MAX_ERROR_PATHS = 100;
+
+/** A `422` whose message is the first error, followed by how many more there are (of those listed). */
+export function validationFailed(found: FieldErrors): HttpError {
+  const errors = fieldErrors();
+  for (const key of Object.keys(found).slice(0, MAX_ERROR_PATHS)) errors[key] = found[key];
   const all = Object.values(errors).flat();
   const more = all.length - 1;
   const message = more > 0 ? `${all[0]} (and ${more} more error${more > 1 ? 's' : ''})` : (all[0] ?? 'The given data was invalid.');
@@ -70,15 +81,24 @@ function fromParserError(err: ParserError): HttpError | undefined {
   return undefined;
 }
 
+/**
+ * A statement stopped by the database's time limit (DATABASE_STATEMENT_TIMEOUT_MS). The work of a
+ * request with a JSON body (a query's filter, aggregate and page, a batch) is what the body asked
+ * for: the client's to narrow, a `422` on `body` that is not worth retrying as it is. Without a
+ * body (a list, a read, a delete) the request was an ordinary one and the database too busy: `503`.
+ */
+const timedOut = (withBody: boolean) =>
+  withBody ? invalid('body', MESSAGES.queryTooLong) : new HttpError(503, { message: MESSAGES.databaseBusy }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+
 export function errorResponder(log: (err: unknown, requestId: string) => void): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (thrown) {
       // An answer sent before the request body was read leaves the rest of it on the socket:
-      // close the connection after the answer instead of reading (or misreading) what remains.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
-      const err = thrown instanceof HttpError ? thrown : fromParserError(thrown as ParserError);
+      // close the connection after the answer (lingering, so the client can read it).
+      closeAfterUnreadBody(ctx);
+      const err = thrown instanceof HttpError ? thrown : isQueryCanceled(thrown) ? timedOut(ctx.state.body !== undefined) : fromParserError(thrown as ParserError);
       if (err) {
         ctx.status = err.status;
         ctx.body = err.body;

@@ -78,7 +78,8 @@ export class Operations {
    * Runs an operation outside HTTP on behalf of `principal`: the key's abilities and its creator's
    * permissions as the route checks them, the body's nesting limit, the route's validation, then
    * its handler. Such a call has no socket: handlers may read only headers (`headers`) and state
-   * from `koa`. Rate limits and request logs are the HTTP edge's and do not apply.
+   * from `koa`. Request logs are the HTTP edge's; rate limits are the caller's to count (a
+   * pipeline step counts those of its route: core/pipelines/step-limits.ts).
    */
   async call(app: AppContext, operationId: string, principal: ApiKeyPrincipal, parts: { params: Record<string, string>; body: unknown; headers?: Record<string, string> }): Promise<OperationReply> {
     const op = this.spec(operationId);

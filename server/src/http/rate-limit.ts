@@ -6,7 +6,7 @@ import type Redis from 'ioredis';
 import type { Config } from '../config';
 import type { Database } from '../db/database';
 import { HttpError, MESSAGES } from './errors';
-import { bearerToken, sha256 } from '../lib/secrets';
+import { sha256 } from '../lib/secrets';
 import type { RateLimitRule, RateLimitScope } from './spec';
 
 /** What a request can be counted per (see `RateLimitScope`). */
@@ -14,6 +14,7 @@ export interface RateLimitSubject {
   workspace: string;
   keyId?: number;
   ip: string;
+  /** Counted by no scope (see `RateLimitScope`). */
   authorization: string;
   /** The validated JSON body, once there is one. */
   body?: unknown;
@@ -28,7 +29,6 @@ export function rateLimitKey(per: RateLimitScope, s: RateLimitSubject): string |
   if (per === 'key') return s.keyId === undefined ? undefined : `key:${s.keyId}`;
   let value: unknown;
   if (per === 'ip') value = s.ip;
-  else if (per === 'bearer') value = bearerToken(s.authorization) ?? '';
   else {
     const prop = (s.body as Record<string, unknown> | undefined)?.[per.slice('body.'.length)];
     value = typeof prop === 'string' ? prop.toLowerCase() : undefined;

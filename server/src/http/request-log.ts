@@ -6,6 +6,9 @@
 // with one multi-row INSERT at most every FLUSH_MS, when the buffer fills, at shutdown, and before
 // the management route reads the logs (`flush()`). A crash (SIGKILL, power loss) can lose the rows
 // of the last FLUSH_MS; see README, "Request logs".
+//
+// Operators read these rows, so no credential is kept: the path is logged without its query (where
+// signed links carry `signature`) and with the token of a tokenized download replaced.
 import type { Middleware } from 'koa';
 import type { SqlRunner } from '../db/database';
 import type { Clock } from '../clock';
@@ -16,6 +19,18 @@ export const FLUSH_MS = 250;
 const BATCH_ROWS = 500;
 /** While the database is unreachable rows wait; past this many the oldest are dropped (and logged). */
 const MAX_PENDING = 50_000;
+
+/** What a secret path segment is replaced by. */
+const REDACTED = '[redacted]';
+/**
+ * Path segments that are credentials: the token of a tokenized download,
+ * `/api/v1/{workspace}/files/{file}/{uuid}/{token}` (routes match case-insensitively). The
+ * migration 20261127090000_secrets_at_rest scrubs rows written before with the same pattern.
+ */
+const SECRET_SEGMENTS = [/^(\/api\/v1\/[^/]+\/files\/[^/]+\/[^/]+\/)[^/]+/i];
+
+/** The path as logged: secret segments replaced by `[redacted]`. */
+export const loggedPath = (path: string) => SECRET_SEGMENTS.reduce((p, re) => p.replace(re, `$1${REDACTED}`), path);
 
 interface Row {
   workspaceId: number;
@@ -87,7 +102,7 @@ export function requestLog(buffer: RequestLogBuffer, clock: Clock): Middleware {
         buffer.add({
           workspaceId,
           method: ctx.method,
-          path: ctx.path,
+          path: loggedPath(ctx.path),
           status: ctx.status,
           uploadSize: (ctx.state.uploadSize as number | undefined) ?? (Number(ctx.get('Content-Length')) || 0),
           responseSize: (ctx.state.responseSize as number | undefined) ?? ctx.response.length ?? 0,

@@ -7,8 +7,11 @@
 // that its client's next read sees the write wherever it lands. While this process is not
 // listening, nothing is kept. Values that depend on the time of the answer (a file's temporary
 // URLs) are holes filled for each answer (lib/fresh-json.ts). The file rows that delivery reads
-// render follow the same notifications (AppContext.fileRows, a follower of this cache). Off with
-// the test clock (its time is the database's) and with RESPONSE_CACHE_MB=0.
+// render follow the same notifications (AppContext.fileRows, a follower of this cache). It holds
+// at most RESPONSE_CACHE_MB, every byte a kept answer holds counted (its key, its text, a fixed
+// overhead), so that many small answers to large bodies cannot grow it. Off with the test clock
+// (its time is the database's) and with RESPONSE_CACHE_MB=0.
+import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
 import { LookupCache } from '../core/lookup-cache';
@@ -25,25 +28,43 @@ export interface CachedAnswer {
 
 export type ResponseCache = LookupCache<CachedAnswer>;
 
+/** What a kept answer holds besides its text: the map's entry, its objects and arrays (an estimate on the safe side). */
+const ENTRY_OVERHEAD = 512;
+/** A hole's `Fresh` value and its closure. */
+const HOLE_OVERHEAD = 128;
+
 /** A cache of `maxBytes` of answers, following `content_changed` on `db`. */
 export function responseCache(db: Database, maxBytes: number): ResponseCache {
-  // Entries are capped by their bytes; the time-to-live is a backstop only.
-  const cache = new LookupCache<CachedAnswer>(100_000, 10 * 60_000, { weigh: (a) => a.bytes, max: maxBytes });
+  // Entries are capped by every byte they hold, keys included; the time-to-live is a backstop only.
+  const weigh = (a: CachedAnswer, key: string) => ENTRY_OVERHEAD + Buffer.byteLength(key) + a.bytes;
+  const cache = new LookupCache<CachedAnswer>(100_000, 10 * 60_000, { weigh, max: maxBytes });
   cache.listen(db, CONTENT_CHANGED_CHANNEL);
   return cache;
 }
 
+/** JSON text without the whitespace between tokens (strings kept as they are). */
+const compactJson = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"|[ \t\n\r]+/g, (m) => (m[0] === '"' ? m : ''));
+
 /**
  * What an answer depends on besides the data: the operation, the URL as sent (workspace, path
- * parameters, query) and the body as sent. Who asks does not matter to these operations once the
- * key is authorized (the router checks that first, on every request).
+ * parameters, query) and the body. Who asks does not matter to these operations once the key is
+ * authorized (the router checks that first, on every request). A digest, so that a key weighs the
+ * same whatever the body's size; of the body without its insignificant whitespace, so that padding
+ * does not make another answer. Not of a re-serialized parse: that would merge bodies whose
+ * numbers differ beyond a double (exact numbers, lib/exact-json.ts) or that repeat a name.
  */
-export const answerKey = (operationId: string, ctx: Context) => `${operationId}\n${ctx.url}\n${(ctx.state.rawBody as string | undefined) ?? ''}`;
+export function answerKey(operationId: string, ctx: Context): string {
+  const body = ctx.state.rawBody as string | undefined;
+  const digest = createHash('sha256').update(`${ctx.url}\n`).update(body === undefined ? '' : compactJson(body)).digest('base64url');
+  return `${operationId}:${digest}`;
+}
 
-/** An answer made to be kept: its JSON text with holes (`serialize` is the router's serializer). */
+/** An answer made to be kept: its JSON text with holes (`serialize` is the router's serializer), weighed by what it holds. */
 export function keepable(status: number, headers: Record<string, string> | undefined, serialize: () => string): CachedAnswer {
   const json = withHoles(serialize);
-  return { status, headers, json, bytes: json.parts.reduce((n, p) => n + p.length, 0) };
+  const text = json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+  const extra = Object.entries(headers ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0);
+  return { status, headers, json, bytes: text + extra + json.holes.length * HOLE_OVERHEAD };
 }
 
 /** The answer's text at `now`. */

@@ -105,6 +105,8 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
 
     const chain: Middleware[] = [
       async (ctx, next) => {
+        // How much of a body refused before it was read is still read and dropped (http/linger.ts).
+        ctx.state.bodyLimit = op.bodyLimit;
         // A path that PostgreSQL could not even compare names no resource.
         if (Object.values(ctx.params as Record<string, string>).some(unstorable)) throw notFound();
         if (op.security === 'apiKey') {

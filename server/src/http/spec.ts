@@ -12,10 +12,11 @@ const METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 export type Security = 'apiKey' | 'adminToken' | 'appToken' | 'none';
 
 /**
- * What a rate limit counts per (`x-rate-limit`): the API key, the client's IP address, the
- * bearer credential (an access token), or a property of the validated JSON body (`body.email`).
+ * What a rate limit counts per (`x-rate-limit`): the API key, the client's IP address, or a
+ * property of the validated JSON body (`body.email`). Not a bearer credential: every random one
+ * sent would get a counter of its own, so `/auth/session` counts the tokens that exist itself.
  */
-export type RateLimitScope = 'key' | 'ip' | 'bearer' | `body.${string}`;
+export type RateLimitScope = 'key' | 'ip' | `body.${string}`;
 
 export interface RateLimitRule {
   group: string;
@@ -134,7 +135,7 @@ function rateLimitRules(value: unknown): RateLimitRule[] {
   if (value === undefined) return [];
   if (typeof value === 'string') return [{ group: value, per: 'key' }];
   const rules = value as RateLimitRule[];
-  for (const r of rules) if (!/^(key|ip|bearer|body\.\w+)$/.test(r.per)) throw new Error(`x-rate-limit: unknown scope ${r.per}`);
+  for (const r of rules) if (!/^(key|ip|body\.\w+)$/.test(r.per)) throw new Error(`x-rate-limit: unknown scope ${r.per}`);
   return rules;
 }
 

@@ -2,18 +2,18 @@
 // compiled once with Ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1) straight from the
 // document, never written a second time. Ajv errors become the documented 422 `errors` map.
 // Responses are validated the same way by the contract test (`validateResponse`).
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
-import { fieldErrors, forbidden, invalid, validationFailed, notFound, type FieldErrors } from './errors';
+import type Ajv2020 from 'ajv/dist/2020';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
+import { allErrorsAjv } from '../lib/ajv';
+import { arrayBounds, cutToBounds, type ArrayBounds } from './array-bounds';
+import { fieldErrors, forbidden, invalid, MAX_ERROR_PATHS, validationFailed, notFound, type FieldErrors } from './errors';
 import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
 
 const DOC_ID = 'openapi.json';
 
 function newAjv(coerce: boolean): Ajv2020 {
   // strict: false because OpenAPI schemas carry keywords Ajv does not know (example, x-*).
-  const ajv = new Ajv2020({ strict: false, allErrors: true, coerceTypes: coerce, useDefaults: true, validateSchema: false });
-  addFormats(ajv);
-  return ajv;
+  return allErrorsAjv({ strict: false, coerceTypes: coerce, useDefaults: true, validateSchema: false });
 }
 
 const TYPE_WORDS: Record<string, string> = {
@@ -74,6 +74,7 @@ function describe(err: ErrorObject, label: string): string {
  */
 export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: string[] = []): FieldErrors {
   const out = fieldErrors();
+  let paths = 0;
   for (const err of errors) {
     // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
     if (['anyOf', 'oneOf', 'if', 'not', 'propertyNames'].includes(err.keyword) && errors.length > 1) continue;
@@ -85,6 +86,7 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
     const named = err.propertyName ?? (err.keyword === 'propertyNames' ? (p.propertyName as string | undefined) : undefined);
     if (named !== undefined) segments.push(named);
     const key = segments.length ? segments.join('.') : root;
+    if (!(key in out) && paths++ === MAX_ERROR_PATHS) break;
     const message = named !== undefined ? `The name of ${key} is invalid.` : describe(err, key);
     (out[key] ??= []).includes(message) || out[key].push(message);
   }
@@ -131,11 +133,14 @@ export const unstorable = (value: string) => textProblem(value) !== undefined;
 /** Strings PostgreSQL could not store, anywhere in `value` (keys included), as errors keyed by their path. Iterative. */
 function textErrors(value: unknown, path: string[], out: FieldErrors, root: string): void {
   const stack: [unknown, string[]][] = [[value, path]];
+  // Stops once the report is full: a `422` lists MAX_ERROR_PATHS paths at most.
+  let room = MAX_ERROR_PATHS - Object.keys(out).length;
   const put = (p: string[], problem: string) => {
     const key = p.length ? p.join('.') : root;
+    if (!(key in out)) room--;
     out[key] = [`The ${key} field ${problem}.`];
   };
-  while (stack.length) {
+  while (stack.length && room > 0) {
     const [v, p] = stack.pop()!;
     if (typeof v === 'string') {
       const problem = textProblem(v);
@@ -161,6 +166,7 @@ interface CompiledOperation {
   params?: ValidateFunction;
   pathParams: Set<string>;
   body?: ValidateFunction;
+  bodyBounds?: ArrayBounds;
 }
 
 export interface RequestParts {
@@ -221,6 +227,7 @@ export class SpecValidator {
       params: own.length ? this.params.compile(paramsSchema) : undefined,
       pathParams: new Set(own.filter((p) => p.in === 'path').map((p) => p.name)),
       body: op.jsonBodyPointer ? this.atPointer(op.jsonBodyPointer) : undefined,
+      bodyBounds: op.jsonBodyPointer ? arrayBounds(this.doc, resolvePointer(this.doc, op.jsonBodyPointer), op.jsonBodyPointer) : undefined,
     };
     this.compiled.set(op.operationId, c);
     return c;
@@ -245,10 +252,13 @@ export class SpecValidator {
         else if (p.in === 'query' && values[p.name] !== undefined) req.query[p.name] = values[p.name];
       }
     }
-    if (c.body && !c.body(req.body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
+    // An array past its bound makes the body invalid: its errors are found on the array cut short
+    // (array-bounds.ts). A body within its bounds is validated itself, defaults filled in.
+    const body = cutToBounds(req.body, c.bodyBounds);
+    if (c.body && !c.body(body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
     // Only the parameters the operation reads: anything else in the query string is ignored.
     for (const p of op.parameters) if (p.in === 'query' && req.query[p.name] !== undefined) textErrors(req.query[p.name], [p.name], errors, p.name);
-    textErrors(req.body, [], errors, 'body');
+    textErrors(body, [], errors, 'body');
     if (Object.keys(errors).length === 0) return;
     // An operation that documents no 422 (a signed link's parameters) refuses the request as it
     // would refuse a tampered one.

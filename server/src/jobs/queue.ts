@@ -19,10 +19,18 @@ export interface JobOptions {
   expireInSeconds?: number;
 }
 
+/**
+ * pg-boss's schema migrations and maintenance (archiving, purging) are scripts in a transaction of
+ * their own under its advisory lock (`BEGIN; SET LOCAL lock_timeout ...`): work that must finish,
+ * so they run without the pool's statement timeout, lifted for that transaction only. Its other
+ * statements (fetching, completing jobs) keep it, as the jobs' own statements do.
+ */
+const unbounded = (script: string) => script.replace(/^\s*BEGIN;/, "BEGIN; SET LOCAL statement_timeout = 0;");
+
 /** pg-boss runs its SQL through our connection: parameterised queries, or scripts without values. */
 function bossDb(db: Database): PgBoss.Db {
   return {
-    executeSql: (text: string, values?: unknown[]) => (values && values.length ? db.query(text, values) : db.execReturning(text)),
+    executeSql: (text: string, values?: unknown[]) => (values && values.length ? db.query(text, values) : db.execReturning(unbounded(text))),
   };
 }
 

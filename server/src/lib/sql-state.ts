@@ -14,6 +14,17 @@ export function sqlState(err: unknown): string | undefined {
   return e.meta?.driverAdapterError?.cause?.originalCode ?? e.cause?.originalCode ?? e.cause?.code ?? (/^[0-9A-Z]{5}$/.test(e.code ?? '') ? e.code : undefined);
 }
 
+/**
+ * Whether `err` (or one of its causes) is SQLSTATE 57014 query_canceled: a statement the
+ * database stopped, over the pools' statement timeout (or cancelled by an operator). Its
+ * transaction rolled back; the connection stays usable.
+ */
+export function isQueryCanceled(err: unknown): boolean {
+  let e = err as { cause?: unknown } | undefined;
+  for (let i = 0; i < 8 && e && typeof e === 'object'; i++, e = e.cause as typeof e) if (sqlState(e) === '57014') return true;
+  return false;
+}
+
 // Errors that say a dependency (PostgreSQL, Redis, S3) cannot be reached right now, from any
 // client: a refused or dropped socket, PostgreSQL shutting down or out of connections, Prisma's
 // "can't reach the database". These are `503` with `Retry-After`, never `500`.

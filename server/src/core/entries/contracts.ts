@@ -4,7 +4,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { contractAjv } from '../contract-schema';
 import { sql, type Sql } from '../sql';
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../../http/errors';
 import { toFieldErrors } from '../../http/validation';
 import { escapePointer } from '../../http/spec';
 
@@ -95,7 +95,8 @@ export function checkLanguages(validate: ValidateFunction, contents: Map<string,
     const found: ErrorObject[] = validate.errors ?? [];
     const prefix = bodyPath(locale);
     Object.assign(errors, toFieldErrors(found, prefix.join('.'), prefix));
-    for (const err of found) {
+    // Stored diagnostics are bounded like a `422`'s report: the first MAX_ERROR_PATHS problems.
+    for (const err of found.slice(0, MAX_ERROR_PATHS - issues.length)) {
       const pointer = `/${prefix.map(escapePointer).join('/')}${err.instancePath}`;
       const missing = err.keyword === 'required' ? `/${escapePointer(String((err.params as { missingProperty: string }).missingProperty))}` : '';
       issues.push({ path: pointer + missing, message: err.message ?? 'is invalid', keyword: err.keyword });

@@ -4,7 +4,11 @@
 // of any size costs the same number of round trips: each field
 // examines its first 25 stored references and skips the invalid ones among them, at most 3 levels
 // are expanded and at most 100 related entries per root; beyond that, compact references.
+// Delivery reads count their answer's bytes as they render (`bytes`, lib/byte-budget.ts): each
+// entry when its fields are filled, each reference and file when it is put, so that an answer
+// over its budget stops there, before the next level is read.
 import type { Config } from '../../config';
+import type { ByteBudget } from '../../lib/byte-budget';
 import type { components } from '../../../../sdk/src/generated/openapi';
 import type { SqlRunner } from '../../db/database';
 import { freshFile } from '../file-urls';
@@ -32,6 +36,8 @@ export interface RenderOptions {
   contentTypes: (bucketId: number) => Promise<Map<string, ContentTypeDef>>;
   /** File rows kept by this process, by workspace and IDs (delivery reads; see AppContext.fileRows). */
   fileRows?: LookupCache<File[]>;
+  /** Delivery reads: the answer's budget, spent on the entries as rendered (writes render theirs whole). */
+  bytes?: ByteBudget;
 }
 
 type Json = Record<string, unknown>;
@@ -46,8 +52,18 @@ function nameOf(e: EntryRecord, type: ContentTypeDef | undefined, locale: string
   return typeof value === 'string' && value !== '' ? value : e.entry_id;
 }
 
-export function summaryOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions) {
+function summaryOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions) {
   return { id: e.entry_id, api_url: apiUrl(o, e.entry_id), name: nameOf(e, type, o.locale), status: e.status, updated_at: e.updated_at };
+}
+
+/** The summary form of entries (`view=summary`), counted against `o.bytes` one by one. */
+export function summariesOf(entries: EntryRecord[], type: ContentTypeDef | undefined, o: RenderOptions) {
+  o.bytes?.spendArray(entries.length);
+  return entries.map((e) => {
+    const summary = summaryOf(e, type, o);
+    o.bytes?.spendJson(summary);
+    return summary;
+  });
 }
 
 function referenceOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions, reason: 'cycle' | 'depth' | 'budget') {
@@ -123,6 +139,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
   const typeOf = (e: EntryRecord) => (e.content_type_id === null ? undefined : types.get(e.content_type_id));
   const budget = roots.map(() => 0);
   const files: Slot[] = [];
+  o.bytes?.spendArray(roots.length);
 
   const start = (entry: EntryRecord, depth: number, root: number, ancestors: Set<string>): Node => {
     const out: Json = {
@@ -163,12 +180,18 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
       perLocale[locale] = target;
     }
     node.out.fields = o.locale === '*' ? perLocale : perLocale[o.locale];
+    // Counted with its relations and attachments still empty: what goes there counts when put.
+    o.bytes?.spendJson(node.out, node.entry.exact);
     return slots;
   };
 
-  const put = (slot: Slot, value: unknown) => {
-    if (slot.def.multiple) (slot.target[slot.def.name] as unknown[]).push(value);
-    else if (slot.target[slot.def.name] === null) slot.target[slot.def.name] = value;
+  /** `rendered`: a related entry, counted when its fields are filled. */
+  const put = (slot: Slot, value: unknown, rendered = false) => {
+    const held = slot.target[slot.def.name] as unknown[] | null;
+    if (!slot.def.multiple && held !== null) return;
+    o.bytes?.spendPut(held, value, rendered);
+    if (held) held.push(value);
+    else slot.target[slot.def.name] = value;
   };
 
   const rootNodes = roots.map((e, i) => start(e, 0, i, new Set([e.entry_id])));
@@ -201,7 +224,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
           budget[node.root]++;
           const child = start(related, node.depth + 1, node.root, new Set([...node.ancestors, ref]));
           exact ||= related.exact;
-          put(slot, child.out);
+          put(slot, child.out, true);
           next.push(child);
         }
       }

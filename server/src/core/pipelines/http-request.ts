@@ -24,7 +24,8 @@ export function allowedUrl(config: PipelineConfig, raw: string): URL | string {
 /**
  * Why a saved `url` (placeholders unresolved) could leave the allowlist, or undefined: the text
  * before the first placeholder must be an allowlisted origin followed by `/`, `?` or `#` (or be
- * the whole URL), so that placeholders can only change the path and the query.
+ * the whole URL), so that placeholders can only change the path and the query (and there only
+ * within a segment or a value: url-placeholders.ts, when the step runs).
  */
 export function savedUrlProblem(config: PipelineConfig, url: string): string | undefined {
   const at = url.indexOf('{{');

@@ -93,7 +93,17 @@ function lookup(scope: Scope, ref: Reference, shown: string): unknown {
   return value;
 }
 
-const textOf = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+/** A value as it reads inside a longer string: strings as they are, other values as JSON. */
+export const textOf = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The placeholders of a string, in order. */
+export const placeholdersOf = (s: string) => [...s.matchAll(PLACEHOLDER)];
+
+/** What a placeholder names (saved pipelines were checked: a malformed one here is a literal). */
+export function placeholderValue(scope: Scope, match: RegExpMatchArray): unknown {
+  const ref = parseReference(match[1]);
+  return typeof ref === 'string' ? match[0] : lookup(scope, ref, match[0]);
+}
 
 /**
  * `value` with its placeholders resolved, as a fresh copy. Throws PlaceholderError when one names
@@ -113,13 +123,9 @@ export function resolvePlaceholders(value: unknown, scope: Scope, maxBytes: numb
     if (bytes > maxBytes) throw new PlaceholderError(`The resolved with is larger than ${maxBytes} bytes.`);
   };
   const resolveString = (s: string): unknown => {
-    const matches = [...s.matchAll(PLACEHOLDER)];
+    const matches = placeholdersOf(s);
     if (!matches.length) return s;
-    const values = matches.map((m) => {
-      const ref = parseReference(m[1]);
-      // Saved pipelines were checked; a malformed one here is a literal.
-      return typeof ref === 'string' ? m[0] : lookup(scope, ref, m[0]);
-    });
+    const values = matches.map((m) => placeholderValue(scope, m));
     if (matches.length === 1 && matches[0][0] === s) {
       count(values[0]);
       return values[0];

@@ -2,9 +2,10 @@
 // is now: entries and objects steps through the very operation of their route (rights,
 // validation, handler; http/operations.ts), an email through the email route's rights and
 // validation with the message queued in the transaction that stores the step's output, an
-// `http.request` through the allowlisted client. Refusals become StepFailed with the route's
-// answer as the message. What keeps a re-run from writing twice: the batch's idempotency key,
-// the email's shared transaction, the object's id recorded in its create's transaction.
+// `http.request` through the allowlisted client. An operation step first counts against its
+// route's rate limits (step-limits.ts). Refusals become StepFailed with the route's answer as the
+// message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
+// shared transaction, the object's id recorded in its create's transaction.
 import type { AppContext } from '../../context';
 import { HttpError } from '../../http/errors';
 import type { ApiKeyPrincipal } from '../../http/auth';
@@ -12,6 +13,7 @@ import type { SqlRunner } from '../../db/database';
 import { queueEmail, type EmailMessage } from '../../email/queue';
 import { readEnvelope } from '../entries/object-envelope';
 import { sendHttpRequest } from './http-request';
+import { countStep } from './step-limits';
 import { StepFailed } from './step-failed';
 import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
 
@@ -53,7 +55,12 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
     if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(errors)}`);
     return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
   }
-  if (step.type === 'email.send') return refusing(async () => emailStep(app, run));
+  if (step.type === 'email.send') {
+    return refusing(async () => {
+      await countStep(app, type.operationId, principal, resolved);
+      return emailStep(app, run);
+    });
+  }
   if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
   const { params, body } = operationParts(type, principal.workspace.name, resolved);
@@ -62,6 +69,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   // An object create records itself in its own transaction (a re-run reads it back, above).
   const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
   return refusing(async () => {
+    await countStep(app, type.operationId, principal, body);
     const reply = await app.operations.call(app, type.operationId, { ...principal, pipelineStep }, { params, body, headers });
     return { output: reply.body };
   });

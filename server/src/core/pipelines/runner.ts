@@ -12,10 +12,9 @@ import { principalOfKey } from '../../http/auth';
 import { unstorableErrors } from '../../http/validation';
 import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from './executions';
 import { Interrupted } from './http-request';
-import { resolvePlaceholders } from './placeholders';
 import { runStep, type StepResult, type StepRun } from './run-step';
 import { StepFailed } from './step-failed';
-import { PIPELINE_LIMITS } from './step-types';
+import { resolveStepWith } from './url-placeholders';
 
 export const MAX_ATTEMPTS = 5;
 
@@ -120,7 +119,7 @@ export class PipelineRunner {
       throw err;
     }
     await app.clock.refresh();
-    const resolved = resolvePlaceholders(step.with, { input: claimed.input, outputs }, PIPELINE_LIMITS.resolvedBytes) as Record<string, unknown>;
+    const resolved = resolveStepWith(step, { input: claimed.input, outputs });
     const result = await runStep(app, { executionId: claimed.id, step, resolved, principal, ...attempt });
     const unstorable = unstorableErrors(result.output, 'output');
     if (Object.keys(unstorable).length) throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);

@@ -5,6 +5,7 @@
 // mutation only has to be likely to break something.
 import fc from 'fast-check';
 import type { OperationSpec } from '../../../src/http/spec';
+import { filledText, resourceGenerators, type FilledPlan } from './resource';
 import { allowedTypes, getAt, label, locations, minimal, node, RawJson, setAt, defineKey, cloneTree, type JTree, type Location, type SchemaNode, type BodySpecInfo, type JsonType } from './schema';
 
 export type BodyPlan =
@@ -15,7 +16,8 @@ export type BodyPlan =
   | { kind: 'truncated'; tree: JTree; at: number }
   /** The serialised tree padded with spaces to exactly `size` bytes. */
   | { kind: 'padded'; tree: JTree; size: number }
-  | { kind: 'none' };
+  | { kind: 'none' }
+  | FilledPlan;
 
 export interface BodyMutation {
   target: 'body';
@@ -353,6 +355,7 @@ export function bodyGenerators(op: OperationSpec, info: BodySpecInfo): Generator
       ]),
     );
   }
+  gens.push(...resourceGenerators(op, info));
   if (acceptsMultipart) {
     const b = 'fuzzboundary';
     const part = (name: string, extra = '') => `--${b}\r\nContent-Disposition: form-data; name="${name}"; filename="a.txt"${extra}\r\nContent-Type: text/plain\r\n\r\nhello\r\n`;
@@ -390,6 +393,8 @@ export function planBytes(plan: BodyPlan, ser: (t: JTree) => string): Buffer | u
       const text = ser(plan.tree);
       return Buffer.from(text.slice(0, Math.max(1, Math.min(text.length - 1, Math.floor(plan.at * text.length)))));
     }
+    case 'filled':
+      return Buffer.from(filledText(plan, ser));
     case 'padded': {
       const text = Buffer.from(ser(plan.tree));
       return text.length >= plan.size ? text : Buffer.concat([text, Buffer.alloc(plan.size - text.length, ' ')]);

@@ -16,6 +16,11 @@ import { allowedTypes, bodyInfo, serialize, validateAt, validateParams, minimal,
 import { settle, StateProbe, type Snapshot } from './state';
 import { baselineQuery, buildTenant, create, paramKey, realPathValue, type Tenant, type World } from './world';
 import { ConnectionReset, Sender, type Sent } from './send';
+import { RESOURCE } from './resource';
+
+/** A body at the size limit is answered within this, and `/health` asked meanwhile within HEALTH_MS (the fault they guard took 50 s). */
+export const RESOURCE_ANSWER_MS = 3_000;
+export const RESOURCE_HEALTH_MS = 1_000;
 
 /** How the request authenticates. `right` is the operation's own credential (none for public routes). */
 export type Credential = 'right' | 'none' | 'garbage' | 'swapped' | 'foreign' | 'truncated' | 'extended' | 'basic' | 'empty-bearer' | 'weak';
@@ -82,6 +87,8 @@ export class FuzzHarness {
   setupRequests = 0;
   connectionChecks = 0;
   readonly statuses = new Map<number, number>();
+  /** Bodies at the size limit: how many, the slowest answer and the slowest `/health` asked meanwhile. */
+  readonly resource = { cases: 0, slowest: { ms: 0, what: '' }, slowestHealth: { ms: 0, what: '' }, peakRss: 0 };
   private world?: World;
   /**
    * The rows each tenant's resources are made of: a tenant is rebuilt when one of them is gone, or
@@ -132,7 +139,8 @@ export class FuzzHarness {
     );
     // Each category weighs the same, whatever the number of locations the schema has.
     const byCategory = new Map<string, fc.Arbitrary<Mutation>[]>();
-    for (const g of gens) byCategory.set(g.category, [...(byCategory.get(g.category) ?? []), g.arb]);
+    // Bodies at the size limit run once each (examples below), not among the random cases: the run keeps its length.
+    for (const g of gens) if (g.category !== RESOURCE) byCategory.set(g.category, [...(byCategory.get(g.category) ?? []), g.arb]);
     const mutated = [...byCategory.values()].map((arbs) => ({ weight: 1, arbitrary: fc.record({ credential, mutation: arbs.length === 1 ? arbs[0] : fc.oneof(...arbs) }) }));
     const arb = fc.oneof({ weight: 2, arbitrary: credentialCase }, ...mutated);
     // Whatever the seed: every generator's fixed values (or one sample) with the right credential,
@@ -407,6 +415,7 @@ export class FuzzHarness {
     const failures: Failure[] = [];
     const pathAndQuery = `${path}${query ? `?${query}` : ''}`;
     let res: Sent;
+    const health = m.category === RESOURCE ? this.healthWhileInFlight() : undefined;
     try {
       try {
         res = await this.sender.send(method, pathAndQuery, headers, bytes, chunked);
@@ -431,6 +440,7 @@ export class FuzzHarness {
       if (dead) failures.push(failure('connection-dead', res.status, res.text, `answered with Connection: ${res.headers.connection ?? '(none)'} but left the connection dead: ${dead}`));
       this.previous = undefined;
     }
+    if (health) failures.push(...(await this.judgeResource(Date.now() - t0, await health, `${op.operationId} ${m.label}`)).map((d) => failure('resource', res.status, res.text, d)));
     const text = res.text;
     const status = res.status;
     if (process.env.FUZZ_VERBOSE === '1') process.stderr.write(`${op.operationId} [${m.category}] ${m.label} (${c.credential}) -> ${status} ${Date.now() - t0}ms ${preview(text, 160)}\n`);
@@ -476,6 +486,27 @@ export class FuzzHarness {
       }
     }
     return { failures, status };
+  }
+
+  /** How long `/health` takes when asked on a connection of its own while a big body is being handled. */
+  private async healthWhileInFlight(): Promise<number> {
+    await new Promise((r) => setTimeout(r, 20));
+    const t0 = Date.now();
+    await fetch(`${this.s.url}${this.healthPath ?? '/health'}`).then((r) => r.arrayBuffer());
+    return Date.now() - t0;
+  }
+
+  /** Records a body-at-the-limit case; its problems when it or `/health` took too long. */
+  private judgeResource(answerMs: number, healthMs: number, what: string): string[] {
+    const r = this.resource;
+    r.cases++;
+    if (answerMs > r.slowest.ms) r.slowest = { ms: answerMs, what };
+    if (healthMs > r.slowestHealth.ms) r.slowestHealth = { ms: healthMs, what };
+    r.peakRss = Math.max(r.peakRss, process.memoryUsage().rss);
+    const problems: string[] = [];
+    if (answerMs > RESOURCE_ANSWER_MS) problems.push(`a body at the size limit took ${answerMs} ms (bound ${RESOURCE_ANSWER_MS} ms)`);
+    if (healthMs > RESOURCE_HEALTH_MS) problems.push(`/health asked meanwhile took ${healthMs} ms (bound ${RESOURCE_HEALTH_MS} ms)`);
+    return problems;
   }
 
   private worldValue(world: World, key: string): JTree {

@@ -22,7 +22,7 @@ export function node(pointer: string): SchemaNode {
   return { schema: value ?? {}, pointer: p };
 }
 
-function child(parent: SchemaNode, ...keys: (string | number)[]): SchemaNode {
+export function child(parent: SchemaNode, ...keys: (string | number)[]): SchemaNode {
   const pointer = `${parent.pointer}/${keys.map((k) => escapePointer(String(k))).join('/')}`;
   return node(pointer);
 }
@@ -131,14 +131,14 @@ export function allowedTypes(n: SchemaNode): Set<JsonType> {
   return new Set(ALL_TYPES);
 }
 
-function primaryType(n: SchemaNode): JsonType | undefined {
+export function primaryType(n: SchemaNode): JsonType | undefined {
   const types = [...allowedTypes(n)];
   if (types.length === ALL_TYPES.length) return undefined;
   return types.find((t) => t !== 'null') ?? types[0];
 }
 
 /** The first branch of anyOf/oneOf, or the node itself. */
-function firstBranch(n: SchemaNode): SchemaNode {
+export function firstBranch(n: SchemaNode): SchemaNode {
   for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(n.schema[k]) && (n.schema[k] as unknown[]).length) return firstBranch(child(n, k, 0));
   return n;
 }

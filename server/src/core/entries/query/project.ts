@@ -3,8 +3,10 @@
 // reference to nothing visible is null, a multiple one []). Related entries load level by level,
 // one statement per level, then files in one more: the statements do not grow with the page.
 // Referenced entries and files count against one budget per response, and going over it is a
-// `422`, never a truncated result.
+// `422`, never a truncated result; so do the answer's bytes (`bytes`, lib/byte-budget.ts), counted
+// as each row and related entry is projected, each reference and file as it is put.
 import type { Config } from '../../../config';
+import type { ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
 import { invalidEntry } from '../errors';
 import { freshFile } from '../../file-urls';
@@ -25,6 +27,8 @@ export interface ProjectOptions {
   errorPath: string;
   /** Referenced entries and files so far (shared by the members of a batch). */
   budget: { used: number; limit: number };
+  /** The answer's bytes so far (shared by the members of a batch). */
+  bytes: ByteBudget;
 }
 
 type Out = Record<string, unknown>;
@@ -76,9 +80,22 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
         else slots.push({ out, key, multiple, refs, typeIds: s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds, children: s.kind === 'relation' ? s.children : undefined });
       }
     }
+    // Counted with its relations and attachments still empty: what goes there counts when put.
+    o.bytes.spendJson(out, entry.exact);
     return { out, slots };
   };
 
+  /** `projected`: a related entry's projection, counted by its `fill`. */
+  const put = (slot: Slot, value: unknown, projected = false) => {
+    const held = slot.out[slot.key] as unknown[] | null;
+    o.bytes.spendPut(held, value, projected);
+    if (slot.multiple) held!.push(value);
+    else slot.out[slot.key] = value;
+  };
+  /** Whether a slot takes another value: a single one only its first. */
+  const open = (slot: Slot) => slot.multiple || slot.out[slot.key] === null;
+
+  o.bytes.spendArray(roots.length);
   const results = roots.map((r) => fill(r, selection));
   let slots = results.flatMap((r) => r.slots);
   while (slots.length) {
@@ -98,15 +115,14 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
     for (const slot of slots) {
       for (const ref of slot.refs) {
         const related = typeof ref === 'string' ? byId.get(ref) : undefined;
-        if (!related || !slot.typeIds!.includes(related.content_type_id!)) continue;
-        let value: unknown = related.entry_id;
-        if (slot.children) {
-          const child = fill(related, slot.children);
-          value = child.out;
-          next.push(...child.slots);
+        if (!related || !slot.typeIds!.includes(related.content_type_id!) || !open(slot)) continue;
+        if (!slot.children) {
+          put(slot, related.entry_id);
+          continue;
         }
-        if (slot.multiple) (slot.out[slot.key] as unknown[]).push(value);
-        else if (slot.out[slot.key] === null) slot.out[slot.key] = value;
+        const child = fill(related, slot.children);
+        put(slot, child.out, true);
+        next.push(...child.slots);
       }
     }
     slots = next;
@@ -120,11 +136,8 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
     for (const slot of files) {
       for (const ref of slot.refs) {
         const file = byId.get(ref as number);
-        if (!file) continue;
-        let value: unknown = file.id;
-        if (slot.properties) value = freshFile(o.config, o.workspace.name, file, o.now, slot.properties);
-        if (slot.multiple) (slot.out[slot.key] as unknown[]).push(value);
-        else if (slot.out[slot.key] === null) slot.out[slot.key] = value;
+        if (!file || !open(slot)) continue;
+        put(slot, slot.properties ? freshFile(o.config, o.workspace.name, file, o.now, slot.properties) : file.id);
       }
     }
   }

@@ -3,6 +3,7 @@
 // errors at their request paths) and `executeQuery` (one statement for the page or the
 // aggregate, then the projection's fixed number of reads).
 import type { Config } from '../../../config';
+import { jsonBytes, type ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
 import { fieldErrors, type FieldErrors } from '../../../http/errors';
 import { runQuery } from '../../query/run';
@@ -86,8 +87,11 @@ export interface QueryResult {
   exact: boolean;
 }
 
-/** Runs a prepared query; `budget` (referenced entries and files) is shared across a batch. */
-export async function executeQuery(q: PreparedQuery, ctx: QueryContext, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
+/**
+ * Runs a prepared query. `bytes` counts its body as it is built, every byte of it; it and `budget`
+ * (referenced entries and files) are shared across a batch.
+ */
+export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: ByteBudget, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
   const { plan, type, locale } = q;
   const relations = { bucketId: type.bucketId, locale };
   const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id };
@@ -97,7 +101,9 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, budget =
     const grouped = plan.aggregate.groupBy.length > 0;
     const result = await runAggregate(ctx.db, { visibility, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
     const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };
-    return { body: { data: result.rows, pagination }, exact: false };
+    const body = { data: result.rows, pagination };
+    bytes.spendJson(body);
+    return { body, exact: false };
   }
   const { records, hasMore } = await runQuery(ctx.db, visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
   const data = await projectEntries(ctx.db, records, plan.selection, {
@@ -108,6 +114,10 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, budget =
     now: ctx.now,
     errorPath: `${q.prefix}fields`,
     budget,
+    bytes,
   });
-  return { body: { data, pagination: { offset: plan.offset, limit: plan.limit, hasMore } }, exact: records.some((r) => r.exact) };
+  const pagination = { offset: plan.offset, limit: plan.limit, hasMore };
+  // The rows counted themselves, brackets included: the rest of the body.
+  bytes.spend(jsonBytes({ data: [], pagination }) - 2);
+  return { body: { data, pagination }, exact: records.some((r) => r.exact) };
 }
