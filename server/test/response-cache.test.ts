@@ -182,10 +182,14 @@ describe('kept answers', () => {
 
 describe('its bounds', () => {
   it('holds at most RESPONSE_CACHE_MB, keys included, and keys a body by its JSON, not its whitespace', async () => {
-    const small = await startTestServer({ RESPONSE_CACHE_MB: '1' }, s.db);
+    // A database of its own: on the embedded database a second server cannot share the first's.
+    const small = await startTestServer({ RESPONSE_CACHE_MB: '1' });
     try {
-      const api = client(small.url, w.key);
-      const path = `/api/v1/${w.ws}/general/entries/query`;
+      const own = await objectsWorkspace(small, { permissions: ENTRY_PERMISSIONS });
+      const type = await small.admin.post(`/admin/v1/workspaces/${own.ws}/buckets/general/content-types`, { name: 'post', fields: [{ name: 'title', type: 'text' }] });
+      expect(type.status).toBe(201);
+      const api = client(small.url, own.key);
+      const path = `/api/v1/${own.ws}/general/entries/query`;
       // Tiny answers to bodies padded to 60 KB: the bodies are what a cache keyed by them would hold.
       const padded = (offset: number, pad = 60_000) => `{"type":"post","offset":${offset}}${' '.repeat(pad)}`;
       const first = await eventually(async () => {
