@@ -2,6 +2,7 @@
 // updates and deletes in one transaction, all or nothing (every refusal is checked to change
 // nothing), versions, reviews, per-action authorization, cascades, conditional operations,
 // symbolic references, idempotency, Server-Timing and webhooks after commit.
+import { expectTypedStorageInStep } from './support/typed-storage';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/server';
 import { describeWithPostgres } from './support/env';
@@ -21,7 +22,11 @@ afterEach(async () => {
   await s.admin.delete('/admin/v1/clock');
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
-afterAll(() => s?.close());
+// Every write of the suite kept typed storage in step with the documents.
+afterAll(async () => {
+  if (s) await expectTypedStorageInStep(s);
+  await s?.close();
+});
 
 /** A well-formed ULID that names no entry. */
 const UNKNOWN_ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';

@@ -1,5 +1,6 @@
 // The typed Entries API (002): create, read, list v1/v2, update, delete, rendering of relations
 // and attachments, field-value rules, locales and the scheduled publication task.
+import { expectTypedStorageInStep } from './support/typed-storage';
 import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace, ULID } from './support/objects';
 import { TIMESTAMP } from './support/fixtures';
@@ -49,7 +50,11 @@ beforeAll(async () => {
     ],
   });
 });
-afterAll(() => s.close());
+// Every write of the suite kept typed storage in step with the documents.
+afterAll(async () => {
+  if (s) await expectTypedStorageInStep(s);
+  await s?.close();
+});
 
 describe('create and read', () => {
   it('creates a draft with normalized values, renders it, and hides it from delivery reads', async () => {

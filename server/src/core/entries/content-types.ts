@@ -7,6 +7,8 @@ import { rows, sql, type Sql } from '../sql';
 export type FieldType = 'text' | 'number' | 'boolean' | 'date' | 'json' | 'relation' | 'attachment';
 
 export interface FieldDef {
+  /** The field definition's id: its column in typed storage is `f<id>` (core/query/typed.ts). */
+  id: number;
   name: string;
   type: FieldType;
   format: 'date' | 'time' | 'datetime' | null;
@@ -38,19 +40,19 @@ interface Row {
   bucket: string;
   workspace_id: number;
   name_field: string | null;
-  fields: { name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean }[];
+  fields: { id: number; name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean }[];
 }
 
 const select = (where: Sql) => sql`
   SELECT t.id, t.name, t.bucket_id, b.name AS bucket, b.workspace_id, t.name_field,
-         coalesce((SELECT json_agg(json_build_object('name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
+         coalesce((SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
                      'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete) ORDER BY f.position)
                      FROM field_definitions f WHERE f.content_type_id = t.id), '[]') AS fields
     FROM content_types t JOIN buckets b ON b.id = t.bucket_id
    WHERE ${where}`;
 
 function toDef(r: Row): ContentTypeDef {
-  const fields = r.fields.map((f) => ({ name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete }));
+  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete }));
   return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])) };
 }
 

@@ -1,0 +1,155 @@
+-- Typed storage: the field values of each content type's entries in a table of their own,
+-- `typed_<content type id>`, one row per entry and locale, a column `f<field id>` per field with
+-- the PostgreSQL type of its values. The jsonb document (entry_contents) stays the one source of
+-- truth; the table is its typed projection, written by triggers in the same statement as the
+-- document, so that every write path (creates, updates, batches, restores, conversion, locale
+-- changes, SQL run by hand) keeps it in step and no write needs another round trip. Queries of
+-- typed entries filter, sort and aggregate on these columns (server/src/core/query/typed.ts).
+
+-- What each content type's table is and how a changed document reaches it.
+CREATE TABLE "typed_tables" (
+    "content_type_id" INTEGER NOT NULL,
+    "upsert_sql" TEXT NOT NULL,
+    "delete_sql" TEXT NOT NULL,
+    CONSTRAINT "typed_tables_pkey" PRIMARY KEY ("content_type_id")
+);
+ALTER TABLE "typed_tables" ADD CONSTRAINT "typed_tables_content_type_id_fkey" FOREIGN KEY ("content_type_id") REFERENCES "content_types"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- Values as the API stores them (field-values.ts): dates `YYYY-MM-DD`, datetimes in UTC
+-- `YYYY-MM-DDTHH:mm:ssZ` (minute precision in older data), times `HH:mm`. Anything else (data
+-- written around the API) reads as NULL instead of failing the write: a cast that could raise
+-- is only reached by text already known to be valid.
+CREATE FUNCTION typed_date(v text) RETURNS date LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN v ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' AND left(v, 4) <> '0000'
+               AND substr(v, 9, 2)::int <= extract(day FROM make_date(left(v, 4)::int, substr(v, 6, 2)::int, 1) + interval '1 month - 1 day')
+              THEN v::date END
+$$;
+
+CREATE FUNCTION typed_timestamptz(v text) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN v ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?Z$' AND typed_date(left(v, 10)) IS NOT NULL
+              THEN v::timestamptz END
+$$;
+
+CREATE FUNCTION typed_time(v text) RETURNS time LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN v ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$' THEN v::time END
+$$;
+
+-- The column type of a field, and its value read from a document `d` (a jsonb expression).
+CREATE FUNCTION typed_column_type(ftype text, fformat text, multiple boolean) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE ftype
+           WHEN 'text' THEN 'text'
+           WHEN 'number' THEN 'numeric'
+           WHEN 'boolean' THEN 'boolean'
+           WHEN 'json' THEN 'jsonb'
+           WHEN 'relation' THEN 'text'
+           WHEN 'attachment' THEN 'integer'
+           WHEN 'date' THEN CASE fformat WHEN 'datetime' THEN 'timestamptz' WHEN 'time' THEN 'time' ELSE 'date' END
+         END || CASE WHEN multiple AND ftype <> 'json' THEN '[]' ELSE '' END
+$$;
+
+CREATE FUNCTION typed_scalar(ftype text, fformat text, v text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  -- `v` is a jsonb expression; the result reads it as the field's type, NULL where it is not.
+  SELECT CASE ftype
+           WHEN 'text' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''string'' THEN %1$s #>> ''{}'' END', v)
+           WHEN 'relation' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''string'' THEN %1$s #>> ''{}'' END', v)
+           WHEN 'number' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''number'' THEN (%1$s)::numeric END', v)
+           WHEN 'boolean' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''boolean'' THEN (%1$s)::boolean END', v)
+           WHEN 'attachment' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''number'' AND (%1$s)::numeric BETWEEN 1 AND 2147483647 AND scale((%1$s)::numeric) = 0 THEN (%1$s)::int END', v)
+           WHEN 'date' THEN format('CASE WHEN jsonb_typeof(%1$s) = ''string'' THEN %2$s(%1$s #>> ''{}'') END', v,
+                                   CASE fformat WHEN 'datetime' THEN 'typed_timestamptz' WHEN 'time' THEN 'typed_time' ELSE 'typed_date' END)
+         END
+$$;
+
+CREATE FUNCTION typed_value(ftype text, fformat text, multiple boolean, name text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+           WHEN ftype = 'json' THEN format('n.data -> %L', name)
+           -- A multiple field: its elements of the field's type, in order (others left out).
+           WHEN multiple THEN format('CASE WHEN jsonb_typeof(n.data -> %1$L) = ''array'' THEN ARRAY(SELECT x FROM (SELECT %2$s AS x, o FROM jsonb_array_elements(n.data -> %1$L) WITH ORDINALITY AS a(e, o)) y WHERE x IS NOT NULL ORDER BY o)::%3$s END',
+                                     name, typed_scalar(ftype, fformat, 'a.e'), typed_column_type(ftype, fformat, true))
+           ELSE typed_scalar(ftype, fformat, format('(n.data -> %L)', name))
+         END
+$$;
+
+-- Creates the table of a content type from its field definitions (and fills it from the
+-- documents already stored): a content type is created with its table.
+CREATE FUNCTION typed_storage_build(ct integer) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  t text := 'typed_' || ct;
+  cols text := '';
+  names text := '';
+  vals text := '';
+  sets text := '';
+  f record;
+BEGIN
+  IF to_regclass(t) IS NOT NULL THEN RETURN; END IF;
+  FOR f IN SELECT id, name, type, format, multiple FROM field_definitions WHERE content_type_id = ct ORDER BY position LOOP
+    cols := cols || format(', %I %s%s', 'f' || f.id, typed_column_type(f.type, f.format, f.multiple),
+                           CASE WHEN f.type IN ('text', 'relation') THEN ' COLLATE "C"' ELSE '' END);
+    names := names || format(', %I', 'f' || f.id);
+    vals := vals || ', ' || typed_value(f.type, f.format, f.multiple, f.name);
+    sets := sets || format(', %1$I = EXCLUDED.%1$I', 'f' || f.id);
+  END LOOP;
+  -- entry_id: the ULID, the tie-breaker of every typed sort; live: not in Trash.
+  EXECUTE format('CREATE TABLE %I (entry_pk integer NOT NULL, locale text NOT NULL, live boolean NOT NULL, entry_id text COLLATE "C" NOT NULL%s, PRIMARY KEY (entry_pk, locale))', t, cols);
+  -- Sorts read a page off an index: number, date and datetime fields get one per direction
+  -- (missing values last either way, ties by ULID).
+  FOR f IN SELECT id FROM field_definitions WHERE content_type_id = ct AND NOT multiple AND (type = 'number' OR (type = 'date')) LOOP
+    EXECUTE format('CREATE INDEX %I ON %I (locale, %I ASC NULLS LAST, entry_id)', t || '_f' || f.id || '_asc', t, 'f' || f.id);
+    EXECUTE format('CREATE INDEX %I ON %I (locale, %I DESC NULLS LAST, entry_id)', t || '_f' || f.id || '_desc', t, 'f' || f.id);
+  END LOOP;
+  INSERT INTO typed_tables (content_type_id, upsert_sql, delete_sql) VALUES (
+    ct,
+    format('INSERT INTO %I (entry_pk, locale, live, entry_id%s) SELECT n.entry_pk, n.locale, n.live, n.entry_id%s FROM changed n WHERE n.content_type_id = %s AND n.kind = ''typed''
+            ON CONFLICT (entry_pk, locale) DO UPDATE SET live = EXCLUDED.live, entry_id = EXCLUDED.entry_id%s', t, names, vals, ct, sets),
+    format('DELETE FROM %I t USING %%s n WHERE n.content_type_id = %s AND t.entry_pk = n.entry_pk AND t.locale = n.locale%%s', t, ct));
+  EXECUTE format('INSERT INTO %I (entry_pk, locale, live, entry_id%s) SELECT n.entry_pk, n.locale, n.live, n.entry_id%s FROM entry_contents n WHERE n.content_type_id = %s AND n.kind = ''typed''', t, names, vals, ct);
+END $$;
+
+-- Created when the content type's transaction commits: its fields are inserted after it.
+CREATE FUNCTION typed_storage_created() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM content_types WHERE id = NEW.id) THEN PERFORM typed_storage_build(NEW.id); END IF;
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER typed_storage_created AFTER INSERT ON "content_types" DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION typed_storage_created();
+
+CREATE FUNCTION typed_storage_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('DROP TABLE IF EXISTS %I', 'typed_' || OLD.id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER typed_storage_dropped AFTER DELETE ON "content_types" FOR EACH ROW EXECUTE FUNCTION typed_storage_dropped();
+
+-- Documents written: their typed rows follow, one statement per content type the write touched.
+-- A document of an entry that is no longer typed (converted to a JSON entry) leaves its table.
+CREATE FUNCTION typed_storage_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+BEGIN
+  FOR s IN SELECT t.upsert_sql, t.delete_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM changed) LOOP
+    EXECUTE format(s.delete_sql, 'changed', ' AND n.kind <> ''typed''');
+    EXECUTE s.upsert_sql;
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION typed_storage_unsync() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+BEGIN
+  FOR s IN SELECT t.delete_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM removed) LOOP
+    EXECUTE format(s.delete_sql, 'removed', '');
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER typed_storage_inserted AFTER INSERT ON "entry_contents" REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_sync();
+CREATE TRIGGER typed_storage_updated AFTER UPDATE ON "entry_contents" REFERENCING NEW TABLE AS changed
+  FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_sync();
+CREATE TRIGGER typed_storage_deleted AFTER DELETE ON "entry_contents" REFERENCING OLD TABLE AS removed
+  FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_unsync();
+
+-- The content types that exist already get their tables now.
+SELECT typed_storage_build(id) FROM content_types ORDER BY id;

@@ -1,0 +1,166 @@
+// Typed storage (prisma/migrations/20261127100000_typed_storage): a content type gets a table of
+// typed columns when it is created, and every write of its entries (creates, updates, locales,
+// batches, deletes, conversion to a JSON entry, SQL run by hand) keeps the table in step with the
+// documents, in the same transaction. Checked on the table itself and with the suites' helper.
+import { startTestServer, type TestServer } from './support/server';
+import { createContentType, createEntry, entriesWorkspace, updateEntry, uploadFile, type EntriesWorkspace } from './support/entries';
+import { batchOk } from './support/entries-query';
+import { expectTypedStorageInStep, typedStorageDifferences } from './support/typed-storage';
+
+let s: TestServer;
+let w: EntriesWorkspace;
+let typeId: number;
+let fieldIds: Record<string, number>;
+beforeAll(async () => {
+  s = await startTestServer();
+  w = await entriesWorkspace(s);
+  await createContentType(s, w.ws, 'general', { name: 'author', fields: [{ name: 'name', type: 'text' }] });
+  const type = await createContentType(s, w.ws, 'general', {
+    name: 'article',
+    fields: [
+      { name: 'title', type: 'text' },
+      { name: 'amount', type: 'number' },
+      { name: 'flag', type: 'boolean' },
+      { name: 'day', type: 'date' },
+      { name: 'at', type: 'date', format: 'datetime' },
+      { name: 'time', type: 'date', format: 'time' },
+      { name: 'meta', type: 'json' },
+      { name: 'tags', type: 'text', multiple: true },
+      { name: 'author', type: 'relation', targets: ['author'] },
+      { name: 'authors', type: 'relation', targets: ['author'], multiple: true },
+      { name: 'cover', type: 'attachment' },
+    ],
+  });
+  typeId = type.id;
+  const rows = await s.server.app.db.query<{ id: number; name: string }>(`SELECT id, name FROM field_definitions WHERE content_type_id = $1`, [typeId]);
+  fieldIds = Object.fromEntries(rows.rows.map((r) => [r.name, r.id]));
+});
+afterAll(async () => {
+  if (s) await expectTypedStorageInStep(s);
+  await s?.close();
+});
+
+const col = (name: string) => `f${fieldIds[name]}`;
+/** The typed row of an entry in a locale, each field as text (undefined: no row). */
+async function typedRow(entryId: string, locale = 'en-US'): Promise<Record<string, unknown> | undefined> {
+  const names = Object.keys(fieldIds);
+  const { rows } = await s.server.app.db.query(
+    `SELECT live, ${names.map((n) => `${col(n)}::text AS "${n}"`).join(', ')} FROM typed_${typeId} t WHERE t.entry_id = $1 AND t.locale = $2`,
+    [entryId, locale],
+  );
+  return rows[0];
+}
+
+it('creates a table with a typed column per field when the content type is created', async () => {
+  const { rows } = await s.server.app.db.query<{ column_name: string; data_type: string; udt_name: string; collation_name: string | null }>(
+    `SELECT column_name, data_type, udt_name, collation_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+    [`typed_${typeId}`],
+  );
+  const byName = Object.fromEntries(rows.map((r) => [r.column_name, `${r.udt_name}${r.collation_name ? ` ${r.collation_name}` : ''}`]));
+  expect(byName).toEqual({
+    entry_pk: 'int4',
+    locale: 'text',
+    live: 'bool',
+    entry_id: 'text C',
+    [col('title')]: 'text C',
+    [col('amount')]: 'numeric',
+    [col('flag')]: 'bool',
+    [col('day')]: 'date',
+    [col('at')]: 'timestamptz',
+    [col('time')]: 'time',
+    [col('meta')]: 'jsonb',
+    [col('tags')]: '_text C',
+    [col('author')]: 'text C',
+    [col('authors')]: '_text C',
+    [col('cover')]: 'int4',
+  });
+  const indexes = (await s.server.app.db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`, [`typed_${typeId}`])).rows.map((r) => r.indexname);
+  // Number, date and datetime fields (and times) are indexed for sorts in both directions.
+  for (const name of ['amount', 'day', 'at', 'time']) expect(indexes).toEqual(expect.arrayContaining([`typed_${typeId}_${col(name)}_asc`, `typed_${typeId}_${col(name)}_desc`]));
+  expect(indexes).toHaveLength(9);
+});
+
+it('holds every value of a create and an update exactly, and follows locales and deletes', async () => {
+  const grace = await createEntry(w, 'author', { fields: { name: 'Grace' }, status: 'published' });
+  const ada = await createEntry(w, 'author', { fields: { name: 'Ada' }, status: 'published' });
+  const file = await uploadFile(w.api, w.ws);
+  // A number no double holds, sent as written (the API keeps numbers exact).
+  const fields = {
+    title: 'Hello',
+    amount: '__AMOUNT__',
+    flag: true,
+    day: '2024-02-29',
+    at: '2024-01-01T10:00:00+02:00',
+    time: '23:59',
+    meta: { a: [1, { b: null }] },
+    tags: ['x', 'y'],
+    author: grace.id,
+    authors: [grace.id, ada.id],
+    cover: file.id,
+  };
+  const raw = JSON.stringify({ fields }).replace('"__AMOUNT__"', '123456789012345678901234567890.123456789');
+  const res = await w.api.post(w.typed('article'), undefined, { raw, headers: { 'Content-Type': 'application/json' } });
+  expect(res.status).toBe(201);
+  const created = res.body;
+  expect(await typedRow(created.id)).toEqual({
+    live: true,
+    title: 'Hello',
+    amount: '123456789012345678901234567890.123456789',
+    flag: 'true',
+    day: '2024-02-29',
+    at: '2024-01-01 08:00:00+00',
+    time: '23:59:00',
+    meta: '{"a": [1, {"b": null}]}',
+    tags: '{x,y}',
+    author: grace.id,
+    authors: `{${grace.id},${ada.id}}`,
+    cover: String(file.id),
+  });
+  await updateEntry(w, created.id, { fields: { title: 'Hallo', amount: 1.5, tags: [], author: null } }, '&locale=de-DE'.replace('&', '?'));
+  const de = await typedRow(created.id, 'de-DE');
+  expect(de).toMatchObject({ title: 'Hallo', amount: '1.5', tags: '{}', author: null, flag: null });
+  expect((await typedRow(created.id))!.title).toBe('Hello');
+  expect(await typedStorageDifferences(s)).toEqual([]);
+  expect((await w.api.delete(w.entry(created.id))).status).toBe(204);
+  expect(await typedRow(created.id)).toBeUndefined();
+  expect(await typedRow(created.id, 'de-DE')).toBeUndefined();
+});
+
+it('follows a batch of creates and updates in the statements the batch runs anyway', async () => {
+  const results = await batchOk(w.api, w.ws, {
+    operations: [
+      { action: 'create', type: 'author', ref: 'a', fields: { name: 'Linus' } },
+      { action: 'create', type: 'article', fields: { title: 'One', amount: 1, author: { $ref: 'a' } } },
+      { action: 'create', type: 'article', fields: { title: 'Two', amount: 2 } },
+    ],
+  });
+  const [author, one, two] = results.map((r: { id: string }) => r.id);
+  expect(await typedRow(one)).toMatchObject({ title: 'One', amount: '1', author });
+  await batchOk(w.api, w.ws, { operations: [{ action: 'update', id: two, fields: { amount: 2.25 } }, { action: 'delete', id: one }] });
+  expect(await typedRow(two)).toMatchObject({ title: 'Two', amount: '2.25' });
+  expect(await typedRow(one)).toBeUndefined();
+});
+
+it('drops the rows of an entry converted to a JSON entry, and follows documents written by hand', async () => {
+  const entry = await createEntry(w, 'article', { fields: { title: 'Convert me', amount: 3 } });
+  const converted = await s.admin.post(`/admin/v1/workspaces/${w.ws}/entries/${entry.id}/convert`);
+  expect(converted.status).toBe(200);
+  expect(await typedRow(entry.id)).toBeUndefined();
+  const other = await createEntry(w, 'article', { fields: { title: 'By hand', amount: 4 } });
+  await s.server.app.db.query(`UPDATE entry_contents SET data = data || '{"amount": 5, "day": "2023-02-30"}'::jsonb WHERE entry_id = $1`, [other.id]);
+  // A value the API would never store (no 30 February) reads as none instead of failing the write.
+  expect(await typedRow(other.id)).toMatchObject({ title: 'By hand', amount: '5', day: null });
+  // The suite's check reads that document the same way: it is in step.
+  expect(await typedStorageDifferences(s)).toEqual([]);
+});
+
+it('reports a typed row that differs from its document (the suites rely on it)', async () => {
+  const entry = await createEntry(w, 'article', { fields: { title: 'Watched', amount: 7 } });
+  await s.server.app.db.query(`UPDATE typed_${typeId} SET ${col('amount')} = 8 WHERE entry_id = $1`, [entry.id]);
+  expect(await typedStorageDifferences(s)).toEqual([expect.stringMatching(new RegExp(`^typed_${typeId} entry \\d+ en-US: field amount: "#8" <> "#7"$`))]);
+  await s.server.app.db.query(`DELETE FROM typed_${typeId} WHERE entry_id = $1`, [entry.id]);
+  expect(await typedStorageDifferences(s)).toEqual([expect.stringMatching(/: no typed row$/)]);
+  // Any write of the document puts it right.
+  await updateEntry(w, entry.id, { fields: { amount: 9 } });
+  expect(await typedStorageDifferences(s)).toEqual([]);
+});
