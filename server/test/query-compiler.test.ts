@@ -6,6 +6,7 @@ import { compileFilter, compileSort } from '../src/core/query/compile';
 import { parseFields, parseFilter, parseSort } from '../src/core/query/parse';
 import { project } from '../src/core/query/run';
 import { requiresDocument } from '../src/core/query/candidates';
+import { raw } from '../src/core/sql';
 
 const compile = (filter: Record<string, unknown>) => {
   const errors = fieldErrors();
@@ -79,7 +80,7 @@ describe('sorting', () => {
     const errors = fieldErrors();
     const { values, orderBy, violations } = compileSort(parseSort([{ field: 'rating', direction: 'desc', type: 'number' }, { field: '@created_at', direction: 'asc' }], errors));
     // Each key's value is read once per row, then ordered by.
-    expect(values.map((v) => v.toQuery().text)).toEqual(['c.data -> $1::text AS s0', 'e.created_at AS s1']);
+    expect(values!.map((v) => v.toQuery().text)).toEqual(['c.data -> $1::text AS s0', 'e.created_at AS s1']);
     const { text } = orderBy.toQuery();
     // A typed key orders its type's values (NULL for missing and null, last either way); other
     // values are violations, which sort first.
@@ -145,5 +146,28 @@ describe('candidates', () => {
     [{ $or: [{ a: { eq: 1 } }, { b: { eq: null } }] }, false],
   ])('%j needs a document: %s', (filter, expected) => {
     expect(requiresDocument(tree(filter))).toBe(expected);
+  });
+});
+
+describe('typed storage', () => {
+  const amount = { kind: 'data' as const, path: ['amount'], column: { name: 'f7', type: 'numeric' as const, multiple: false } };
+  const tags = { kind: 'data' as const, path: ['tags'], column: { name: 'f8', type: 'text' as const, multiple: true } };
+  const root = { entry: 'e', doc: 'c', depth: 0, relations: { bucketId: 1, locale: 'en-US' }, row: 't' };
+
+  it('reads a field with a column from the typed row, without type tests, where the scope has one', () => {
+    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }, root).toQuery()).toEqual({ text: 't.f7 > $1::numeric', values: [100] });
+    expect(compileFilter({ kind: 'condition', op: 'in', target: amount, values: [1, null] }, root).toQuery()).toEqual({ text: '(t.f7 = ANY($1::numeric[]) OR t.f7 IS NULL)', values: [[1]] });
+    expect(compileFilter({ kind: 'condition', op: 'includes', target: tags, value: 'x' }, root).toQuery()).toEqual({ text: '$1::text = ANY(t.f8)', values: ['x'] });
+    // Without the typed row (an Objects query, a related entry) the document is read.
+    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }).toQuery().text).toBe(`(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`);
+    // A scalar `eq` on a list keeps the document's reading (its containment answers it).
+    expect(compileFilter({ kind: 'condition', op: 'eq', target: tags, value: 'x' }, root).toQuery().text).toBe('(c.data @> $1::jsonb)');
+  });
+
+  it('orders by typed columns in the filtering statement itself, ties by ULID, with nothing to check', () => {
+    const sort = compileSort([{ target: amount, direction: 'desc', type: 'numeric' }], root.relations, raw('t.entry_id'), 't');
+    expect(sort.orderBy.toQuery().text).toBe('t.f7 DESC NULLS LAST, t.entry_id COLLATE "C" ASC');
+    expect(sort.values).toBeUndefined();
+    expect(sort.violations).toEqual([]);
   });
 });

@@ -164,3 +164,24 @@ it('reports a typed row that differs from its document (the suites rely on it)',
   await updateEntry(w, entry.id, { fields: { amount: 9 } });
   expect(await typedStorageDifferences(s)).toEqual([]);
 });
+
+it('answers structured queries from the typed columns: filters, sorts, groups and sums read them', async () => {
+  const a = await createEntry(w, 'article', { fields: { title: 'q-a', amount: 10, at: '2024-01-15T00:00:00Z' } });
+  const b = await createEntry(w, 'article', { fields: { title: 'q-b', amount: 20, at: '2024-02-15T00:00:00Z' } });
+  const query = (body: Record<string, unknown>) => w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'article', ...body });
+  const mine = { title: { startsWith: 'q-' } };
+  // The typed row of `a` says something else than its document: the answers follow the row.
+  await s.server.app.db.query(`UPDATE typed_${typeId} SET ${col('amount')} = 30, ${col('at')} = '2024-03-15T00:00:00Z' WHERE entry_id = $1`, [a.id]);
+  const filtered = await query({ fields: ['@id'], filter: { ...mine, amount: { gt: 25 } } });
+  expect(filtered.body.data).toEqual([{ '@id': a.id }]);
+  const sorted = await query({ fields: ['@id'], filter: mine, sort: [{ field: 'amount', direction: 'desc' }] });
+  expect(sorted.body.data).toEqual([{ '@id': a.id }, { '@id': b.id }]);
+  const grouped = await query({ filter: mine, aggregate: { count: true, sum: ['amount'] }, groupBy: [{ field: 'at', interval: 'month' }] });
+  expect(grouped.body.data).toEqual([
+    { group: { at: '2024-02-01' }, count: 1, sum: { amount: '20' } },
+    { group: { at: '2024-03-01' }, count: 1, sum: { amount: '30' } },
+  ]);
+  // Rewriting the document puts the row back in step (the suite's check then passes).
+  await updateEntry(w, a.id, { fields: { amount: 10 } });
+  expect((await query({ fields: ['@id'], filter: { ...mine, amount: { gt: 25 } } })).body.data).toEqual([]);
+});

@@ -2,6 +2,7 @@
 // the Entries structured query next) produce it; compile.ts turns it into one statement. New
 // targets (relation paths, aggregates) are new variants of `Target` and new clauses, not new
 // compilers.
+import type { TypedColumn } from './typed';
 
 /** Entry metadata a filter or sort may name, with the column and value type behind each. */
 export const META_FIELDS = {
@@ -32,8 +33,11 @@ export interface Hop {
 }
 
 export type Target =
-  /** A property path into the document of the query's locale. */
-  | { kind: 'data'; path: string[] }
+  /**
+   * A property path into the document of the query's locale; `column`: the field's typed column
+   * (typed entries), read instead where the query has the typed row (core/query/typed.ts).
+   */
+  | { kind: 'data'; path: string[]; column?: TypedColumn }
   | ({ kind: 'meta'; name: string } & MetaColumn)
   /** A value of the entry a single relation refers to (missing when it refers to no visible entry). */
   | { kind: 'related'; hop: Hop; target: Target };

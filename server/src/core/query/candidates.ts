@@ -8,6 +8,7 @@
 import { scope, type EntryKind } from '../entries/store';
 import { raw, sql, type Sql } from '../sql';
 import type { FilterNode, Target } from './ast';
+import { typedTable } from './typed';
 
 /** Who sees an entry: the columns copied onto its documents, and more conditions on the entry row. */
 export interface Visibility {
@@ -18,6 +19,8 @@ export interface Visibility {
   contentTypeId?: number;
   /** Conditions on the entry row `e` (ref, prefix): they keep its join. */
   also?: Sql[];
+  /** Typed entries of `contentTypeId`: their typed storage row `t` is read (core/query/typed.ts). */
+  typed?: boolean;
 }
 
 /**
@@ -48,9 +51,12 @@ export interface Candidates {
   /** The entry's primary key and ULID as this form reads them (not through `e`, which can then be left out). */
   id: Sql;
   entryId: Sql;
+  /** The typed storage row's alias (`t`), when the entries are typed. */
+  row?: string;
 }
 
 export function candidates(v: Visibility, locale: string, filter: FilterNode): Candidates {
+  if (v.typed && v.contentTypeId !== undefined) return typedCandidates(v, v.contentTypeId, locale, filter);
   if (requiresDocument(filter)) {
     return {
       from: raw('entry_contents c LEFT JOIN entries e ON e.id = c.entry_pk'),
@@ -64,6 +70,32 @@ export function candidates(v: Visibility, locale: string, filter: FilterNode): C
     where: visibleOn('e', v),
     id: raw('e.id'),
     entryId: raw('e.entry_id'),
+  };
+}
+
+/**
+ * Typed entries: a filter that needs a document reads typed rows (`t`, one per entry with a
+ * document in the locale), the only rows of the type's table, with the entry and the document
+ * joined where a condition names them (the planner drops the joins no condition reads). Any
+ * other filter reads the entries, each with its typed row beside it (NULL columns without one).
+ */
+function typedCandidates(v: Visibility, contentTypeId: number, locale: string, filter: FilterNode): Candidates {
+  const table = raw(typedTable(contentTypeId));
+  if (requiresDocument(filter)) {
+    return {
+      from: sql`${table} t LEFT JOIN entries e ON e.id = t.entry_pk LEFT JOIN entry_contents c ON c.entry_pk = t.entry_pk AND c.locale = t.locale`,
+      where: sql`t.locale = ${locale}::text AND t.live${v.also?.length ? sql` AND ${scope.and(...v.also)}` : raw('')}`,
+      id: raw('t.entry_pk'),
+      entryId: raw('t.entry_id'),
+      row: 't',
+    };
+  }
+  return {
+    from: sql`entries e LEFT JOIN ${table} t ON t.entry_pk = e.id AND t.locale = ${locale}::text LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${locale}::text`,
+    where: visibleOn('e', v),
+    id: raw('e.id'),
+    entryId: raw('e.entry_id'),
+    row: 't',
   };
 }
 

@@ -12,6 +12,7 @@
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
 import type { Condition, FilterNode, Hop, MetaColumn, RelationScope, SortKey, Target } from './ast';
+import { COMPARE, columnCondition, columnOf, typedApplies, typedCondition } from './typed';
 
 /**
  * Where a condition reads: the entry row (`e`) and its document in the query's locale (`c`) at the
@@ -22,6 +23,8 @@ export interface Scope {
   doc: string;
   depth: number;
   relations?: RelationScope;
+  /** The typed storage row of the entry (typed entries at the root), whose columns fields read. */
+  row?: string;
 }
 export const ROOT: Scope = { entry: 'e', doc: 'c', depth: 0 };
 
@@ -48,7 +51,6 @@ export const numericOf = (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'number'
 export const isMissing = (v: Sql) => sql`(${v} IS NULL OR jsonb_typeof(${v}) = 'null')`;
 export const text = (v: Sql) => sql`(${v} #>> '{}')`;
 
-const COMPARE = { lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 
 function dataCondition(c: Condition, path: string[], doc: string): Sql {
   const v = jsonAt(path, doc);
@@ -88,40 +90,16 @@ function dataCondition(c: Condition, path: string[], doc: string): Sql {
   }
 }
 
-/** A metadata column with the parameter cast its operands need. */
-export function metaColumn(m: MetaColumn, entry = 'e'): { column: Sql; cast: Sql } {
-  const cast = raw(m.type === 'integer' ? '::int' : m.type === 'timestamp' ? '::timestamptz' : '::text');
-  return { column: raw(m.type === 'string' || m.type === 'status' ? `${entry}.${m.column} COLLATE "C"` : `${entry}.${m.column}`), cast };
+/** A metadata column with the type its operands are cast to. */
+export function metaColumn(m: MetaColumn, entry = 'e'): { column: Sql; type: string } {
+  const type = m.type === 'integer' ? 'int' : m.type === 'timestamp' ? 'timestamptz' : 'text';
+  return { column: raw(m.type === 'string' || m.type === 'status' ? `${entry}.${m.column} COLLATE "C"` : `${entry}.${m.column}`), type };
 }
 
 function metaCondition(c: Condition, m: MetaColumn, entry: string): Sql {
-  const { column, cast } = metaColumn(m, entry);
+  const { column, type } = metaColumn(m, entry);
   const isNull = raw(m.nullable ? `${entry}.${m.column} IS NULL` : 'false');
-  switch (c.op) {
-    case 'eq':
-      return c.value === null ? isNull : sql`${column} = ${c.value}${cast}`;
-    case 'ne':
-      return c.value === null ? sql`NOT ${isNull}` : sql`${column} <> ${c.value}${cast}`;
-    case 'lt':
-    case 'lte':
-    case 'gt':
-    case 'gte':
-      return sql`${column} ${raw(COMPARE[c.op])} ${c.value}${cast}`;
-    case 'in': {
-      const values = c.values.filter((x) => x !== null);
-      const parts = values.length ? [sql`${column} = ANY(${values}${raw(`${cast.strings[0]}[]`)})`] : [];
-      if (c.values.includes(null)) parts.push(isNull);
-      return parts.length ? sql`(${join(parts, ' OR ')})` : raw('false');
-    }
-    case 'startsWith':
-      return sql`starts_with(${column}, ${c.value}::text)`;
-    case 'endsWith':
-      return sql`right(${column}, char_length(${c.value}::text)) = ${c.value}::text`;
-    case 'contains':
-      return sql`strpos(${column}, ${c.value}::text) > 0`;
-    case 'includes':
-      return sql`${c.value}::text = ANY(${raw(`${entry}.${m.column}`)})`;
-  }
+  return columnCondition(c, { column, type, isNull, list: raw(`${entry}.${m.column}`) });
 }
 
 /** The references a relation field holds (one ID or a list), as a jsonb array. */
@@ -157,7 +135,12 @@ const exists = (hop: Hop, scope: Scope, where: (inner: Scope) => Sql) => {
 };
 
 /** Whether a target has no value (missing, null, or a relation to no visible entry). */
+/** The typed column a data target reads in `scope`, if it has one there. */
+const columnIn = (target: Target, scope: Scope) => (target.kind === 'data' && target.column && scope.row ? target.column : undefined);
+
 function missing(target: Target, scope: Scope): Sql {
+  const column = columnIn(target, scope);
+  if (column) return sql`${columnOf(column, scope.row!)} IS NULL`;
   if (target.kind === 'data') return isMissing(jsonAt(target.path, scope.doc));
   if (target.kind === 'meta') return raw(target.nullable ? `${scope.entry}.${target.column} IS NULL` : 'false');
   return sql`NOT ${exists(target.hop, scope, (inner) => sql`NOT ${missing(target.target, inner)}`)}`;
@@ -165,6 +148,8 @@ function missing(target: Target, scope: Scope): Sql {
 
 function condition(c: Condition, scope: Scope): Sql {
   const target = c.target;
+  const column = columnIn(target, scope);
+  if (column && typedApplies(c, column)) return typedCondition(c, column, scope.row!);
   if (target.kind === 'data') return dataCondition(c, target.path, scope.doc);
   if (target.kind === 'meta') return metaCondition(c, target, scope.entry);
   // Through a single relation: `eq null` holds when there is no value at its end; every other
@@ -201,6 +186,8 @@ export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
 
 /** The jsonb value (data) or column (metadata) of a target, through single relations by subquery. */
 export function valueOf(target: Target, scope: Scope = ROOT): Sql {
+  const column = columnIn(target, scope);
+  if (column) return columnOf(column, scope.row!);
   if (target.kind === 'data') return jsonAt(target.path, scope.doc);
   if (target.kind === 'meta') return metaColumn(target, scope.entry).column;
   const { from, inner } = relatedFrom(target.hop, scope);
@@ -246,10 +233,10 @@ const innermost = (t: Target): Target => (t.kind === 'related' ? innermost(t.tar
 
 export interface CompiledSort {
   /**
-   * The value of each sort key, read once per matching row (`AS s0`, `s1`, ...): a document can be
-   * large, and every `->` on it would read it again. `orderBy` and the violations read them as `m.sN`.
+
+
    */
-  values: Sql[];
+  values?: Sql[];
   orderBy: Sql;
   /** Per sort key on data: rows whose value that key cannot order (a `422` when any match). */
   violations: { index: number; condition: Sql; message: string }[];
@@ -259,22 +246,25 @@ export interface CompiledSort {
  * `relations`: sorts of typed entries, which follow single relations and break ties by entry ULID
  * (`entryId`, the column the query's candidates read it from).
  */
-export function compileSort(keys: SortKey[], relations?: RelationScope, entryId: Sql = raw('e.entry_id')): CompiledSort {
-  const scope: Scope = { ...ROOT, relations };
+export function compileSort(keys: SortKey[], relations?: RelationScope, entryId: Sql = raw('e.entry_id'), row?: string): CompiledSort {
+  const scope: Scope = { ...ROOT, relations, row };
+  const isMeta = (t: Target) => t.kind === 'meta' || (t.kind === 'related' && innermost(t).kind === 'meta');
+  // Keys that nothing can violate (metadata, typed columns) order by their expression itself, in
+  // the statement that filters: an index on the column then serves the sort and its limit. A
+  // key read from documents is read once per row instead (`m.sN`) and checked for violations.
+  const direct = relations !== undefined && keys.every((k) => isMeta(k.target) || columnIn(k.target, scope));
   const values: Sql[] = [];
   const order: Sql[] = [];
   const violations: CompiledSort['violations'] = [];
   keys.forEach((key, index) => {
     const name = `s${index}`;
-    const v = raw(`m.${name}`);
     const dir = raw(key.direction === 'desc' ? 'DESC' : 'ASC');
-    const meta = key.target.kind === 'meta' || (key.target.kind === 'related' && innermost(key.target).kind === 'meta');
-    values.push(sql`${valueOf(key.target, scope)} AS ${raw(name)}`);
-    if (meta) {
-      order.push(sql`${v} ${dir} NULLS LAST`);
-      return;
-    }
     const by = (expr: Sql) => sql`${expr} ${dir} NULLS LAST`;
+    if (direct) return void order.push(by(valueOf(key.target, scope)));
+    const v = raw(`m.${name}`);
+    values.push(sql`${valueOf(key.target, scope)} AS ${raw(name)}`);
+    // A meta column, or a typed column: its type is the sort's, nothing can violate it.
+    if (isMeta(key.target) || columnIn(key.target, scope)) return void order.push(by(v));
     if (key.type) {
       // A value of the type, or NULL: missing and null last whatever the direction. Values of
       // other types are violations, which sort first (and make the query a 422).
@@ -291,9 +281,10 @@ export function compileSort(keys: SortKey[], relations?: RelationScope, entryId:
     order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
     violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
   });
-  if (relations) {
+  if (direct) order.push(sql`${entryId} COLLATE "C" ASC`);
+  else if (relations) {
     values.push(sql`${entryId} COLLATE "C" AS tie`);
     order.push(raw('m.tie ASC'));
   } else order.push(raw('m.page_id ASC'));
-  return { values, orderBy: join(order, ', '), violations };
+  return { values: direct ? undefined : values, orderBy: join(order, ', '), violations };
 }

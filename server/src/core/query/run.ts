@@ -13,10 +13,10 @@ import { compileFilter, compileSort, ROOT } from './compile';
 /** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
 export function queryStatement(visibility: Visibility, plan: QueryPlan) {
   const from = candidates(visibility, plan.locale, plan.filter);
-  const sort = compileSort(plan.sort, plan.relations, from.entryId);
+  const sort = compileSort(plan.sort, plan.relations, from.entryId, from.row);
   const flags = sort.violations.map((v, i) => sql`(${v.condition}) IS TRUE AS sort_violation_${raw(String(i))}`);
   const firstViolations = sort.violations.map((_, i) => raw(`sort_violation_${i} DESC`));
-  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${from.where} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations })}`, {
+  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${from.where} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations, row: from.row })}`, {
     orderBy: join([...firstViolations, sort.orderBy], ', '),
     values: sort.values,
     limit: plan.limit + 1,

@@ -13,6 +13,8 @@ import { candidates, type Visibility } from '../../query/candidates';
 import { compileFilter, jsonAt, overTwelvePlaces, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
+import { columnOf, typedColumnOf, type TypedColumn } from '../../query/typed';
+import type { FieldDef } from '../content-types';
 
 /** Exact decimal arithmetic for `avg` (the sum has at most 26 + 12 digits plus the count's). */
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -1000, toExpPos: 1000 });
@@ -52,6 +54,29 @@ function contributorsBad(v: Sql, num: Sql): Sql {
   return sql`(coalesce(bool_or(${invalid}), false) OR coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false))`;
 }
 
+/** `contributorsBad` for a typed number column (a numeric already: no type to test, nothing to parse). */
+function typedContributorsBad(num: Sql): Sql {
+  const invalid = sql`(${overTwelvePlaces(num)} OR (scale(${num}) > 12 AND char_length((${num})::text) > 128))`;
+  return sql`(coalesce(bool_or(${invalid}), false) OR coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false))`;
+}
+
+/** A typed column's value as the text its document holds (a group's key). */
+function storedText(c: TypedColumn, col: Sql): Sql {
+  switch (c.type) {
+    case 'timestamptz':
+      return sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+    case 'date':
+      return sql`to_char(${col}, 'YYYY-MM-DD')`;
+    case 'time':
+      return sql`to_char(${col}, 'HH24:MI')`;
+    default:
+      return col;
+  }
+}
+
+/** The typed column a group target reads in `scope`, if any. */
+const groupColumn = (target: Target, s: Scope) => (target.kind === 'data' && target.column && s.row ? target.column : undefined);
+
 /** A group's value as SQL text or boolean (through single relations by subquery). */
 function groupValue(target: Target, scope: Scope, leaf: (target: Target, scope: Scope) => Sql): Sql {
   if (target.kind !== 'related') return leaf(target, scope);
@@ -87,9 +112,16 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
       // Values of date fields are stored in their canonical forms (field-values.ts), so their
       // shape is enough to pick them out (LIKE costs a tenth of a regex per row); a malformed
       // value written around the API fails the cast, which runAggregate answers with a 422.
-      return dateOnly
+      const fromDocument = dateOnly
         ? sql`CASE WHEN ${v} LIKE '____-__-__' THEN (${v})::date::timestamp END`
         : sql`CASE WHEN ${v} LIKE '____-__-__T__:__%' OR ${v} LIKE '____-__-__ __:__%' THEN ((${v})::timestamptz AT TIME ZONE ${timezone}::text) END`;
+      const column = groupColumn(target, s);
+      // A time of day has no calendar date (its text matched no shape above): no bucket.
+      if (!column || column.type === 'time') return column ? raw('NULL::timestamp') : fromDocument;
+      const col = columnOf(column, s.row!);
+      // The typed value; where there is none the document is read as before, so that a value
+      // the API could not have written (typed storage holds none) is still refused.
+      return sql`coalesce(${column.type === 'timestamptz' ? sql`(${col} AT TIME ZONE ${timezone}::text)` : sql`(${col})::timestamp`}, ${fromDocument})`;
     };
     return {
       raw: groupValue(g.target, scope, local),
@@ -107,6 +139,8 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
   }
   const leaf = (target: Target, s: Scope): Sql => {
     if (target.kind === 'meta') return target.type === 'timestamp' ? isoTimestamp(raw(`${s.entry}.${target.column}`)) : raw(`${s.entry}.${target.column}::text`);
+    const column = groupColumn(target, s);
+    if (column) return storedText(column, columnOf(column, s.row!));
     const v = jsonAt((target as { path: string[] }).path, s.doc);
     return isBoolean ? sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END` : sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END`;
   };
@@ -145,7 +179,8 @@ export interface AggregateRequest {
 
 export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<{ rows: Record<string, unknown>[]; hasMore: boolean }> {
   const { plan, relations } = q;
-  const rootScope: Scope = { ...ROOT, relations };
+  const from = candidates(q.visibility, relations.locale, q.filter);
+  const rootScope: Scope = { ...ROOT, relations, row: from.row };
   const groups = plan.groupBy.map((g) => groupColumns(g, rootScope));
   const n = (prefix: string, i: number) => raw(`${prefix}${i}`);
   const keys = groups.map((_, i) => n('g', i));
@@ -159,18 +194,22 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   // `base` reads each row's values once, `r` derives group keys and numbers from them (OFFSET 0
   // keeps each from being inlined into the next, which would evaluate its expressions again per
   // use); `g` groups, with the refusal flags of its rows, so that the rows are read once.
-  const from = candidates(q.visibility, relations.locale, q.filter);
   const baseColumns: Sql[] = [sql`${from.id} AS id`];
   if (hopPaths.length) baseColumns.push(raw('c.data'));
   groups.forEach((g, i) => baseColumns.push(sql`${g.raw} AS ${n('b', i)}`));
-  rootPaths.forEach((i) => baseColumns.push(sql`c.data -> ${(plan.paths[i].end as { def: { name: string } }).def.name}::text AS ${n('v', i)}`));
+  // A root path reads the field's typed column (a numeric), or its document value (jsonb).
+  const rootColumn = (i: number) => (from.row ? typedColumnOf((plan.paths[i].end as { def: FieldDef }).def) : undefined);
+  rootPaths.forEach((i) => {
+    const column = rootColumn(i);
+    baseColumns.push(column ? sql`${columnOf(column, from.row!)} AS ${n('v', i)}` : sql`c.data -> ${(plan.paths[i].end as { def: FieldDef }).def.name}::text AS ${n('v', i)}`);
+  });
   const rColumns: Sql[] = [raw('id')];
   if (hopPaths.length) rColumns.push(raw('data'));
   groups.forEach((g, i) => {
     rColumns.push(sql`${g.key(n('b', i))} AS ${n('g', i)}`);
     if (g.problem) rColumns.push(n('b', i));
   });
-  rootPaths.forEach((i) => rColumns.push(n('v', i), sql`${contributorValue(n('v', i))} AS ${n('n', i)}`));
+  rootPaths.forEach((i) => rColumns.push(n('v', i), sql`${rootColumn(i) ? n('v', i) : contributorValue(n('v', i))} AS ${n('n', i)}`));
 
   // Only what the operations ask for: sum and count serve sum and avg (and tell null results).
   const wants = (op: string, i: number) => plan.ops.some((o) => o.op === op && o.paths.some((p) => p.index === i));
@@ -190,7 +229,7 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
     flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`);
   });
   rootPaths.forEach((i) => {
-    gFlags.push(sql`${contributorsBad(raw(`r.v${i}`), raw(`r.n${i}`))} AS ${n('bad_', i)}`);
+    gFlags.push(sql`${rootColumn(i) ? typedContributorsBad(raw(`r.n${i}`)) : contributorsBad(raw(`r.v${i}`), raw(`r.n${i}`))} AS ${n('bad_', i)}`);
     flags.push(sql`bool_or(${n('bad_', i)}) AS ${n('bad_', i)}`);
   });
   const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];

@@ -6,6 +6,7 @@ import type { FilterNode, Hop, Scalar, SortKey, Target } from '../../query/ast';
 import type { ContentTypeDef, FieldDef } from '../content-types';
 import { checkScalar, ULID } from '../field-values';
 import { LosslessNumber } from '../../../lib/exact-json';
+import { typedColumnOf } from '../../query/typed';
 import { ENTRY_META, MAX_RELATION_LEVELS, resolvePath, type PathHop, type ResolvedPath } from './paths';
 
 export const ENTRY_QUERY_LIMITS = { filterItems: 100, groupDepth: 8, numericPaths: 10, groupKeyBytes: 512 };
@@ -227,7 +228,11 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
       // A relation by itself compares the IDs of the visible entries it refers to.
       if (end.def.multiple) return through(path.hops, { kind: 'some', hop, filter: { kind: 'condition', op: 'eq', target: ID_TARGET, value: normalized[0] as string } });
       target = { kind: 'related', hop, target: ID_TARGET };
-    } else target = { kind: 'data', path: [(end as { def: FieldDef }).def.name, ...(end.kind === 'field' ? end.json : [])] };
+    } else {
+      const def = (end as { def: FieldDef }).def;
+      const json = end.kind === 'field' ? end.json : [];
+      target = { kind: 'data', path: [def.name, ...json], column: json.length ? undefined : typedColumnOf(def) };
+    }
     const condition = op === 'in' ? { op: 'in' as const, target, values: normalized as (Scalar | null)[] } : { op, target, value: normalized[0] };
     return through(path.hops, { kind: 'condition', ...condition } as FilterNode);
   };
@@ -255,7 +260,7 @@ function scalarTarget(path: ResolvedPath): { target: Target; type?: SortKey['typ
     if (def.type === 'attachment') return 'cannot use attachments';
     if (def.type === 'relation') target = { kind: 'related', hop: { field: def.name, typeIds: [] }, target: ID_TARGET };
     else {
-      target = { kind: 'data', path: [def.name] };
+      target = { kind: 'data', path: [def.name], column: typedColumnOf(def) };
       type = def.type === 'number' ? 'numeric' : def.type === 'boolean' ? 'boolean' : 'string';
     }
   }

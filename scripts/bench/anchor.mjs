@@ -1,0 +1,862 @@
+// The anchor workload: the same rows as typed entries behind the API and as two plain tables
+// (as Directus keeps them), each question asked of both in the same run, on the built server
+// (dist/), with APP_ENV=local (rate limits off), on a PostgreSQL server (a throwaway database):
+//
+// In the General bucket of one workspace, two content types: `authors` (name text; 1,000
+// entries, author k named `author k`) and `articles` (title text, amount number, published_at
+// date with format datetime, state text, author single relation -> authors; BENCH_ANCHOR_ENTRIES =
+// 100,000 entries), all published. Article g (1 to 100,000): title `title g`, amount
+// (g mod 997) * 1.25 + 0.1, published_at 2024-01-01T00:00:00Z + 5 g minutes, state `draft` when g
+// is divisible by 3 else `published`, author `author <1 + g mod 1000>`. A few of each are created
+// through the API, the rest bulk-inserted with one INSERT per type exactly as the API writes them
+// (support.mjs typedBulkInsert: the relation as the author's ULID in the document; the typed
+// storage `typed_<type id>` is filled by its triggers), then VACUUM ANALYZE. A bulk-inserted
+// article must query like an API-created one. Beside them, in the same database, the plain tables
+//   authors(id int PRIMARY KEY, name text)
+//   articles(id int PRIMARY KEY, title text, amount numeric(38,12), published_at timestamptz,
+//            status text, author int)            (primary keys only, no foreign key, no index)
+// with the same rows (article g has id g, author k id k).
+//
+// The questions, each answered by the API on a server with the response cache off
+// (RESPONSE_CACHE_MB=0: the API computes every answer) and by its plain SQL through pg, 10 clients
+// of their own (the server's session settings), in BENCH_ANCHOR_ROUNDS rounds alternating API
+// (autocannon, 10 connections) and SQL, a warm-up that is not counted and BENCH_SECONDS each:
+//   filtered page  POST /api/v1/{ws}/general/entries/query  type articles, filter {state eq
+//                  published, amount gt 100}, sort published_at desc, limit 20, fields [@id, title,
+//                  amount, author.name]
+//                  SQL: SELECT a.id, a.title, a.amount, au.name FROM articles a LEFT JOIN authors au
+//                  ON au.id = a.author WHERE a.status = 'published' AND a.amount > 100
+//                  ORDER BY a.published_at DESC, a.id LIMIT 20
+//                  target: at least 5x the plain SQL's answers/s, and p50 < 20 ms
+//   monthly aggregate (UTC, Europe/Berlin)  the same route: count, sum [amount], avg [amount],
+//                  groupBy [{published_at, interval month, timezone}], limit 100
+//                  SQL: SELECT date_trunc('month', published_at AT TIME ZONE $1) AS m, count(*),
+//                  sum(amount), avg(amount) FROM articles GROUP BY 1 ORDER BY 1
+//                  target: at least 0.9x the plain SQL's answers/s, the same figures to the last digit
+//   read by id     GET /api/v1/{ws}/entries/{random article ULID} (author rendered), one round;
+//                  SQL: the article by primary key with its author's name (a random id per query)
+//                  measured (req/s, p50), no target
+// Before the load, the API's answers must equal the plain SQL's: the page's titles, amounts and
+// author names in order; every month group's count, sum (exact) and avg (the exact average of the
+// SQL's sum and count rounded half away from zero to 12 places, as the API rounds it).
+// After the page's rounds, its statement is rebuilt with the server's compiled modules as
+// core/entries/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
+// API's answer and the text pg_stat_activity shows of the server's connections, prepared as the
+// server prepares it, run 8 times, then EXPLAIN (ANALYZE, BUFFERS) of one more execution; and
+// EXPLAIN (ANALYZE, BUFFERS) of the plain SQL.
+// Then on a server with the defaults (response cache on: an answer asked again comes from it),
+// for information: the page, both aggregates and the read by id, one run each; and the batch
+// writes: BENCH_BATCH_RUNS (20) sequential POST /api/v1/{ws}/general/entries/batch of 100 creates
+// of published articles, each with an Idempotency-Key (after 2 not counted): median and p95, every
+// answered id an article with its title afterwards; and the same 100 rows inserted into the plain
+// `articles` table with one INSERT ... SELECT FROM unnest(...) per batch, as many times.
+// Prints a summary table: question, API req/s, p50, plain SQL answers/s, ratio (API / SQL answers
+// per second; for the batch, SQL median / API median), target, met/MISSED.
+//
+// Embedded database (PGlite): skipped. No other section compares the embedded database with
+// PostgreSQL (objects.mjs and hot-path.mjs run it for information only), and it is not simple with
+// the existing helpers: PGlite is one process's database, so the typed entries could only be
+// bulk-inserted and the plain SQL only timed with the server stopped (createContentTypes,
+// seedTypedEntries and measureSql all need a pg client beside the running server).
+//
+// Standalone: `node scripts/bench/anchor.mjs [--build]` (without --build it runs dist/ as it is).
+// Environment:
+//   BENCH_SECONDS=10          measured seconds per route (and per plain SQL run)   BENCH_WARMUP_SECONDS=2
+//   BENCH_SERVER_WARMUP_SECONDS=20  of the filtered page before the first round, not counted
+//   BENCH_CONNECTIONS=10      concurrent connections (and pg clients of the plain SQL)
+//   BENCH_ANCHOR_ROUNDS=3     rounds of each question (page, aggregates) and its plain SQL, alternating
+//   BENCH_ANCHOR_ENTRIES=100000  articles (at least 1000; authors: 1000)
+//   BENCH_BATCH_RUNS=20       sequential batches of 100 creates (and plain SQL inserts of 100 rows)
+//   BENCH_PG_URL=postgresql://postgres@127.0.0.1:5432/postgres   where throwaway databases
+//                             (wsbench_<random>) are created and dropped WITH (FORCE)
+//   BENCH_REQUIRE_POSTGRES=1  fail instead of skipping when that server is not reachable
+//   BENCH_KEEP_DATABASE=1     keep the PostgreSQL database (its URL is printed) to EXPLAIN by hand
+//   BENCH_LOG_LEVEL=silent    the server's LOG_LEVEL (its output is shown when the set-up fails)
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { isDeepStrictEqual } from 'node:util';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { monotonicFactory } from 'ulid';
+import {
+  DEFAULT_PG_URL,
+  SERVER_SESSION_OPTIONS,
+  bulkMatchesApi,
+  checkBuild,
+  checkRoutes,
+  cleanupAsync,
+  cpuBusy,
+  createContentTypes,
+  createDatabase,
+  dropDatabase,
+  failed,
+  getJson,
+  installSignalHandlers,
+  keepDatabase,
+  makeTempDir,
+  measure,
+  measureSql,
+  ms,
+  pct,
+  percentile,
+  postgresReachable,
+  printRouteTable,
+  removeTempDir,
+  root,
+  runStandalone,
+  seconds,
+  seedTypedEntries,
+  setup,
+  startServer,
+  stopServer,
+  tableLines,
+  typedBulkInsert,
+  withServerOutput,
+} from './support.mjs';
+
+const BUCKET = 'general';
+const PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry'];
+const ABILITIES = ['entries:read', 'entries:query', 'entries:write'];
+const AUTHORS = 1000;
+const API_CREATED = { authors: 3, articles: 5 }; // through the API before the bulk inserts
+const TIMEZONES = ['UTC', 'Europe/Berlin'];
+const BATCH_SIZE = 100;
+const BATCH_WARMUP = 2;
+const TARGETS = {
+  page: { ratio: 5, p50: 20 },
+  aggregate: { ratio: 0.9 },
+};
+
+const CONTENT_TYPES = [
+  { name: 'authors', name_field: 'name', fields: [{ name: 'name', type: 'text' }] },
+  {
+    name: 'articles',
+    name_field: 'title',
+    fields: [
+      { name: 'title', type: 'text' },
+      { name: 'amount', type: 'number' },
+      { name: 'published_at', type: 'date', format: 'datetime' },
+      { name: 'state', type: 'text' },
+      { name: 'author', type: 'relation', targets: ['authors'], multiple: false },
+    ],
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// The rows: the same in JavaScript (API), in the typed entries' bulk insert and in the plain
+// tables. Article g and author k count from 1 in creation order; `authors` holds the authors'
+// ULIDs in that order.
+
+const START = Date.UTC(2024, 0, 1); // 2024-01-01T00:00:00Z
+const authorOf = (g) => 1 + (g % AUTHORS); // the author's number k
+const authorFields = (k) => ({ name: `author ${k}` });
+const iso = (msValue) => new Date(msValue).toISOString().replace('.000Z', 'Z');
+// (g mod 997) * 1.25 + 0.1 as a double prints as the exact decimal (checked for every residue),
+// which the SQL writes with trim_scale.
+const articleFields = (g, authors) => ({
+  title: `title ${g}`,
+  amount: (g % 997) * 1.25 + 0.1,
+  published_at: iso(START + g * 5 * 60_000),
+  state: g % 3 === 0 ? 'draft' : 'published',
+  author: authors[authorOf(g) - 1],
+});
+
+const BULK_SQL = {
+  authors: typedBulkInsert(`jsonb_build_object('name', 'author ' || n)`),
+  // $7 the authors' ULIDs.
+  articles: typedBulkInsert(`jsonb_build_object(
+         'title', 'title ' || n,
+         'amount', trim_scale((n % 997) * 1.25 + 0.1),
+         'published_at', to_char(('2024-01-01T00:00:00Z'::timestamptz + n * interval '5 minutes') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+         'state', CASE WHEN n % 3 = 0 THEN 'draft' ELSE 'published' END,
+         'author', ($7::text[])[1 + n % ${AUTHORS}])`),
+};
+
+/** The plain tables, primary keys only, with the same rows ($1 the number of articles). */
+const PLAIN_TABLES = [
+  'CREATE TABLE authors (id int PRIMARY KEY, name text)',
+  'CREATE TABLE articles (id int PRIMARY KEY, title text, amount numeric(38,12), published_at timestamptz, status text, author int)',
+  `INSERT INTO authors (id, name) SELECT k, 'author ' || k FROM generate_series(1, ${AUTHORS}) k`,
+];
+const PLAIN_ARTICLES = `INSERT INTO articles (id, title, amount, published_at, status, author)
+  SELECT g, 'title ' || g, (g % 997) * 1.25 + 0.1, '2024-01-01T00:00:00Z'::timestamptz + g * interval '5 minutes',
+         CASE WHEN g % 3 = 0 THEN 'draft' ELSE 'published' END, 1 + g % ${AUTHORS}
+    FROM generate_series(1, $1::int) g`;
+
+// ---------------------------------------------------------------------------------------------
+// The questions
+
+const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
+const batchPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/batch`;
+const entriesPath = (ws) => `/api/v1/${ws}/entries`;
+const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const PAGE_QUERY = {
+  type: 'articles',
+  filter: { state: { eq: 'published' }, amount: { gt: 100 } },
+  sort: [{ field: 'published_at', direction: 'desc' }],
+  limit: 20,
+  fields: ['@id', 'title', 'amount', 'author.name'],
+};
+const PAGE_SQL = {
+  text: `SELECT a.id, a.title, a.amount, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author WHERE a.status = 'published' AND a.amount > 100 ORDER BY a.published_at DESC, a.id LIMIT 20`,
+  values: [],
+};
+
+const aggregateQuery = (timezone) => ({
+  type: 'articles',
+  aggregate: { count: true, sum: ['amount'], avg: ['amount'] },
+  groupBy: [{ field: 'published_at', interval: 'month', timezone }],
+  limit: 100,
+});
+const aggregateSql = (timezone) => ({
+  text: `SELECT date_trunc('month', published_at AT TIME ZONE $1) AS m, count(*), sum(amount), avg(amount) FROM articles GROUP BY 1 ORDER BY 1`,
+  values: [timezone],
+});
+
+/** The article by primary key, a random one per query (`values` is read once per query by measureSql). */
+const readSql = (count) => ({
+  text: `SELECT a.id, a.title, a.amount, a.published_at, a.status, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author WHERE a.id = $1`,
+  get values() {
+    return [1 + Math.floor(Math.random() * count)];
+  },
+});
+
+const pageShapeOk = (body) =>
+  Array.isArray(body.data) &&
+  body.data.length === 20 &&
+  body.data.every((r) => isDeepStrictEqual(Object.keys(r).sort(), ['@id', 'amount', 'author', 'title']) && ULID_RE.test(r['@id']) && typeof r.author?.name === 'string') &&
+  body.pagination?.hasMore === true;
+
+const aggregateShapeOk = (body) =>
+  Array.isArray(body.data) &&
+  body.data.length > 0 &&
+  body.data.every((r) => typeof r.group?.published_at === 'string' && Number.isInteger(r.count) && typeof r.sum?.amount === 'string' && typeof r.avg?.amount === 'string') &&
+  body.pagination?.hasMore === false;
+
+/** A rendered article of the read by id: its fields, the author rendered with its name. */
+const readOk = (a) =>
+  ULID_RE.test(a?.id ?? '') &&
+  a.status === 'published' &&
+  /^title \d+$/.test(a.fields?.title ?? '') &&
+  typeof a.fields.amount === 'number' &&
+  ULID_RE.test(a.fields.author?.id ?? '') &&
+  /^author \d+$/.test(a.fields.author?.fields?.name ?? '');
+
+/** The routes loaded with autocannon (each answers 200, and what it should, before the load). */
+function loadRoutes(base, ws, key, seed) {
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+  const url = `${base}${queryPath(ws)}`;
+  const ids = seed.articles;
+  const randomPath = () => `${entriesPath(ws)}/${ids[Math.floor(Math.random() * ids.length)]}`;
+  return [
+    {
+      route: 'page',
+      label: `filtered page: POST ${queryPath(ws)}`,
+      url,
+      headers,
+      request: { method: 'POST', body: JSON.stringify(PAGE_QUERY) },
+      check: pageShapeOk,
+    },
+    ...TIMEZONES.map((tz) => ({
+      route: `aggregate-${tz}`,
+      timezone: tz,
+      label: `monthly aggregate ${tz}: POST ${queryPath(ws)}`,
+      url,
+      headers,
+      request: { method: 'POST', body: JSON.stringify(aggregateQuery(tz)) },
+      check: aggregateShapeOk,
+    })),
+    {
+      route: 'read',
+      label: `read by id: GET ${entriesPath(ws)}/{random article ULID}`,
+      url: `${base}${randomPath()}`,
+      path: randomPath,
+      headers: { Authorization: `Bearer ${key}` },
+      request: { requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: randomPath() }) }] },
+      check: readOk,
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact decimals (sums and averages compared to the last digit)
+
+/** A decimal's text without trailing zeros after the point (`1245.100000000000` -> `1245.1`). */
+const trimDecimal = (s) => (String(s).includes('.') ? String(s).replace(/0+$/, '').replace(/\.$/, '') : String(s));
+
+/** A decimal's text as an integer count of 10^-scale (exact; digits past `scale` must be zero). */
+function scaled(s, scale) {
+  const m = /^(-?)(\d+)(?:\.(\d*))?$/.exec(String(s));
+  if (!m) throw new Error(`not a decimal: ${s}`);
+  const frac = (m[3] ?? '').padEnd(scale, '0');
+  if (/[1-9]/.test(frac.slice(scale))) throw new Error(`${s} has more than ${scale} decimal places`);
+  const v = BigInt(m[2] + frac.slice(0, scale));
+  return m[1] ? -v : v;
+}
+
+/** An integer count of 10^-scale as text with exactly `scale` places. */
+function unscaled(v, scale) {
+  const neg = v < 0n;
+  const digits = (neg ? -v : v).toString().padStart(scale + 1, '0');
+  return `${neg ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+}
+
+/** The average of an exact sum over n, rounded half away from zero to 12 places, as 12-place text. */
+function exactAverage(sum, n) {
+  const s = scaled(sum, 12);
+  const count = BigInt(n);
+  const q = (2n * (s < 0n ? -s : s) + count) / (2n * count);
+  return unscaled(s < 0n ? -q : q, 12);
+}
+
+/** A decimal rounded half away from zero to 12 places, as 12-place text. */
+function round12(s) {
+  const m = /^(-?)(\d+)(?:\.(\d*))?$/.exec(String(s));
+  const frac = (m[3] ?? '').padEnd(13, '0');
+  let v = BigInt(m[2] + frac.slice(0, 12));
+  if (frac[12] >= '5') v += 1n;
+  return unscaled(m[1] ? -v : v, 12);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeding and the checks before the load
+
+async function seedPostgres(base, ws, key, client, count) {
+  const started = performance.now();
+  const { workspaceId, types } = await createContentTypes(base, client, ws, BUCKET, CONTENT_TYPES);
+  const newUlid = monotonicFactory();
+  const seedType = (type, total, fieldsOf, extra) =>
+    seedTypedEntries({ base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
+  const authors = await seedType('authors', AUTHORS, authorFields, []);
+  // The API-created articles reference bulk-inserted authors: the API checks that they exist.
+  const articles = await seedType('articles', count, (g) => articleFields(g, authors.ids), [authors.ids]);
+  let t = performance.now();
+  for (const statement of PLAIN_TABLES) await client.query(statement);
+  await client.query(PLAIN_ARTICLES, [count]);
+  const plainMs = performance.now() - t;
+  t = performance.now();
+  // VACUUM as well: autovacuum would otherwise visit the new rows in the middle of a run.
+  await client.query(`VACUUM (ANALYZE) entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}, authors, articles`);
+  return {
+    workspaceId,
+    types,
+    authors: authors.ids,
+    articles: articles.ids,
+    created: { authors: authors.created, articles: articles.created },
+    apiMs: authors.apiMs + articles.apiMs,
+    insertMs: authors.insertMs + articles.insertMs,
+    plainMs,
+    analyzeMs: performance.now() - t,
+    totalMs: performance.now() - started,
+  };
+}
+
+/**
+ * A bulk-inserted article must query like an API-created one (fields, metadata, author), the
+ * rows equal column by column, and the typed storage filled for every entry.
+ */
+async function shapeCheck(base, ws, key, client, seed, count) {
+  const problems = [];
+  const query = async (id, fields) => (await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify({ type: 'articles', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }) })).data;
+  const meta = ['@id', '@status', '@lock_version', '@locales', '@publish_at', 'author.@id', 'author.name'];
+  for (const [what, g] of [
+    ['API-created', 1],
+    ['bulk', count],
+  ]) {
+    const id = seed.articles[g - 1];
+    const [own] = await query(id);
+    const expected = articleFields(g, seed.authors);
+    if (!isDeepStrictEqual(own, expected)) problems.push(`${what} article ${g}: own fields ${JSON.stringify(own)}, expected ${JSON.stringify(expected)}`);
+    const [m] = await query(id, meta);
+    if (m?.['@id'] !== id || m['@status'] !== 'published' || m['@lock_version'] !== 0 || !isDeepStrictEqual(m['@locales'], ['en-US']) || m['@publish_at'] !== null) {
+      problems.push(`${what} article ${g}: metadata ${JSON.stringify(m)}`);
+    }
+    if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `author ${authorOf(g)}`) problems.push(`${what} article ${g}: author ${JSON.stringify(m?.author)}`);
+  }
+  problems.push(
+    ...(await bulkMatchesApi(
+      client,
+      seed.workspaceId,
+      [
+        ['authors', seed.created.authors[0].id, seed.authors[AUTHORS - 1]],
+        ['articles', seed.created.articles[0].id, seed.articles[count - 1]],
+      ],
+      { authors: AUTHORS, articles: count },
+    )),
+  );
+  // Typed storage: a row per entry, every field's column filled (the triggers of the bulk insert).
+  for (const [name, n] of [
+    ['authors', AUTHORS],
+    ['articles', count],
+  ]) {
+    const def = seed.defs.get(name);
+    const columns = def.fields.map((f) => `count(f${f.id})::int AS "${f.name}"`).join(', ');
+    const [r] = (await client.query(`SELECT count(*)::int AS rows, ${columns} FROM typed_${def.id} WHERE live AND locale = 'en-US'`)).rows;
+    if (Object.values(r).some((v) => v !== n)) problems.push(`typed_${def.id} (${name}): ${JSON.stringify(r)}, expected ${n} rows with every column filled`);
+  }
+  return problems;
+}
+
+/** The filtered page: the API's titles, amounts and author names in order, against the plain SQL's. */
+async function verifyPage(base, ws, key, client) {
+  const api = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(PAGE_QUERY) });
+  const plain = (await client.query(PAGE_SQL.text)).rows;
+  const a = api.data.map((r) => ({ title: r.title, amount: trimDecimal(String(r.amount)), author: r.author?.name }));
+  const p = plain.map((r) => ({ title: r.title, amount: trimDecimal(r.amount), author: r.name }));
+  const problems = [];
+  if (!isDeepStrictEqual(a, p)) problems.push(`API ${JSON.stringify(a)} vs SQL ${JSON.stringify(p)}`);
+  if (api.pagination?.hasMore !== true) problems.push(`pagination ${JSON.stringify(api.pagination)}: expected hasMore true`);
+  return { problems, rows: p, apiIds: api.data.map((r) => r['@id']) };
+}
+
+/**
+ * Each aggregate's answer against the plain SQL's figures: month, count, sum (exact) and avg (the
+ * SQL's sum over its count, rounded half away from zero to 12 places; the SQL's own avg rounded so
+ * is shown beside it when it differs).
+ */
+async function verifyAggregates(base, ws, key, textClient) {
+  const out = {};
+  for (const tz of TIMEZONES) {
+    const api = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(aggregateQuery(tz)) });
+    const { text, values } = aggregateSql(tz);
+    const plain = (await textClient.query(text, values)).rows;
+    const expected = plain.map((r) => ({ group: { published_at: r.m.slice(0, 10) }, count: Number(r.count), sum: { amount: trimDecimal(r.sum) }, avg: { amount: exactAverage(r.sum, r.count) } }));
+    const diffs = [];
+    if (api.pagination?.hasMore !== false) diffs.push(`pagination ${JSON.stringify(api.pagination)}: expected hasMore false`);
+    if (api.data.length !== expected.length) diffs.push(`${api.data.length} groups, the SQL has ${expected.length}`);
+    for (let i = 0; i < Math.max(api.data.length, expected.length) && diffs.length < 8; i++) {
+      if (!isDeepStrictEqual(api.data[i], expected[i])) diffs.push(`group ${i}: API ${JSON.stringify(api.data[i])}, SQL ${JSON.stringify(expected[i])} (SQL avg ${plain[i]?.avg})`);
+    }
+    const avgRounding = plain.filter((r) => round12(r.avg) !== exactAverage(r.sum, r.count)).length;
+    out[tz] = { expected, diffs, avgRounding, total: expected.reduce((s, g) => s + g.count, 0) };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page's statement as the server runs it, and the plans
+
+/** A pg client as the SqlRunner the server's compiled modules take. */
+const runnerOf = (client) => ({
+  async query(text, values) {
+    const r = await client.query(text, values);
+    return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length };
+  },
+  async exec(text) {
+    await client.query(text);
+  },
+  async execReturning(text) {
+    const r = await client.query(text);
+    return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length };
+  },
+});
+
+const load = (p) => createRequire(import.meta.url)(path.join(root, 'dist/server/src', p));
+
+/** The bucket's content types as the server reads them (core/entries/content-types.ts). */
+async function contentTypeDefs(client, bucketId) {
+  const { bucketContentTypes } = load('core/entries/content-types.js');
+  return bucketContentTypes(runnerOf(client), bucketId);
+}
+
+/**
+ * The statement `POST /entries/query` runs for `body`, built by the server's own compiled modules
+ * as core/entries/query/run.ts (prepareQuery, executeQuery) and core/query/run.ts
+ * (queryStatement) build it.
+ */
+function pageStatement(workspaceId, defs, body) {
+  const { parseEntryQuery } = load('core/entries/query/parse.js');
+  const { queryStatement } = load('core/query/run.js');
+  const { fieldErrors } = load('http/errors.js');
+  const type = defs.get(body.type);
+  const locale = body.locale ?? 'en-US';
+  const errors = fieldErrors();
+  const plan = parseEntryQuery(body, type, defs, errors);
+  if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
+  const visibility = { workspaceId, kinds: ['typed'], contentTypeId: type.id, typed: true };
+  const relations = { bucketId: type.bucketId, locale };
+  return queryStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations }).statement.toQuery();
+}
+
+/** A bound value as an SQL literal (numbers, strings, booleans, arrays of strings), for EXECUTE. */
+const literal = (v) => {
+  const quote = (t) => `'${String(t).replace(/'/g, "''")}'`;
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return quote(`{${v.map((x) => `"${String(x).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  return quote(v);
+};
+
+/**
+ * The plan the server runs: its query statements are prepared (db/database.ts, `'bounded'`), so
+ * after a few runs PostgreSQL may use its generic plan. Prepared the same way here, run 8 times,
+ * then EXPLAIN (ANALYZE, BUFFERS) of one more execution.
+ */
+async function preparedPlan(client, statement) {
+  for (let i = 0; i < 8; i++) await client.query({ name: 'bench_anchor_page', text: statement.text, values: statement.values });
+  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_anchor_page(${statement.values.map(literal).join(', ')})`);
+  return explained.rows.map((r) => r['QUERY PLAN']);
+}
+
+async function plainPlan(client, statement) {
+  await client.query(statement.text, statement.values);
+  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
+  return explained.rows.map((r) => r['QUERY PLAN']);
+}
+
+/**
+ * The rebuilt statement must be the server's: the same entries in the same order as the API
+ * answer, and its text a continuation of what pg_stat_activity shows of the server's connections
+ * (their last statement, truncated to track_activity_query_size).
+ */
+async function checkStatement(client, dbName, statement, apiIds) {
+  const problems = [];
+  const ids = (await client.query(statement.text, statement.values)).rows.slice(0, apiIds.length).map((r) => r.entry_id);
+  if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
+  // Only the statement's first part (the select list, the same for every query statement of this
+  // shape) fits in track_activity_query_size: the rows above tell the rest.
+  const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE 'SELECT e.id, e.entry_id,%'`, [dbName])).rows.map((r) => r.query);
+  const same = seen.filter((q) => statement.text.startsWith(q));
+  if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
+  else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
+  return { problems, compared: same.length ? Math.max(...same.map((q) => q.length)) : 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch writes
+
+async function postBatch(base, ws, key, idempotencyKey, body) {
+  const started = performance.now();
+  const res = await fetch(`${base}${batchPath(ws)}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, ms: performance.now() - started, text, json };
+}
+
+const summarize = (times) => {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { runs: sorted.length, median: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted[sorted.length - 1] };
+};
+
+/**
+ * Sequential batches of 100 creates of published articles (articles count + 1 on), each with an
+ * Idempotency-Key; then the same rows into the plain table, one INSERT per batch.
+ */
+async function benchBatches(base, ws, key, client, seed, count, runs) {
+  const problems = [];
+  const times = [];
+  const expectedTitles = new Map(); // id -> title
+  const gOf = (b, j) => count + b * BATCH_SIZE + j + 1;
+  for (let b = 0; b < BATCH_WARMUP + runs; b++) {
+    const operations = Array.from({ length: BATCH_SIZE }, (_, j) => ({ action: 'create', type: 'articles', status: 'published', fields: articleFields(gOf(b, j), seed.authors) }));
+    const res = await postBatch(base, ws, key, randomUUID(), { operations });
+    if (res.status !== 200) {
+      problems.push(`batch ${b}: HTTP ${res.status} ${res.text.slice(0, 500)}`);
+      continue;
+    }
+    const data = res.json?.data;
+    const ok = Array.isArray(data) && data.length === BATCH_SIZE && data.every((r, j) => r.index === j && r.action === 'create' && ULID_RE.test(r.id));
+    if (!ok) problems.push(`batch ${b}: unexpected answer ${res.text.slice(0, 500)}`);
+    else data.forEach((r, j) => expectedTitles.set(r.id, `title ${gOf(b, j)}`));
+    if (b >= BATCH_WARMUP) times.push(res.ms);
+  }
+  const found = new Map(
+    (
+      await client.query(`SELECT e.entry_id, c.data ->> 'title' AS title FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = 'en-US' WHERE e.entry_id = ANY($1::text[]) AND e.deleted_at IS NULL AND e.status = 'published'`, [
+        [...expectedTitles.keys()],
+      ])
+    ).rows.map((r) => [r.entry_id, r.title]),
+  );
+  const missing = [...expectedTitles].filter(([id, title]) => found.get(id) !== title);
+  if (missing.length) problems.push(`${missing.length} of the ${expectedTitles.size} created ids answered are not published articles with their title, e.g. ${JSON.stringify(missing.slice(0, 3))}`);
+
+  // The same rows into the plain table (ids after the API's, so both sets are new rows).
+  const plainTimes = [];
+  const offset = (BATCH_WARMUP + runs) * BATCH_SIZE;
+  for (let b = 0; b < BATCH_WARMUP + runs; b++) {
+    const cols = { id: [], title: [], amount: [], published_at: [], status: [], author: [] };
+    for (let j = 0; j < BATCH_SIZE; j++) {
+      const g = gOf(b, j) + offset;
+      const f = articleFields(g, seed.authors);
+      cols.id.push(g), cols.title.push(f.title), cols.amount.push(String(f.amount)), cols.published_at.push(f.published_at), cols.status.push(f.state), cols.author.push(authorOf(g));
+    }
+    const t = performance.now();
+    await client.query(
+      `INSERT INTO articles (id, title, amount, published_at, status, author) SELECT * FROM unnest($1::int[], $2::text[], $3::numeric[], $4::timestamptz[], $5::text[], $6::int[])`,
+      [cols.id, cols.title, cols.amount, cols.published_at, cols.status, cols.author],
+    );
+    if (b >= BATCH_WARMUP) plainTimes.push(performance.now() - t);
+  }
+  return { api: summarize(times), sql: summarize(plainTimes), created: expectedTitles.size, problems };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Runs of one route as one row: answers and errors summed, the mean rate, the median p50, the worst p99. */
+function combineRounds(runs, secondsEach) {
+  const sum = (k) => runs.reduce((n, r) => n + (r[k] ?? 0), 0);
+  return {
+    rps: sum('rps') / runs.length,
+    ok: sum('ok'),
+    total: sum('total'),
+    seconds: secondsEach * runs.length,
+    p50: percentile(runs.map((r) => r.p50).sort((a, b) => a - b), 50),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    statusCodes: runs.map((r) => r.statusCodes).filter(Boolean).join(' '),
+    lastError: runs.findLast((r) => r.lastError)?.lastError,
+  };
+}
+
+async function runPostgres({ adminUrl, opts, count, batchRuns }) {
+  const dataDir = makeTempDir('wsapi-bench-anchor-');
+  const db = await createDatabase(adminUrl);
+  const client = new pg.Client({ connectionString: db.url, options: SERVER_SESSION_OPTIONS });
+  // Every value as PostgreSQL's text (timestamps, counts, exact numerics), for the aggregate checks.
+  const textClient = new pg.Client({ connectionString: db.url, options: SERVER_SESSION_OPTIONS, types: { getTypeParser: () => (v) => v } });
+  let server;
+  try {
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
+    await client.connect();
+    await textClient.connect();
+    const prepared = await (async () => {
+      const { ws, key } = await setup(server.base, { permissions: PERMISSIONS, abilities: ABILITIES });
+      const seed = await seedPostgres(server.base, ws, key, client, count);
+      seed.defs = await contentTypeDefs(client, seed.types.get('articles').bucket_id);
+      const shapeProblems = await shapeCheck(server.base, ws, key, client, seed, count);
+      return { ws, key, seed, shapeProblems };
+    })().catch((err) => {
+      throw withServerOutput(server, err);
+    });
+    const { ws, key, seed, shapeProblems } = prepared;
+    console.log(
+      `anchor: seeded ${count.toLocaleString('en-US')} published articles and ${AUTHORS.toLocaleString('en-US')} authors on PostgreSQL in ${seconds(seed.totalMs)} ` +
+        `(${API_CREATED.authors} authors and ${API_CREATED.articles} articles through the API ${seconds(seed.apiMs)}; the rest with one INSERT per type ${seconds(seed.insertMs)}; ` +
+        `the plain tables ${seconds(seed.plainMs)}; VACUUM ANALYZE ${seconds(seed.analyzeMs)})`,
+    );
+    if (shapeProblems.length) for (const p of shapeProblems) console.log(`anchor: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
+    else console.log('anchor: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled');
+
+    const page = await verifyPage(server.base, ws, key, client);
+    const aggregates = await verifyAggregates(server.base, ws, key, textClient);
+
+    const routes = loadRoutes(server.base, ws, key, seed);
+    await checkRoutes(routes, server.base);
+    const busy = await cpuBusy();
+    if (busy > 0.2) console.log(`anchor: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
+    const byRoute = (name) => routes.find((r) => r.route === name);
+    const pageRoute = byRoute('page');
+    if (opts.serverWarmupSeconds > 0) await measure(pageRoute.url, pageRoute.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
+
+    // Each question and its plain SQL (10 clients of their own, the server idle meanwhile),
+    // alternately for BENCH_ANCHOR_ROUNDS rounds; the comparison takes all the rounds together.
+    const rounds = ` (${opts.rounds} rounds of ${opts.seconds} s, alternating)`;
+    const compared = [];
+    const alternate = async (route, statement, sqlLabel) => {
+      const api = [];
+      const plain = [];
+      for (let i = 0; i < opts.rounds; i++) {
+        api.push(await measure(route.url, route.headers, opts, route.request));
+        plain.push(await measureSql(db.url, statement, opts));
+      }
+      const row = { question: route.route, api: { ...route, ...combineRounds(api, opts.seconds), label: `${route.label}${rounds}` }, sql: { route: `sql-${route.route}`, label: `  ${sqlLabel} (pg, ${opts.connections} clients)${rounds}`, ...combineRounds(plain, opts.seconds) } };
+      compared.push(row);
+      return row;
+    };
+    await alternate(pageRoute, PAGE_SQL, 'plain SQL');
+
+    // The page's statement as the server runs it (checked right after its load: the server's
+    // connections last ran it), its plan and the plain SQL's.
+    const statement = pageStatement(seed.workspaceId, seed.defs, PAGE_QUERY);
+    const check = await checkStatement(client, db.name, statement, page.apiIds);
+    const plan = await preparedPlan(client, statement);
+    const sqlPlan = await plainPlan(client, PAGE_SQL);
+
+    for (const tz of TIMEZONES) await alternate(byRoute(`aggregate-${tz}`), aggregateSql(tz), 'plain SQL');
+    // The read by id, one run of each.
+    const readRoute = byRoute('read');
+    compared.push({
+      question: 'read',
+      api: { ...readRoute, ...(await measure(readRoute.url, readRoute.headers, opts, readRoute.request)), seconds: opts.seconds },
+      sql: { route: 'sql-read', label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, readSql(count), opts)), seconds: opts.seconds },
+    });
+
+    // The defaults (response cache on), for information; then the batch writes.
+    const stopped = await stopServer(server.child);
+    if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local' } });
+    const cachedRoutes = loadRoutes(server.base, ws, key, seed).map((r) => ({ ...r, route: `${r.route}-cached`, label: `${r.label} [defaults]` }));
+    await checkRoutes(cachedRoutes, server.base);
+    const cached = [];
+    for (const r of cachedRoutes) cached.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
+    const batches = await benchBatches(server.base, ws, key, client, seed, count, batchRuns);
+    return { compared, cached, startMs: server.startMs, busy, seed, shapeProblems, page, aggregates, statement, check, plan, sqlPlan, batches };
+  } finally {
+    await client.end().catch(() => {});
+    await textClient.end().catch(() => {});
+    if (server) {
+      const stopped = await stopServer(server.child);
+      if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+    }
+    // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
+    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`anchor: kept ${db.url}`);
+    else await dropDatabase(db.name, adminUrl);
+    removeTempDir(dataDir);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const verdict = (ok) => (ok ? 'met' : 'MISSED');
+const rate = (row) => row.ok / row.seconds; // answers per second that were answers (2xx)
+const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '-');
+
+function report(r, count, opts) {
+  printRouteTable(
+    `anchor on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, RESPONSE_CACHE_MB=0, ${opts.connections} connections (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
+    r.compared.flatMap((q) => [{ ...q.api, target: undefined }, { ...q.sql, target: undefined }]),
+    100,
+  );
+  printRouteTable('anchor with the defaults (response cache on: the same answer asked again comes from it), one run each, for information:', r.cached.map((x) => ({ ...x, target: undefined })), 100);
+
+  const lines = [];
+  lines.push(
+    `  filtered page compared with the plain SQL before the load: ` +
+      (r.page.problems.length ? `DIFFERS: ${r.page.problems.join('; ')}` : `the same ${r.page.rows.length} titles, amounts and author names in the same order (first: ${JSON.stringify(r.page.rows[0])})`),
+  );
+  let exact = true;
+  for (const tz of TIMEZONES) {
+    const a = r.aggregates[tz];
+    exact &&= a.diffs.length === 0;
+    lines.push(
+      `  aggregate ${tz}: ${a.expected.length} month groups, ${a.total.toLocaleString('en-US')} articles; API vs plain SQL: ` +
+        (a.diffs.length ? `${a.diffs.length} DIFFERENCES` : 'every group equal (month, count, sum exact, avg to 12 places)') +
+        (a.avgRounding ? ` (the SQL's own avg() rounded to 12 places differs from the exact average in ${a.avgRounding} groups)` : ''),
+    );
+    for (const d of a.diffs) lines.push(`    ${d}`);
+  }
+  const [utc, berlin] = TIMEZONES.map((tz) => new Map(r.aggregates[tz].expected.map((g) => [g.group.published_at, g.count])));
+  const differ = [...new Set([...utc.keys(), ...berlin.keys()])].filter((m) => utc.get(m) !== berlin.get(m)).length;
+  lines.push(`  (${differ} of the month groups count differently in UTC and Europe/Berlin)`);
+  const b = r.batches;
+  lines.push(
+    `  batch of ${BATCH_SIZE} creates (defaults server), ${b.api.runs}× sequential after ${BATCH_WARMUP} not counted: median ${ms(b.api.median)} ms, p95 ${ms(b.api.p95)} ms, max ${ms(b.api.max)} ms; ` +
+      `${b.created.toLocaleString('en-US')} created ids checked; plain SQL INSERT of the same ${BATCH_SIZE} rows: median ${ms(b.sql.median)} ms, p95 ${ms(b.sql.p95)} ms`,
+  );
+  for (const p of b.problems) lines.push(`    PROBLEM: ${p}`);
+  for (const line of lines) console.log(line);
+
+  console.log(`  filtered page statement (rebuilt with dist/ modules as core/entries/query/run.ts and core/query/run.ts build it), values ${JSON.stringify(r.statement.values)}:`);
+  if (r.check.problems.length) for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
+  else console.log(`  (same entries in the same order as the API answer; its first ${r.check.compared} characters, all pg_stat_activity keeps (the select list), identical to the server's statements there)`);
+  for (const line of r.statement.text.split('\n')) console.log(`    ${line}`);
+  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):');
+  for (const line of r.plan) console.log(`    ${line}`);
+  console.log(`  plain SQL: ${PAGE_SQL.text}`);
+  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it (after one run):');
+  for (const line of r.sqlPlan) console.log(`    ${line}`);
+
+  // The summary.
+  const rows = [];
+  const q = (name) => r.compared.find((x) => x.question === name);
+  const pageQ = q('page');
+  const pageRatio = rate(pageQ.api) / rate(pageQ.sql);
+  const pageOk = pageRatio >= TARGETS.page.ratio && pageQ.api.p50 < TARGETS.page.p50 && !failed(pageQ.api) && r.page.problems.length === 0;
+  rows.push({ question: 'filtered page', api: rate(pageQ.api), p50: pageQ.api.p50, sql: rate(pageQ.sql), ratio: pageRatio, target: `>= ${TARGETS.page.ratio}× SQL, p50 < ${TARGETS.page.p50} ms, same rows`, verdict: verdict(pageOk), ok: pageOk });
+  for (const tz of TIMEZONES) {
+    const a = q(`aggregate-${tz}`);
+    const ratio = rate(a.api) / rate(a.sql);
+    const ok = ratio >= TARGETS.aggregate.ratio && !failed(a.api) && r.aggregates[tz].diffs.length === 0;
+    rows.push({ question: `monthly aggregate ${tz}`, api: rate(a.api), p50: a.api.p50, sql: rate(a.sql), ratio, target: `>= ${TARGETS.aggregate.ratio}× SQL, same figures`, verdict: verdict(ok), ok });
+  }
+  const read = q('read');
+  rows.push({ question: 'read by id (author rendered)', api: rate(read.api), p50: read.api.p50, sql: rate(read.sql), ratio: rate(read.api) / rate(read.sql), target: '(measured)', verdict: '-' });
+  rows.push({
+    question: `batch of ${BATCH_SIZE} creates (sequential)`,
+    api: 1000 / b.api.median,
+    p50: b.api.median,
+    sql: 1000 / b.sql.median,
+    ratio: b.sql.median / b.api.median,
+    target: `(timed: median ${ms(b.api.median)} ms, p95 ${ms(b.api.p95)} ms)`,
+    verdict: b.problems.length ? 'PROBLEMS' : '-',
+  });
+  console.log(`anchor summary (PostgreSQL, ${count.toLocaleString('en-US')} articles, response cache off for the comparisons; ratio = API answers/s ÷ plain SQL answers/s):`);
+  const table = tableLines(
+    [
+      { title: 'question', width: 34, align: 'left', value: (x) => x.question },
+      { title: 'API req/s', width: 11, value: (x) => (Number.isFinite(x.api) ? x.api.toFixed(1) : '-') },
+      { title: 'p50 ms', width: 10, value: (x) => ms(x.p50) },
+      { title: 'SQL tps', width: 11, value: (x) => (Number.isFinite(x.sql) ? x.sql.toFixed(1) : '-') },
+      { title: 'ratio', width: 10, value: (x) => times(x.ratio) },
+      { title: '  target', width: 54, align: 'left', value: (x) => `  ${x.target}` },
+      { title: 'verdict', gap: '  ', value: (x) => x.verdict },
+    ],
+    rows,
+  );
+  for (const line of table) console.log(line);
+  console.log(`  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`);
+  return { rows, exact };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function benchAnchor(options = {}) {
+  const env = process.env;
+  const opts = {
+    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
+    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
+    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
+    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    rounds: Number(options.rounds ?? env.BENCH_ANCHOR_ROUNDS ?? 3),
+  };
+  if (!(opts.rounds >= 1)) throw new Error('BENCH_ANCHOR_ROUNDS must be at least 1');
+  const count = Number(options.entries ?? env.BENCH_ANCHOR_ENTRIES ?? 100_000);
+  const batchRuns = Number(options.batchRuns ?? env.BENCH_BATCH_RUNS ?? 20);
+  const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
+  if (!(count >= 1000)) throw new Error('BENCH_ANCHOR_ENTRIES must be at least 1000');
+  if (!(batchRuns >= 1)) throw new Error('BENCH_BATCH_RUNS must be at least 1');
+  checkBuild('anchor');
+
+  const removeHandlers = installSignalHandlers('anchor bench');
+  let result;
+  let invalid = false;
+  const started = performance.now();
+  try {
+    console.log(
+      `anchor: ${opts.connections} connections, ${opts.serverWarmupSeconds} s of the filtered page first, then ${opts.warmupSeconds} s warm-up + ${opts.seconds} s per run; ` +
+        `node ${process.version}, ${os.cpus().length} CPUs (autocannon and the plain SQL clients run on the same machine); embedded database: skipped (see the file's header)`,
+    );
+    const reachable = await postgresReachable(adminUrl);
+    if (reachable !== true) {
+      const msg = `PostgreSQL at ${adminUrl} not reachable (${reachable.message})`;
+      if (env.BENCH_REQUIRE_POSTGRES === '1') throw new Error(msg);
+      console.log(`anchor: ${msg}: skipped (the anchor bench runs on PostgreSQL only)`);
+      return { result, invalid };
+    }
+    result = await runPostgres({ adminUrl, opts, count, batchRuns });
+    const v = report(result, count, opts);
+    if (result.compared.some((x) => failed(x.api) || x.sql.errors > 0) || result.cached.some(failed)) invalid = true;
+    const summary = v.rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target}: ${x.verdict}`);
+    console.log(`anchor targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): ${summary.join('; ')}`);
+    console.log(`anchor: section took ${seconds(performance.now() - started)}`);
+    if (invalid) console.log('anchor: WARNING: some responses were not 2xx (or failed); those figures are not valid');
+  } finally {
+    await cleanupAsync();
+    removeHandlers();
+  }
+  return { result, invalid };
+}
+
+await runStandalone(import.meta, 'anchor', benchAnchor);
