@@ -107,21 +107,27 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
     const { interval, timezone } = g.bucket;
     const local = (target: Target, s: Scope): Sql => {
       if (target.kind === 'meta') return sql`(${raw(`${s.entry}.${target.column}`)} AT TIME ZONE ${timezone}::text)`;
-      const v = textAt((target as { path: string[] }).path, s.doc);
+      const path = (target as { path: string[] }).path;
       const dateOnly = end.kind === 'field' && end.def.format !== 'datetime';
       // Values of date fields are stored in their canonical forms (field-values.ts), so their
       // shape is enough to pick them out (LIKE costs a tenth of a regex per row); a malformed
       // value written around the API fails the cast, which runAggregate answers with a 422.
-      const fromDocument = dateOnly
-        ? sql`CASE WHEN ${v} LIKE '____-__-__' THEN (${v})::date::timestamp END`
-        : sql`CASE WHEN ${v} LIKE '____-__-__T__:__%' OR ${v} LIKE '____-__-__ __:__%' THEN ((${v})::timestamptz AT TIME ZONE ${timezone}::text) END`;
+      const fromDocument = (doc: string) => {
+        const v = textAt(path, doc);
+        return dateOnly
+          ? sql`CASE WHEN ${v} LIKE '____-__-__' THEN (${v})::date::timestamp END`
+          : sql`CASE WHEN ${v} LIKE '____-__-__T__:__%' OR ${v} LIKE '____-__-__ __:__%' THEN ((${v})::timestamptz AT TIME ZONE ${timezone}::text) END`;
+      };
       const column = groupColumn(target, s);
       // A time of day has no calendar date (its text matched no shape above): no bucket.
-      if (!column || column.type === 'time') return column ? raw('NULL::timestamp') : fromDocument;
-      const col = columnOf(column, s.row!);
-      // The typed value; where there is none the document is read as before, so that a value
-      // the API could not have written (typed storage holds none) is still refused.
-      return sql`coalesce(${column.type === 'timestamptz' ? sql`(${col} AT TIME ZONE ${timezone}::text)` : sql`(${col})::timestamp`}, ${fromDocument})`;
+      if (!column || column.type === 'time') return column ? raw('NULL::timestamp') : fromDocument(s.doc);
+      const row = s.row!;
+      const col = columnOf(column, row);
+      // The typed value; where there is none the document is read as before (a subquery, run
+      // only then), so that a value the API could not have written (typed storage holds none)
+      // is still refused.
+      const document = sql`(SELECT ${fromDocument('d')} FROM entry_contents d WHERE d.entry_pk = ${raw(row)}.entry_pk AND d.locale = ${raw(row)}.locale)`;
+      return sql`coalesce(${column.type === 'timestamptz' ? sql`(${col} AT TIME ZONE ${timezone}::text)` : sql`(${col})::timestamp`}, ${document})`;
     };
     return {
       raw: groupValue(g.target, scope, local),
