@@ -116,7 +116,7 @@ it('holds every value of a create and an update exactly, and follows locales and
     authors: `{${grace.id},${ada.id}}`,
     cover: String(file.id),
   });
-  await updateEntry(w, created.id, { fields: { title: 'Hallo', amount: 1.5, tags: [], author: null } }, '&locale=de-DE'.replace('&', '?'));
+  await updateEntry(w, created.id, { fields: { title: 'Hallo', amount: 1.5, tags: [], author: null } }, '?locale=de-DE');
   const de = await typedRow(created.id, 'de-DE');
   expect(de).toMatchObject({ title: 'Hallo', amount: '1.5', tags: '{}', author: null, flag: null });
   expect((await typedRow(created.id))!.title).toBe('Hello');
@@ -184,4 +184,23 @@ it('answers structured queries from the typed columns: filters, sorts, groups an
   // Rewriting the document puts the row back in step (the suite's check then passes).
   await updateEntry(w, a.id, { fields: { amount: 10 } });
   expect((await query({ fields: ['@id'], filter: { ...mine, amount: { gt: 25 } } })).body.data).toEqual([]);
+});
+
+it('keeps a base locale row for an entry without a document there, so base locale queries read the table alone', async () => {
+  const entry = await createEntry(w, 'article', { fields: { title: 'nur deutsch', amount: 11 } }, '&locale=de-DE');
+  expect(await typedRow(entry.id, 'de-DE')).toMatchObject({ title: 'nur deutsch', amount: '11' });
+  expect(await typedRow(entry.id)).toEqual(Object.fromEntries([['live', true], ...Object.keys(fieldIds).map((n) => [n, null])]));
+  // Its en-US values are all missing: an empty filter finds it, a condition on a value does not.
+  const query = (filter: Record<string, unknown>) => w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'article', fields: ['@id'], filter, limit: 100 });
+  expect((await query({ '@id': { eq: entry.id } })).body.data).toEqual([{ '@id': entry.id }]);
+  expect((await query({ '@id': { eq: entry.id }, amount: { eq: null } })).body.data).toEqual([{ '@id': entry.id }]);
+  expect((await query({ '@id': { eq: entry.id }, amount: { eq: 11 } })).body.data).toEqual([]);
+  const counted = await w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'article', aggregate: { count: true }, filter: { '@id': { eq: entry.id } } });
+  expect(counted.body.data).toEqual([{ count: 1 }]);
+  // An en-US document fills the row; removing the entry removes both.
+  await updateEntry(w, entry.id, { fields: { title: 'auch englisch' } });
+  expect(await typedRow(entry.id)).toMatchObject({ title: 'auch englisch', amount: null });
+  expect((await w.api.delete(w.entry(entry.id))).status).toBe(204);
+  expect(await typedRow(entry.id)).toBeUndefined();
+  expect(await typedRow(entry.id, 'de-DE')).toBeUndefined();
 });

@@ -6,11 +6,17 @@
 -- changes, SQL run by hand) keeps it in step and no write needs another round trip. Queries of
 -- typed entries filter, sort and aggregate on these columns (server/src/core/query/typed.ts).
 
+-- Every typed entry also has a row for the base locale (en-US), its fields NULL while it has no
+-- document there: a query of the base locale then reads every entry of the type from the table
+-- alone, its empty filters and aggregates included (in another locale, an entry without a
+-- document is found through `entries`).
+
 -- What each content type's table is and how a changed document reaches it.
 CREATE TABLE "typed_tables" (
     "content_type_id" INTEGER NOT NULL,
     "upsert_sql" TEXT NOT NULL,
     "delete_sql" TEXT NOT NULL,
+    "base_sql" TEXT NOT NULL,
     CONSTRAINT "typed_tables_pkey" PRIMARY KEY ("content_type_id")
 );
 ALTER TABLE "typed_tables" ADD CONSTRAINT "typed_tables_content_type_id_fkey" FOREIGN KEY ("content_type_id") REFERENCES "content_types"("id") ON DELETE CASCADE ON UPDATE CASCADE;
@@ -97,12 +103,15 @@ BEGIN
     EXECUTE format('CREATE INDEX %I ON %I (locale, %I ASC NULLS LAST, entry_id)', t || '_f' || f.id || '_asc', t, 'f' || f.id);
     EXECUTE format('CREATE INDEX %I ON %I (locale, %I DESC NULLS LAST, entry_id)', t || '_f' || f.id || '_desc', t, 'f' || f.id);
   END LOOP;
-  INSERT INTO typed_tables (content_type_id, upsert_sql, delete_sql) VALUES (
+  INSERT INTO typed_tables (content_type_id, upsert_sql, delete_sql, base_sql) VALUES (
     ct,
     format('INSERT INTO %I (entry_pk, locale, live, entry_id%s) SELECT n.entry_pk, n.locale, n.live, n.entry_id%s FROM changed n WHERE n.content_type_id = %s AND n.kind = ''typed''
             ON CONFLICT (entry_pk, locale) DO UPDATE SET live = EXCLUDED.live, entry_id = EXCLUDED.entry_id%s', t, names, vals, ct, sets),
-    format('DELETE FROM %I t USING %%s n WHERE n.content_type_id = %s AND t.entry_pk = n.entry_pk AND t.locale = n.locale%%s', t, ct));
+    format('DELETE FROM %I t USING %%s n WHERE n.content_type_id = %s AND t.entry_pk = n.entry_pk AND t.locale = n.locale%%s', t, ct),
+    -- The base locale's row of typed entries (a format string: where their ids come from).
+    format('INSERT INTO %I (entry_pk, locale, live, entry_id) SELECT e.id, ''en-US'', e.deleted_at IS NULL, e.entry_id FROM %%s WHERE e.content_type_id = %s AND e.kind = ''typed'' ON CONFLICT DO NOTHING', t, ct));
   EXECUTE format('INSERT INTO %I (entry_pk, locale, live, entry_id%s) SELECT n.entry_pk, n.locale, n.live, n.entry_id%s FROM entry_contents n WHERE n.content_type_id = %s AND n.kind = ''typed''', t, names, vals, ct);
+  EXECUTE format((SELECT base_sql FROM typed_tables WHERE content_type_id = ct), 'entries e');
 END $$;
 
 -- Created when the content type's transaction commits: its fields are inserted after it.
@@ -134,15 +143,49 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- Documents removed: their rows go, but an entry still typed keeps its base locale's row, its
+-- fields NULL (a document written next in the same transaction fills it again).
 CREATE FUNCTION typed_storage_unsync() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   s record;
 BEGIN
-  FOR s IN SELECT t.delete_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM removed) LOOP
+  FOR s IN SELECT t.delete_sql, t.base_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM removed) LOOP
     EXECUTE format(s.delete_sql, 'removed', '');
+    EXECUTE format(s.base_sql, 'removed n JOIN entries e ON e.id = n.entry_pk AND n.locale = ''en-US''');
   END LOOP;
   RETURN NULL;
 END $$;
+
+-- A new typed entry gets its base locale's row (filled by its document when it has one there).
+CREATE FUNCTION typed_storage_entries_added() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+BEGIN
+  FOR s IN SELECT t.base_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM added WHERE kind = 'typed') LOOP
+    EXECUTE format(s.base_sql, 'added e');
+  END LOOP;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER typed_storage_entries_added AFTER INSERT ON "entries" REFERENCING NEW TABLE AS added
+  FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_entries_added();
+
+-- An entry trashed, restored or no longer typed: its rows follow (those with documents follow
+-- through them too; the base locale's row may have none).
+CREATE FUNCTION typed_storage_entry_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  t text := 'typed_' || NEW.content_type_id;
+BEGIN
+  IF NEW.content_type_id IS NULL OR to_regclass(t) IS NULL THEN RETURN NULL; END IF;
+  IF NEW.kind <> 'typed' THEN
+    EXECUTE format('DELETE FROM %I WHERE entry_pk = $1', t) USING NEW.id;
+  ELSE
+    EXECUTE format('UPDATE %I SET live = $2, entry_id = $3 WHERE entry_pk = $1', t) USING NEW.id, NEW.deleted_at IS NULL, NEW.entry_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER typed_storage_entry_changed AFTER UPDATE OF kind, deleted_at, entry_id ON "entries" FOR EACH ROW
+  WHEN (OLD.kind IS DISTINCT FROM NEW.kind OR (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) OR OLD.entry_id IS DISTINCT FROM NEW.entry_id)
+  EXECUTE FUNCTION typed_storage_entry_changed();
 
 CREATE TRIGGER typed_storage_inserted AFTER INSERT ON "entry_contents" REFERENCING NEW TABLE AS changed
   FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_sync();

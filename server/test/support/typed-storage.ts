@@ -2,7 +2,8 @@
 // triggers read documents into typed columns in SQL; this reads each document's values in
 // TypeScript (what a field of its type can hold, by the API's stored forms) and compares them
 // with the typed rows, so a row missing or left over, a value lost, changed or misread shows.
-// A value of the wrong shape (written around the API) is none in typed storage. Call it after a
+// A value of the wrong shape (written around the API) is none in typed storage, and every typed
+// entry has a row for the base locale (en-US), empty without a document there. Call it after a
 // suite's writes (`afterAll`).
 import Decimal from 'decimal.js';
 import { LosslessNumber, parse } from 'lossless-json';
@@ -107,6 +108,17 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
         const got = JSON.stringify(held(row[`f${f.id}`]));
         if (want !== got) out.push(`${table} entry ${d.k}: field ${f.name}: ${got} <> ${want}`);
       }
+    }
+    // Every typed entry has its base locale's row, every field none where it has no document there.
+    const entries = (await db.query<{ k: string; live: boolean; entry_id: string }>(`SELECT id || ' en-US' AS k, deleted_at IS NULL AS live, entry_id FROM entries WHERE content_type_id = $1 AND kind = 'typed'`, [type.id])).rows;
+    const documented = new Set(docs.map((d) => d.k));
+    for (const e of entries) {
+      if (documented.has(e.k)) continue;
+      const row = rows.get(e.k);
+      rows.delete(e.k);
+      if (!row) out.push(`${table} entry ${e.k}: no typed row for the base locale`);
+      else if (row.live !== e.live || row.entry_id !== e.entry_id) out.push(`${table} entry ${e.k}: visibility columns differ`);
+      else for (const f of type.fields) if (row[`f${f.id}`] !== null) out.push(`${table} entry ${e.k}: field ${f.name} holds a value without a document`);
     }
     for (const k of rows.keys()) out.push(`${table} entry ${k}: a typed row without a document`);
   }

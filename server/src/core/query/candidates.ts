@@ -5,7 +5,7 @@
 // names the entry's metadata. A GIN containment test then costs no lookup of each candidate's
 // entry row. Any other filter (an empty one, `eq null`, metadata alone) may match entries without
 // such a document, so it reads the entries with their documents beside them.
-import { scope, type EntryKind } from '../entries/store';
+import { BASE_LOCALE, scope, type EntryKind } from '../entries/store';
 import { raw, sql, type Sql } from '../sql';
 import type { FilterNode, Target } from './ast';
 import { typedTable } from './typed';
@@ -74,14 +74,15 @@ export function candidates(v: Visibility, locale: string, filter: FilterNode): C
 }
 
 /**
- * Typed entries: a filter that needs a document reads typed rows (`t`, one per entry with a
- * document in the locale), the only rows of the type's table, with the entry and the document
- * joined where a condition names them (the planner drops the joins no condition reads). Any
+ * Typed entries: the type's table holds a row per entry with a document in the locale, and one
+ * per entry in the base locale (empty without a document there). So a query of the base locale,
+ * or one whose filter needs a document, reads typed rows (`t`) alone, with the entry and the
+ * document joined where a condition names them (the planner drops the joins none reads). Any
  * other filter reads the entries, each with its typed row beside it (NULL columns without one).
  */
 function typedCandidates(v: Visibility, contentTypeId: number, locale: string, filter: FilterNode): Candidates {
   const table = raw(typedTable(contentTypeId));
-  if (requiresDocument(filter)) {
+  if (locale === BASE_LOCALE || requiresDocument(filter)) {
     return {
       from: sql`${table} t LEFT JOIN entries e ON e.id = t.entry_pk LEFT JOIN entry_contents c ON c.entry_pk = t.entry_pk AND c.locale = t.locale`,
       where: sql`t.locale = ${locale}::text AND t.live${v.also?.length ? sql` AND ${scope.and(...v.also)}` : raw('')}`,
