@@ -132,13 +132,18 @@ CREATE TRIGGER typed_storage_dropped AFTER DELETE ON "content_types" FOR EACH RO
 
 -- Documents written: their typed rows follow, one statement per content type the write touched.
 -- A document of an entry that is no longer typed (converted to a JSON entry) leaves its table.
+-- Every typed entry is written with a document; one written in another locale only gets its
+-- base locale's row here (an entry with an en-US document has it from that document).
 CREATE FUNCTION typed_storage_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   s record;
 BEGIN
-  FOR s IN SELECT t.upsert_sql, t.delete_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM changed) LOOP
+  FOR s IN SELECT t.upsert_sql, t.delete_sql, t.base_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM changed) LOOP
     EXECUTE format(s.delete_sql, 'changed', ' AND n.kind <> ''typed''');
     EXECUTE s.upsert_sql;
+    IF EXISTS (SELECT 1 FROM changed WHERE locale <> 'en-US') THEN
+      EXECUTE format(s.base_sql, 'changed n JOIN entries e ON e.id = n.entry_pk AND n.locale <> ''en-US''');
+    END IF;
   END LOOP;
   RETURN NULL;
 END $$;
@@ -155,19 +160,6 @@ BEGIN
   END LOOP;
   RETURN NULL;
 END $$;
-
--- A new typed entry gets its base locale's row (filled by its document when it has one there).
-CREATE FUNCTION typed_storage_entries_added() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  s record;
-BEGIN
-  FOR s IN SELECT t.base_sql FROM typed_tables t WHERE t.content_type_id IN (SELECT DISTINCT content_type_id FROM added WHERE kind = 'typed') LOOP
-    EXECUTE format(s.base_sql, 'added e');
-  END LOOP;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER typed_storage_entries_added AFTER INSERT ON "entries" REFERENCING NEW TABLE AS added
-  FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_entries_added();
 
 -- An entry trashed, restored or no longer typed: its rows follow (those with documents follow
 -- through them too; the base locale's row may have none).
