@@ -62,7 +62,14 @@ const runJest = (pass, args) => {
 // so that it does not starve the timing-sensitive tests of the other jest worker.
 const own = process.argv.slice(2);
 const passes = own.length ? [['', own]] : [['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']], ['-fuzz', ['server/test/fuzz.test.ts']]];
-const statuses = passes.map(([pass, args]) => runJest(pass, args));
+// Wall time of each pass, reported with the closing line.
+const seconds = [];
+const statuses = passes.map(([pass, args]) => {
+  const started = Date.now();
+  const status = runJest(pass, args);
+  seconds.push(`${pass === '' ? 'main' : pass.slice(1)} ${Math.round((Date.now() - started) / 1000)} s`);
+  return status;
+});
 const result = { status: statuses.every((x) => x === 0) ? 0 : (statuses.find((x) => x !== 0) ?? 1) };
 
 if (mode === 'postgres') {
@@ -77,6 +84,6 @@ if (mode === 'postgres') {
 const results = passes.map(([pass]) => resultsFile(pass)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
 if (results.length) {
   const sum = (k) => results.reduce((n, r) => n + r[k], 0);
-  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${sum('numPendingTests') + sum('numTodoTests')} skipped`);
+  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${sum('numPendingTests') + sum('numTodoTests')} skipped; wall time by pass: ${seconds.join(', ')}`);
 }
 process.exit(result.status ?? 1);
