@@ -32,10 +32,10 @@ export function typedColumnOf(def: FieldDef): TypedColumn | undefined {
 /** The column as SQL on the row alias `row`; text columns are `COLLATE "C"` already (byte order). */
 export const columnOf = (c: TypedColumn, row: string) => raw(`${row}.${c.name}`);
 
-/**
- * Operands are cast to the column's type. They were normalized as the values are stored (dates
- * in UTC with seconds, times `HH:mm`), so the cast reads them as the triggers read the values.
- *//** A number a double cannot hold arrives as a LosslessNumber: its text goes as the parameter. */
+// Operands are cast to the column's type. They were normalized as the values are stored (dates
+// in UTC with seconds, times `HH:mm`), so the cast reads them as the triggers read the values.
+
+/** A number a double cannot hold arrives as a LosslessNumber: its text goes as the parameter. */
 const plain = (value: unknown) => (value !== null && typeof value === 'object' ? String(value) : value);
 
 export const COMPARE = { lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
