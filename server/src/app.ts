@@ -62,6 +62,7 @@ import { deliverEmail } from './email/deliver';
 import { pruneOutbox, redactExpiredCodes } from './email/retention';
 import { appAuthHandlers } from './app-auth/routes';
 import { pruneAuth } from './app-auth/session';
+import { OTP_TTL_SECONDS } from './app-auth/credentials';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {
@@ -111,7 +112,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
     .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
     .register({ name: 'pipelines:prune', cadence: 'daily', run: pruneExecutions })
-    .register({ name: 'email:redact-codes', cadence: 'minutely', run: redactExpiredCodes })
+    .register({ name: 'email:redact-codes', cadence: 'minutely', run: (app) => redactExpiredCodes(app, OTP_TTL_SECONDS) })
     .register({ name: 'email:prune', cadence: 'daily', run: pruneOutbox })
     .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
 }

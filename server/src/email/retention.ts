@@ -4,13 +4,15 @@
 // the code has expired (`email:redact-codes`, every minute; SMTP delivery empties it when sent or
 // failed). Every message is deleted 30 days after it was queued (`email:prune`, daily).
 import type { AppContext } from '../context';
-import { OTP_TTL_SECONDS } from '../app-auth/credentials';
 
 export const OUTBOX_RETENTION_DAYS = 30;
 
-/** Empties the mails whose one-time code has expired; a queued one is emptied by its delivery. */
-export async function redactExpiredCodes(app: AppContext): Promise<number> {
-  const expired = new Date(app.clock.now().getTime() - OTP_TTL_SECONDS * 1000);
+/**
+ * Empties the mails whose code has expired (`lifetimeSeconds` after they were queued: hosted
+ * authentication's, given where the task is registered); a queued one is emptied by its delivery.
+ */
+export async function redactExpiredCodes(app: AppContext, lifetimeSeconds: number): Promise<number> {
+  const expired = new Date(app.clock.now().getTime() - lifetimeSeconds * 1000);
   const res = await app.db.query(
     `UPDATE email_messages SET text = NULL, html = NULL, redact = false WHERE redact AND created_at <= $1 AND status <> 'queued'`,
     [expired],

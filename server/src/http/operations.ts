@@ -8,6 +8,7 @@ import { notFound, validationFailed } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
 import { assertDepth, unstorable, type SpecValidator } from './validation';
+import { countStep } from './step-limits';
 
 export interface OperationRequest {
   params: Record<string, string>;
@@ -61,6 +62,11 @@ export class Operations {
     return this.byId.get(op.operationId)!.handler(req, app);
   }
 
+  /** A pipeline step's work counted against its route's rate limits (http/step-limits.ts). */
+  countStep(app: AppContext, operationId: string, principal: ApiKeyPrincipal, body: unknown): Promise<void> {
+    return countStep(app, this.spec(operationId), principal, body);
+  }
+
   /**
    * The checks `call` makes before the handler, for a caller that then does the operation's work
    * itself in a transaction of its own (a pipeline step queueing an email with its step's result):
@@ -79,7 +85,7 @@ export class Operations {
    * permissions as the route checks them, the body's nesting limit, the route's validation, then
    * its handler. Such a call has no socket: handlers may read only headers (`headers`) and state
    * from `koa`. Request logs are the HTTP edge's; rate limits are the caller's to count (a
-   * pipeline step counts those of its route: core/pipelines/step-limits.ts).
+   * pipeline step counts those of its route: `countStep`).
    */
   async call(app: AppContext, operationId: string, principal: ApiKeyPrincipal, parts: { params: Record<string, string>; body: unknown; headers?: Record<string, string> }): Promise<OperationReply> {
     const op = this.spec(operationId);

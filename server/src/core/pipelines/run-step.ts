@@ -3,8 +3,8 @@
 // validation, handler; http/operations.ts), an email through the email route's rights and
 // validation with the message queued in the transaction that stores the step's output, an
 // `http.request` through the allowlisted client. An operation step first counts against its
-// route's rate limits (step-limits.ts). Refusals become StepFailed with the route's answer as the
-// message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
+// route's rate limits (`app.operations.countStep`). Refusals become StepFailed with the route's
+// answer as the message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
 // shared transaction, the object's id recorded in its create's transaction.
 import type { AppContext } from '../../context';
 import { HttpError } from '../../http/errors';
@@ -13,7 +13,6 @@ import type { SqlRunner } from '../../db/database';
 import { queueEmail, type EmailMessage } from '../../email/queue';
 import { readEnvelope } from '../entries/object-envelope';
 import { sendHttpRequest } from './http-request';
-import { countStep } from './step-limits';
 import { StepFailed } from './step-failed';
 import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
 
@@ -57,7 +56,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   }
   if (step.type === 'email.send') {
     return refusing(async () => {
-      await countStep(app, type.operationId, principal, resolved);
+      await app.operations.countStep(app, type.operationId, principal, resolved);
       return emailStep(app, run);
     });
   }
@@ -69,7 +68,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   // An object create records itself in its own transaction (a re-run reads it back, above).
   const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
   return refusing(async () => {
-    await countStep(app, type.operationId, principal, body);
+    await app.operations.countStep(app, type.operationId, principal, body);
     const reply = await app.operations.call(app, type.operationId, { ...principal, pipelineStep }, { params, body, headers });
     return { output: reply.body };
   });
