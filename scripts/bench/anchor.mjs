@@ -113,6 +113,8 @@ import {
   tableLines,
   typedBulkInsert,
   withServerOutput,
+  checkStatement,
+  preparedPlan,
 } from './support.mjs';
 
 const BUCKET = 'general';
@@ -480,49 +482,12 @@ function pageStatement(workspaceId, defs, body) {
   return queryStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations }).statement.toQuery();
 }
 
-/** A bound value as an SQL literal (numbers, strings, booleans, arrays of strings), for EXECUTE. */
-const literal = (v) => {
-  const quote = (t) => `'${String(t).replace(/'/g, "''")}'`;
-  if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return quote(`{${v.map((x) => `"${String(x).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
-  return quote(v);
-};
-
-/**
- * The plan the server runs: its query statements are prepared (db/database.ts, `'bounded'`), so
- * after a few runs PostgreSQL may use its generic plan. Prepared the same way here, run 8 times,
- * then EXPLAIN (ANALYZE, BUFFERS) of one more execution.
- */
-async function preparedPlan(client, statement) {
-  for (let i = 0; i < 8; i++) await client.query({ name: 'bench_anchor_page', text: statement.text, values: statement.values });
-  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_anchor_page(${statement.values.map(literal).join(', ')})`);
-  return explained.rows.map((r) => r['QUERY PLAN']);
-}
-
 async function plainPlan(client, statement) {
   await client.query(statement.text, statement.values);
   const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
   return explained.rows.map((r) => r['QUERY PLAN']);
 }
 
-/**
- * The rebuilt statement must be the server's: the same entries in the same order as the API
- * answer, and its text a continuation of what pg_stat_activity shows of the server's connections
- * (their last statement, truncated to track_activity_query_size).
- */
-async function checkStatement(client, dbName, statement, apiIds) {
-  const problems = [];
-  const ids = (await client.query(statement.text, statement.values)).rows.slice(0, apiIds.length).map((r) => r.entry_id);
-  if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
-  // Only the statement's first part (the select list, the same for every query statement of this
-  // shape) fits in track_activity_query_size: the rows above tell the rest.
-  const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE 'SELECT e.id, e.entry_id,%'`, [dbName])).rows.map((r) => r.query);
-  const same = seen.filter((q) => statement.text.startsWith(q));
-  if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
-  else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
-  return { problems, compared: same.length ? Math.max(...same.map((q) => q.length)) : 0 };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Batch writes
@@ -679,7 +644,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     // The page's statement as the server runs it (checked right after its load: the server's
     // connections last ran it), its plan and the plain SQL's.
     const statement = pageStatement(seed.workspaceId, seed.defs, PAGE_QUERY);
-    const check = await checkStatement(client, db.name, statement, page.apiIds);
+    const check = await checkStatement(client, db.name, statement, page.apiIds, { idColumn: 'entry_id', like: 'SELECT e.id, e.entry_id,%' });
     const plan = await preparedPlan(client, statement);
     const sqlPlan = await plainPlan(client, PAGE_SQL);
 

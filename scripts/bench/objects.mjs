@@ -75,6 +75,8 @@ import {
   shapeOf,
   runStandalone,
   measureSteady,
+  checkStatement,
+  preparedPlan,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry'];
@@ -283,40 +285,6 @@ function queryStatement(workspaceId, body) {
   return build({ workspaceId, kinds: ['json'], bucketIds: [], also: [] }, plan).statement.toQuery();
 }
 
-/** A bound value as an SQL literal (numbers, strings, arrays of strings), for EXECUTE. */
-const literal = (v) => {
-  const quote = (t) => `'${String(t).replace(/'/g, "''")}'`;
-  if (typeof v === 'number') return String(v);
-  if (Array.isArray(v)) return quote(`{${v.map((x) => `"${String(x).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
-  return quote(v);
-};
-
-/**
- * The plan the server runs: its query statements are prepared (db/database.ts, `'bounded'`), so
- * after a few runs PostgreSQL may use its generic plan. Prepared the same way here, run 8 times,
- * then EXPLAIN ANALYZE of one more execution.
- */
-async function preparedPlan(client, statement) {
-  for (let i = 0; i < 8; i++) await client.query({ name: 'bench_query', text: statement.text, values: statement.values });
-  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_query(${statement.values.map(literal).join(', ')})`);
-  return explained.rows.map((r) => r['QUERY PLAN']);
-}
-
-/**
- * The reconstructed statement must be the server's: the same rows in the same order as the API
- * answer, and its text a continuation of what pg_stat_activity shows of the server's connections
- * (their last statement, truncated to track_activity_query_size).
- */
-async function checkStatement(client, dbName, statement, apiIds) {
-  const problems = [];
-  const ids = (await client.query(statement.text, statement.values)).rows.slice(0, apiIds.length).map((r) => r.id);
-  if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
-  const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE '%c.data IS NULL%'`, [dbName])).rows.map((r) => r.query);
-  const same = seen.filter((q) => statement.text.startsWith(q));
-  if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
-  else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
-  return { problems, compared: same.length ? same[0].length : 0 };
-}
 
 /** The cursor of a page that continues after the DEEP_INDEX-th object (checked against a real one). */
 async function deepCursor(base, ws, key, client, workspaceId) {
@@ -407,7 +375,7 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
     // The statement of the query route, checked, and its plan.
     const statement = queryStatement(seed.workspaceId, QUERY);
     const apiIds = (await getJson(`${server.base}${objectsPath(ws)}/query`, key, { method: 'POST', body: JSON.stringify(QUERY) })).data.map((o) => o.id);
-    const check = await checkStatement(client, db.name, statement, apiIds);
+    const check = await checkStatement(client, db.name, statement, apiIds, { idColumn: 'id', like: '%c.data IS NULL%' });
     const plan = await preparedPlan(client, statement);
 
     const compare = await benchCompare(server.base, ws, key, compareRuns);

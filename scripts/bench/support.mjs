@@ -611,3 +611,41 @@ export async function bulkMatchesApi(client, workspaceId, pairs, expected) {
   }
   return problems;
 }
+
+/** A bound value as an SQL literal (NULL, numbers, booleans, strings, arrays of strings), for EXECUTE. */
+const literal = (v) => {
+  const quote = (t) => `'${String(t).replace(/'/g, "''")}'`;
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return quote(`{${v.map((x) => `"${String(x).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  return quote(v);
+};
+
+/**
+ * The plan the server runs: its query statements are prepared (db/database.ts, `'bounded'`), so
+ * after a few runs PostgreSQL may use its generic plan. Prepared the same way here, run 8 times,
+ * then EXPLAIN (ANALYZE, BUFFERS) of one more execution.
+ */
+export async function preparedPlan(client, statement) {
+  for (let i = 0; i < 8; i++) await client.query({ name: 'bench_plan', text: statement.text, values: statement.values });
+  const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_plan(${statement.values.map(literal).join(', ')})`);
+  await client.query('DEALLOCATE bench_plan');
+  return explained.rows.map((r) => r['QUERY PLAN']);
+}
+
+/**
+ * A statement rebuilt from the server's modules must be the server's: the same rows in the same
+ * order as the API answer (`idColumn` of its rows), and its text a continuation of what
+ * pg_stat_activity shows of the server's connections matching `like` (their last statement,
+ * truncated to track_activity_query_size, so the rows tell the rest).
+ */
+export async function checkStatement(client, dbName, statement, apiIds, { idColumn, like }) {
+  const problems = [];
+  const ids = (await client.query(statement.text, statement.values)).rows.slice(0, apiIds.length).map((r) => r[idColumn]);
+  if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
+  const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE $2`, [dbName, like])).rows.map((r) => r.query);
+  const same = seen.filter((q) => statement.text.startsWith(q));
+  if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
+  else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
+  return { problems, compared: same.length ? Math.max(...same.map((q) => q.length)) : 0 };
+}
