@@ -27,10 +27,20 @@ export interface JobOptions {
  */
 const unbounded = (script: string) => script.replace(/^\s*BEGIN;/, "BEGIN; SET LOCAL statement_timeout = 0;");
 
-/** pg-boss runs its SQL through our connection: parameterised queries, or scripts without values. */
-function bossDb(db: Database): PgBoss.Db {
+/**
+ * pg-boss runs its SQL through our connection: parameterised queries, or scripts without values.
+ * Its statements in flight are kept in `pending`: pg-boss completes a worker's batch without
+ * awaiting it, after our handler returned, so `stop` waits for them before the database closes.
+ */
+function bossDb(db: Database, pending: Set<Promise<unknown>>): PgBoss.Db {
   return {
-    executeSql: (text: string, values?: unknown[]) => (values && values.length ? db.query(text, values) : db.execReturning(unbounded(text))),
+    executeSql: (text: string, values?: unknown[]) => {
+      const statement = values && values.length ? db.query(text, values) : db.execReturning(unbounded(text));
+      const settled = statement.then(() => undefined, () => undefined);
+      pending.add(settled);
+      void settled.then(() => pending.delete(settled));
+      return statement;
+    },
   };
 }
 
@@ -43,6 +53,8 @@ export class JobQueue {
   private readonly handlers = new Map<string, JobHandler<object>>();
   /** Batches being handled in this process: `stop` waits for them before the database closes. */
   private readonly running = new Set<Promise<void>>();
+  /** pg-boss's statements in flight (see `bossDb`). */
+  private readonly statements = new Set<Promise<unknown>>();
   /** Workers being registered: one registered after `stop` would poll a closed database. */
   private workersStarting?: Promise<void>;
 
@@ -62,7 +74,7 @@ export class JobQueue {
       const Boss = require('pg-boss') as typeof PgBoss;
       // pg-boss's cron is not used (its schedule reads real time, not the server clock): the
       // scheduler claims periods in its own rows and sends jobs.
-      this.boss = new Boss({ db: bossDb(this.db), schedule: false, supervise: true, migrate: true });
+      this.boss = new Boss({ db: bossDb(this.db, this.statements), schedule: false, supervise: true, migrate: true });
       this.boss.on('error', (err) => this.log.error('job queue error', { error: String(err) }));
       await this.boss.start();
       this.started = true;
@@ -154,6 +166,9 @@ export class JobQueue {
     if (!this.started) return;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
     await Promise.allSettled([...this.running]);
+    // pg-boss issues a batch's completion a few microtasks after our handler settled.
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.allSettled([...this.statements]);
     this.started = false;
   }
 }
