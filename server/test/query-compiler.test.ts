@@ -150,8 +150,8 @@ describe('candidates', () => {
 });
 
 describe('typed storage', () => {
-  const amount = { kind: 'data' as const, path: ['amount'], column: { name: 'f7', type: 'numeric' as const, multiple: false } };
-  const tags = { kind: 'data' as const, path: ['tags'], column: { name: 'f8', type: 'text' as const, multiple: true } };
+  const amount = { kind: 'data' as const, path: ['amount'], column: { name: 'f7', type: 'numeric' as const, multiple: false, indexed: true } };
+  const tags = { kind: 'data' as const, path: ['tags'], column: { name: 'f8', type: 'text' as const, multiple: true, indexed: false } };
   const root = { entry: 'e', doc: 'c', depth: 0, relations: { bucketId: 1, locale: 'en-US' }, row: 't' };
 
   it('reads a field with a column from the typed row, without type tests, where the scope has one', () => {

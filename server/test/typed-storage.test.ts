@@ -5,6 +5,7 @@
 import { startTestServer, type TestServer } from './support/server';
 import { createContentType, createEntry, entriesWorkspace, updateEntry, uploadFile, type EntriesWorkspace } from './support/entries';
 import { batchOk } from './support/entries-query';
+import { rawJson } from './support/objects';
 import { expectTypedStorageInStep, typedStorageDifferences } from './support/typed-storage';
 
 let s: TestServer;
@@ -203,4 +204,77 @@ it('keeps a base locale row for an entry without a document there, so base local
   expect((await w.api.delete(w.entry(entry.id))).status).toBe(204);
   expect(await typedRow(entry.id)).toBeUndefined();
   expect(await typedRow(entry.id, 'de-DE')).toBeUndefined();
+});
+
+describe('a field definition\'s indexed', () => {
+  const contentTypes = `/admin/v1/workspaces/${'{ws}'}/buckets/general/content-types`;
+  const create = (body: Record<string, unknown>) => s.admin.post(contentTypes.replace('{ws}', w.ws), body);
+  const indexesOf = async (id: number) =>
+    (await s.server.app.db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = $1 AND indexname <> $2 ORDER BY indexname`, [`typed_${id}`, `typed_${id}_pkey`])).rows.map((r) => r.indexname);
+
+  it('adds sort indexes to a text field, removes the defaults of number and date fields, and is echoed only when given', async () => {
+    const res = await create({
+      name: 'indexed',
+      fields: [
+        { name: 'slug', type: 'text', indexed: true },
+        { name: 'note', type: 'text' },
+        { name: 'rank', type: 'number', indexed: false },
+        { name: 'score', type: 'number' },
+        { name: 'day', type: 'date', indexed: true },
+        { name: 'flag', type: 'boolean', indexed: false },
+      ],
+    });
+    expect(res.status).toBe(201);
+    const field = (name: string) => res.body.fields.find((f: { name: string }) => f.name === name);
+    expect(field('slug')).toMatchObject({ indexed: true });
+    expect(field('rank')).toMatchObject({ indexed: false });
+    expect(field('flag')).toMatchObject({ indexed: false });
+    for (const name of ['note', 'score']) expect(field(name)).not.toHaveProperty('indexed');
+    const ids = Object.fromEntries(
+      (await s.server.app.db.query<{ id: number; name: string }>(`SELECT id, name FROM field_definitions WHERE content_type_id = $1`, [res.body.id])).rows.map((r) => [r.name, r.id]),
+    );
+    const both = (name: string) => [`typed_${res.body.id}_f${ids[name]}_asc`, `typed_${res.body.id}_f${ids[name]}_desc`];
+    expect(await indexesOf(res.body.id)).toEqual([...both('slug'), ...both('score'), ...both('day')].sort());
+    expect((await s.admin.get(`${contentTypes.replace('{ws}', w.ws)}/indexed`)).body.fields).toEqual(res.body.fields);
+
+    // Sorts read the same either way.
+    const slugs = ['b', 'a', 'c'];
+    for (const [i, slug] of slugs.entries()) await createEntry(w, 'indexed', { fields: { slug, note: slug, rank: i, score: i } });
+    const sorted = async (field: string) =>
+      (await w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'indexed', fields: ['slug'], sort: [{ field, direction: 'asc' }] })).body.data.map((r: { slug: string }) => r.slug);
+    expect(await sorted('slug')).toEqual(['a', 'b', 'c']);
+    expect(await sorted('note')).toEqual(['a', 'b', 'c']);
+    expect(await sorted('rank')).toEqual(['b', 'a', 'c']);
+  });
+
+  it.each([
+    [{ name: 'j', type: 'json', indexed: true }],
+    [{ name: 'b', type: 'boolean', indexed: true }],
+    [{ name: 'r', type: 'relation', targets: ['author'], indexed: true }],
+    [{ name: 'm', type: 'text', multiple: true, indexed: true }],
+  ])('refuses indexed true on %j with 422 and creates nothing', async (field) => {
+    const res = await create({ name: `refused-${field.name}`, fields: [field] });
+    expect(res.status).toBe(422);
+    const message = 'The indexed field is only allowed on single-value text, number and date fields.';
+    expect(res.body).toEqual({ message, errors: { 'fields.0.indexed': [message] } });
+    expect((await s.admin.get(`${contentTypes.replace('{ws}', w.ws)}/refused-${field.name}`)).status).toBe(404);
+  });
+
+  // Aggregates check the DECIMAL(38,12) contract from the sums first, and each value only where
+  // that cannot clear them: both passes answer as the precise one, indexed or not.
+  it.each([true, false])('refuses contract-breaking sums and accepts trailing zeros (number field indexed: %s)', async (indexed) => {
+    const name = `sums-${indexed}`;
+    expect((await create({ name, fields: [{ name: 'g', type: 'text' }, { name: 'v', type: 'number', indexed }] })).status).toBe(201);
+    for (const [g, v] of [['ok', '1.5000000000000000'], ['ok', '2'], ['big', '1e26'], ['neg', '-1e26'], ['frac', '0.0000000000001']]) {
+      const res = await rawJson(w.api, 'POST', w.typed(name), `{"fields":{"g":"${g}","v":${v}},"status":"published"}`);
+      if (res.status !== 201) throw new Error(`${g}: ${res.status} ${res.text}`);
+    }
+    const sum = (g: string) => w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: name, filter: { g: { eq: g } }, aggregate: { sum: ['v'] }, groupBy: ['g'] });
+    expect((await sum('ok')).body).toEqual({ data: [{ group: { g: 'ok' }, sum: { v: '3.5' } }], pagination: { offset: 0, limit: 20, hasMore: false } });
+    for (const g of ['big', 'neg', 'frac']) {
+      const res = await sum(g);
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual({ 'aggregate.sum.0': ['The aggregate.sum.0 field has contributing values that are not decimals within DECIMAL(38,12).'] });
+    }
+  });
 });

@@ -11,6 +11,9 @@
 -- alone, its empty filters and aggregates included (in another locale, an entry without a
 -- document is found through `entries`).
 
+-- A field's `indexed` as given at creation (NULL: the default, see typed_indexed).
+ALTER TABLE "field_definitions" ADD COLUMN "indexed" BOOLEAN;
+
 -- What each content type's table is and how a changed document reaches it.
 CREATE TABLE "typed_tables" (
     "content_type_id" INTEGER NOT NULL,
@@ -78,6 +81,12 @@ $$;
 
 -- Creates the table of a content type from its field definitions (and fills it from the
 -- documents already stored): a content type is created with its table.
+-- Whether a field's column has sort indexes: single number and date fields unless `indexed` is
+-- false, single text fields when it is true (server/src/core/query/typed.ts reads the same rule).
+CREATE FUNCTION typed_indexed(ftype text, multiple boolean, indexed boolean) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+  SELECT NOT multiple AND CASE ftype WHEN 'number' THEN coalesce(indexed, true) WHEN 'date' THEN coalesce(indexed, true) WHEN 'text' THEN coalesce(indexed, false) ELSE false END
+$$;
+
 CREATE FUNCTION typed_storage_build(ct integer) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   t text := 'typed_' || ct;
@@ -99,7 +108,7 @@ BEGIN
   EXECUTE format('CREATE TABLE %I (entry_pk integer NOT NULL, locale text NOT NULL, live boolean NOT NULL, entry_id text COLLATE "C" NOT NULL%s, PRIMARY KEY (entry_pk, locale))', t, cols);
   -- Sorts read a page off an index: number, date and datetime fields get one per direction
   -- (missing values last either way, ties by ULID).
-  FOR f IN SELECT id FROM field_definitions WHERE content_type_id = ct AND NOT multiple AND (type = 'number' OR (type = 'date')) LOOP
+  FOR f IN SELECT id FROM field_definitions WHERE content_type_id = ct AND typed_indexed(type, multiple, indexed) LOOP
     EXECUTE format('CREATE INDEX %I ON %I (locale, %I ASC NULLS LAST, entry_id)', t || '_f' || f.id || '_asc', t, 'f' || f.id);
     EXECUTE format('CREATE INDEX %I ON %I (locale, %I DESC NULLS LAST, entry_id)', t || '_f' || f.id || '_desc', t, 'f' || f.id);
   END LOOP;

@@ -5423,6 +5423,8 @@ export interface components {
                 unique: boolean;
                 targets: string[];
                 cascade_on_delete: boolean;
+                /** @description Present when the field's `indexed` was given at creation. */
+                indexed?: boolean;
             }[];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -5432,6 +5434,14 @@ export interface components {
          *     to `relation` fields only (required there: content type names in the same bucket, the type
          *     itself included); `cascade_on_delete` to `relation` and `attachment` fields only. `unique` is
          *     not available on `json`, `relation` and `attachment` fields nor with `multiple`.
+         *
+         *     `indexed` decides whether the field's column in typed storage has sort indexes (one per
+         *     direction, missing values last, ties by ID): a page sorted on an indexed field with a `limit`
+         *     reads the rows it returns plus those its filters reject, whatever the number of entries, where
+         *     an unindexed field is sorted by reading every match. Single `number` and `date` fields are
+         *     indexed unless it is `false`; single `text` fields only when it is `true` (each index costs
+         *     every write of the type a little time and space); `true` is refused on other fields and with
+         *     `multiple`. Set at creation only; the content type echoes it when it was given.
          * @example {
          *       "name": "author",
          *       "type": "relation",
@@ -5455,6 +5465,8 @@ export interface components {
             targets?: components["schemas"]["ApiName"][];
             /** @default false */
             cascade_on_delete?: boolean;
+            /** @description Sort indexes for this field (default `true` for single number and date fields, `false` otherwise). */
+            indexed?: boolean;
         };
         /**
          * @example {

@@ -10,6 +10,7 @@ type FieldInput = components['schemas']['FieldDefinition'];
 
 const CASCADING = new Set(['relation', 'attachment']);
 const NOT_UNIQUE = new Set(['json', 'relation', 'attachment']);
+const INDEXABLE = new Set(['text', 'number', 'date']);
 
 /** Checks the rules the schema cannot express; returns the errors keyed by field path. */
 export function checkFieldDefinitions(
@@ -33,6 +34,7 @@ export function checkFieldDefinitions(
       });
     } else if (f.targets !== undefined) add(`${at}.targets`, 'The targets field is only allowed on relation fields.');
     if (f.cascade_on_delete && !CASCADING.has(f.type)) add(`${at}.cascade_on_delete`, 'The cascade_on_delete field is only allowed on relation and attachment fields.');
+    if (f.indexed && (!INDEXABLE.has(f.type) || f.multiple)) add(`${at}.indexed`, 'The indexed field is only allowed on single-value text, number and date fields.');
     if (f.unique && (NOT_UNIQUE.has(f.type) || f.multiple)) add(`${at}.unique`, `The unique field is not allowed on ${f.multiple ? 'multiple' : f.type} fields.`);
   });
   if (nameField !== undefined && !fields.some((f) => f.name === nameField && f.type === 'text' && !f.multiple)) {
@@ -68,6 +70,7 @@ export const contentTypeHandlers = handlers({
               unique: f.unique ?? false,
               targets: f.targets ?? [],
               cascadeOnDelete: f.cascade_on_delete ?? false,
+              indexed: f.indexed ?? null,
             })),
           },
         },

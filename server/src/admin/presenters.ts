@@ -49,6 +49,7 @@ export const presentContentType = (t: ContentType & { fields: FieldDefinition[] 
       unique: f.unique,
       targets: f.targets,
       cascade_on_delete: f.cascadeOnDelete,
+      ...(f.indexed === null ? {} : { indexed: f.indexed }),
     })),
   created_at: formatTimestamp(t.createdAt),
   updated_at: formatTimestamp(t.updatedAt),

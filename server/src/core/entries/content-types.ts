@@ -18,6 +18,8 @@ export interface FieldDef {
   /** Accepted content type names (relation fields), in the same bucket. */
   targets: string[];
   cascadeOnDelete: boolean;
+  /** Sort indexes in typed storage, as given at creation (null: the default, see typedColumnOf). */
+  indexed: boolean | null;
 }
 
 export interface ContentTypeDef {
@@ -40,19 +42,19 @@ interface Row {
   bucket: string;
   workspace_id: number;
   name_field: string | null;
-  fields: { id: number; name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean }[];
+  fields: { id: number; name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean; indexed: boolean | null }[];
 }
 
 const select = (where: Sql) => sql`
   SELECT t.id, t.name, t.bucket_id, b.name AS bucket, b.workspace_id, t.name_field,
          coalesce((SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
-                     'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete) ORDER BY f.position)
+                     'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete, 'indexed', f.indexed) ORDER BY f.position)
                      FROM field_definitions f WHERE f.content_type_id = t.id), '[]') AS fields
     FROM content_types t JOIN buckets b ON b.id = t.bucket_id
    WHERE ${where}`;
 
 function toDef(r: Row): ContentTypeDef {
-  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete }));
+  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete, indexed: f.indexed }));
   return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])) };
 }
 

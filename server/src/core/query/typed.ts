@@ -15,6 +15,8 @@ export interface TypedColumn {
   name: string;
   type: ColumnType;
   multiple: boolean;
+  /** Whether the column has sort indexes `(locale, column, entry_id)` both ways (typed_indexed in the migration). */
+  indexed: boolean;
 }
 
 /** The table of a content type's typed storage. */
@@ -22,11 +24,15 @@ export const typedTable = (contentTypeId: number) => `typed_${contentTypeId}`;
 
 const TYPES: Record<string, ColumnType> = { text: 'text', relation: 'text', number: 'numeric', boolean: 'boolean', attachment: 'integer' };
 
+/** Whether a field's column is indexed: single number and date fields by default, single text fields when asked. */
+export const indexedField = (def: Pick<FieldDef, 'type' | 'multiple' | 'indexed'>) =>
+  !def.multiple && (def.type === 'number' || def.type === 'date' ? def.indexed !== false : def.type === 'text' && def.indexed === true);
+
 /** The column of a field (JSON fields have none: their values stay read from the document). */
 export function typedColumnOf(def: FieldDef): TypedColumn | undefined {
   if (def.type === 'json') return undefined;
   const type = def.type === 'date' ? (def.format === 'datetime' ? 'timestamptz' : def.format === 'time' ? 'time' : 'date') : TYPES[def.type];
-  return { name: `f${def.id}`, type, multiple: def.multiple };
+  return { name: `f${def.id}`, type, multiple: def.multiple, indexed: indexedField(def) };
 }
 
 /** The column as SQL on the row alias `row`; text columns are `COLLATE "C"` already (byte order). */

@@ -13,7 +13,7 @@ import { candidates, type Visibility } from '../../query/candidates';
 import { compileFilter, jsonAt, overTwelvePlaces, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
 import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
-import { columnOf, typedColumnOf, type TypedColumn } from '../../query/typed';
+import { columnOf, typedColumnOf, typedTable, type TypedColumn } from '../../query/typed';
 import type { FieldDef } from '../content-types';
 
 /** Exact decimal arithmetic for `avg` (the sum has at most 26 + 12 digits plus the count's). */
@@ -57,7 +57,24 @@ function contributorsBad(v: Sql, num: Sql): Sql {
 /** `contributorsBad` for a typed number column (a numeric already: no type to test, nothing to parse). */
 function typedContributorsBad(num: Sql): Sql {
   const invalid = sql`(${overTwelvePlaces(num)} OR (scale(${num}) > 12 AND char_length((${num})::text) > 128))`;
-  return sql`(coalesce(bool_or(${invalid}), false) OR coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false))`;
+  return sql`(coalesce(bool_or(${invalid}), false) OR ${outOfRange(num)})`;
+}
+
+const outOfRange = (num: Sql) => sql`coalesce(max(${num}) >= 1e26 OR min(${num}) <= -1e26, false)`;
+
+/**
+ * Whether a typed number column's contributors may break the contract, from what the group's
+ * sum costs anyway: a sum's scale is the largest of its terms', so none has more than 12
+ * places when it has at most 12. A set the test cannot clear (trailing zeros past 12 places)
+ * is checked again by `typedContributorsBad`. The range is read from the column's index, over
+ * every row of the locale (two index probes), or per row without one.
+ */
+function typedContributorsMaybeBad(num: Sql, c: TypedColumn, table: string, locale: string): Sql {
+  const scaled = sql`coalesce(scale(sum(${num})) > 12, false)`;
+  if (!c.indexed) return sql`(${scaled} OR ${outOfRange(num)})`;
+  const col = raw(c.name);
+  const extreme = (fn: string) => sql`(SELECT ${raw(fn)}(${col}) FROM ${raw(table)} WHERE locale = ${locale}::text)`;
+  return sql`(${scaled} OR coalesce(${extreme('max')} >= 1e26 OR ${extreme('min')} <= -1e26, false))`;
 }
 
 /** A typed column's value as the text its document holds (a group's key). */
@@ -96,8 +113,10 @@ interface GroupColumns {
   /**
    * Whether a group's rows reject the query (an oversized key, a date outside the conversion
    * range): an aggregate over the raw column `b`, so that it costs no more than a min or max.
+   * `maybe`, where given, tells from the group's key alone whether its rows may (a first pass
+   * reads no raw value; a group it flags is checked again with `aggregate`).
    */
-  problem?: { aggregate: (b: Sql) => Sql; message: string };
+  problem?: { aggregate: (b: Sql) => Sql; maybe?: (k: Sql) => Sql; message: string };
 }
 
 function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
@@ -139,6 +158,9 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
       textual: false,
       problem: {
         aggregate: (b) => sql`(min(${b}) < '0001-01-01'::timestamp OR max(${b}) >= '10000-01-01'::timestamp)`,
+        // A bucket starts at most a week before its values: a key inside the range by more
+        // than that has every value inside.
+        maybe: (k) => sql`(${k} < '0001-01-01'::timestamp OR ${k} >= '9999-12-01'::timestamp)`,
         message: 'holds dates outside the range the time zone conversion supports',
       },
     };
@@ -184,7 +206,33 @@ export interface AggregateRequest {
 }
 
 export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<{ rows: Record<string, unknown>[]; hasMore: boolean }> {
+  // A first pass checks the contract from what grouping computes anyway; only where that cannot
+  // clear the rows does a second one check each row (aggregateStatement's `precise`).
+  let built = aggregateStatement(q, false);
+  let found = await run(db, q, built.statement);
+  if (built.loose && flagged(found[0] ?? {})) found = await run(db, q, (built = aggregateStatement(q, true)).statement);
+  return answer(q, built.groups, found);
+}
+
+/** Whether a pass's flag row refuses the query (or, for a loose pass, may). */
+const flagged = (first: Record<string, unknown>) => Object.keys(first).some((k) => (k.startsWith('group_problem_') || k.startsWith('bad_')) && first[k] === true);
+
+function run(db: SqlRunner, q: AggregateRequest, statement: Sql): Promise<Record<string, unknown>[]> {
+  return rows<Record<string, unknown>>(db, statement).catch((err: unknown) => {
+    const bucket = q.plan.groupBy.findIndex((g) => g.bucket);
+    if (bucket < 0 || !UNREADABLE_DATE.has(sqlState(err) ?? '')) throw err;
+    const key = `${q.errorPrefix}groupBy.${bucket}`;
+    throw new EntryError('invalid', { [key]: [`The ${key} field holds stored values that are not valid dates.`] });
+  });
+}
+
+/**
+ * The statement of an aggregate. Unless `precise`, typed number columns and date buckets are
+ * checked loosely (`loose`: a flag may be raised where the precise check would not be).
+ */
+function aggregateStatement(q: AggregateRequest, precise: boolean): { statement: Sql; groups: GroupColumns[]; loose: boolean } {
   const { plan, relations } = q;
+  let loose = false;
   const from = candidates(q.visibility, relations.locale, q.filter);
   const rootScope: Scope = { ...ROOT, relations, row: from.row };
   const groups = plan.groupBy.map((g) => groupColumns(g, rootScope));
@@ -211,9 +259,11 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   });
   const rColumns: Sql[] = [raw('id')];
   if (hopPaths.length) rColumns.push(raw('data'));
+  // The check of a group's problem from its key, where it has one and the pass is loose.
+  const byKey = (g: GroupColumns) => (!precise && g.problem?.maybe ? g.problem.maybe : undefined);
   groups.forEach((g, i) => {
     rColumns.push(sql`${g.key(n('b', i))} AS ${n('g', i)}`);
-    if (g.problem) rColumns.push(n('b', i));
+    if (g.problem && !byKey(g)) rColumns.push(n('b', i));
   });
   rootPaths.forEach((i) => rColumns.push(n('v', i), sql`${rootColumn(i) ? n('v', i) : contributorValue(n('v', i))} AS ${n('n', i)}`));
 
@@ -231,19 +281,33 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   const flags: Sql[] = [];
   groups.forEach((g, i) => {
     if (!g.problem) return;
-    gFlags.push(sql`(${g.problem.aggregate(raw(`r.b${i}`))}) IS TRUE AS ${n('gp', i)}`);
+    const maybe = byKey(g);
+    loose ||= !!maybe;
+    gFlags.push(sql`(${maybe ? maybe(raw(`r.g${i}`)) : g.problem.aggregate(raw(`r.b${i}`))}) IS TRUE AS ${n('gp', i)}`);
     flags.push(sql`bool_or(${n('gp', i)}) AS ${n('group_problem_', i)}`);
   });
+  const table = typedTable(q.visibility.contentTypeId ?? 0);
   rootPaths.forEach((i) => {
-    gFlags.push(sql`${rootColumn(i) ? typedContributorsBad(raw(`r.n${i}`)) : contributorsBad(raw(`r.v${i}`), raw(`r.n${i}`))} AS ${n('bad_', i)}`);
+    const column = rootColumn(i);
+    loose ||= !!column && !precise;
+    const bad = !column
+      ? contributorsBad(raw(`r.v${i}`), raw(`r.n${i}`))
+      : precise
+        ? typedContributorsBad(raw(`r.n${i}`))
+        : typedContributorsMaybeBad(raw(`r.n${i}`), column, table, relations.locale);
+    gFlags.push(sql`${bad} AS ${n('bad_', i)}`);
     flags.push(sql`bool_or(${n('bad_', i)}) AS ${n('bad_', i)}`);
   });
+  // A loose pass over typed columns uses each value once (no per-row check reads it again):
+  // nothing is evaluated twice when the steps are inlined, and each fence costs a copy per row.
+  const once = !precise && rootPaths.every((i) => rootColumn(i)) && plan.groupBy.every((g) => g.target.kind === 'meta' || groupColumn(g.target, rootScope));
+  const fence = raw(once ? '' : ' OFFSET 0');
   const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];
   const ctes: Sql[] = [
     sql`base AS (SELECT ${join(baseColumns, ', ')}
-        FROM ${from.from} WHERE ${from.where} AND ${compileFilter(q.filter, rootScope)} OFFSET 0)`,
+        FROM ${from.from} WHERE ${from.where} AND ${compileFilter(q.filter, rootScope)}${fence})`,
     // Referenced again by the relation paths' CTEs, it is then materialized once.
-    sql`r AS (SELECT ${join(rColumns, ', ')} FROM base OFFSET 0)`,
+    sql`r AS (SELECT ${join(rColumns, ', ')} FROM base${fence})`,
     sql`g AS (SELECT ${join(gColumns, ', ')} FROM r${groupBy})`,
   ];
   const scalarFlags: Sql[] = [];
@@ -267,12 +331,13 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
   const flagRow = flags.length ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM g` : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
   const statement = sql`WITH ${join(ctes, ', ')}, page AS (${page})
     SELECT f.*, page.* FROM (${flagRow}) f LEFT JOIN page ON true ORDER BY page.pos`;
-  const found = await rows<Record<string, unknown>>(db, statement).catch((err: unknown) => {
-    const bucket = plan.groupBy.findIndex((g) => g.bucket);
-    if (bucket < 0 || !UNREADABLE_DATE.has(sqlState(err) ?? '')) throw err;
-    const key = `${q.errorPrefix}groupBy.${bucket}`;
-    throw new EntryError('invalid', { [key]: [`The ${key} field holds stored values that are not valid dates.`] });
-  });
+  return { statement, groups, loose };
+}
+
+/** The answer from a (precise, or loose and unflagged) pass's rows. */
+function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<string, unknown>[]): { rows: Record<string, unknown>[]; hasMore: boolean } {
+  const { plan } = q;
+  const grouped = groups.length > 0;
   const first = found[0] ?? {};
   const errors: Record<string, string[]> = Object.create(null);
   groups.forEach((g, i) => {
