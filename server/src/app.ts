@@ -50,6 +50,7 @@ import { pruneExecutions } from './core/pipelines/executions';
 import { publishScheduled } from './core/entries/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/entries/json-entries';
+import { fillTypedStorage } from './core/entries/typed-storage';
 import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
 import { Operations } from './http/operations';
 import { pipelineHandlers } from './admin/pipelines';
@@ -107,6 +108,7 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
     .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
     .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
+    .register({ name: 'entries:typed-storage', cadence: 'minutely', run: (app) => fillTypedStorage(app) })
     .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })

@@ -14,12 +14,16 @@
 -- A field's `indexed` as given at creation (NULL: the default, see typed_indexed).
 ALTER TABLE "field_definitions" ADD COLUMN "indexed" BOOLEAN;
 
--- What each content type's table is and how a changed document reaches it.
+-- What each content type's table is and how a changed document reaches it. `backfill_after`
+-- (NULL once complete): the table is still being filled from the documents stored before it
+-- existed, and holds every entry up to that id (typed_storage_fill); queries read documents
+-- until it is complete.
 CREATE TABLE "typed_tables" (
     "content_type_id" INTEGER NOT NULL,
     "upsert_sql" TEXT NOT NULL,
     "delete_sql" TEXT NOT NULL,
     "base_sql" TEXT NOT NULL,
+    "backfill_after" INTEGER,
     CONSTRAINT "typed_tables_pkey" PRIMARY KEY ("content_type_id")
 );
 ALTER TABLE "typed_tables" ADD CONSTRAINT "typed_tables_content_type_id_fkey" FOREIGN KEY ("content_type_id") REFERENCES "content_types"("id") ON DELETE CASCADE ON UPDATE CASCADE;
@@ -119,9 +123,43 @@ BEGIN
     format('DELETE FROM %I t USING %%s n WHERE n.content_type_id = %s AND t.entry_pk = n.entry_pk AND t.locale = n.locale%%s', t, ct),
     -- The base locale's row of typed entries (a format string: where their ids come from).
     format('INSERT INTO %I (entry_pk, locale, live, entry_id) SELECT e.id, ''en-US'', e.deleted_at IS NULL, e.entry_id FROM %%s WHERE e.content_type_id = %s AND e.kind = ''typed'' ON CONFLICT DO NOTHING', t, ct));
-  EXECUTE format('INSERT INTO %I (entry_pk, locale, live, entry_id%s) SELECT n.entry_pk, n.locale, n.live, n.entry_id%s FROM entry_contents n WHERE n.content_type_id = %s AND n.kind = ''typed''', t, names, vals, ct);
-  EXECUTE format((SELECT base_sql FROM typed_tables WHERE content_type_id = ct), 'entries e');
+  -- A type with entries already (one that existed before this migration) is filled in batches
+  -- afterwards; a new one has none yet.
+  UPDATE typed_tables SET backfill_after = 0 WHERE content_type_id = ct AND EXISTS (SELECT 1 FROM entries WHERE content_type_id = ct AND kind = 'typed');
 END $$;
+
+-- One batch of a table's backfill, in its own transaction: the typed rows of the next `batch`
+-- typed entries after `backfill_after`, which then moves past them (NULL when none is left).
+-- Returns how many entries it filled: 0 when the table is complete, or when another process is
+-- filling it. The batch's entries and documents are locked first, so that what it reads stays
+-- current until it commits (a write to them waits, then goes through the triggers); it gives
+-- way (lock_timeout, SQLSTATE 55P03) rather than hold up a write, and is simply run again.
+CREATE FUNCTION typed_storage_fill(ct integer, batch integer) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+  hi integer;
+  n integer;
+BEGIN
+  SELECT * INTO s FROM typed_tables WHERE content_type_id = ct AND backfill_after IS NOT NULL FOR UPDATE SKIP LOCKED;
+  IF NOT FOUND THEN RETURN 0; END IF;
+  PERFORM set_config('lock_timeout', '100ms', true);
+  SELECT max(id), count(*) INTO hi, n FROM (
+    SELECT id FROM entries WHERE content_type_id = ct AND kind = 'typed' AND id > s.backfill_after ORDER BY id LIMIT batch FOR SHARE) x;
+  IF hi IS NULL THEN
+    UPDATE typed_tables SET backfill_after = NULL WHERE content_type_id = ct;
+    RETURN 0;
+  END IF;
+  PERFORM 1 FROM entry_contents WHERE content_type_id = ct AND entry_pk > s.backfill_after AND entry_pk <= hi FOR SHARE;
+  -- The trigger's own statements, on the batch's documents and entries.
+  EXECUTE format('WITH changed AS (SELECT * FROM entry_contents WHERE content_type_id = %s AND entry_pk > %s AND entry_pk <= %s) ', ct, s.backfill_after, hi) || s.upsert_sql;
+  EXECUTE format(s.base_sql, format('(SELECT * FROM entries WHERE id > %s AND id <= %s) e', s.backfill_after, hi));
+  UPDATE typed_tables SET backfill_after = hi WHERE content_type_id = ct;
+  RETURN n;
+END $$;
+
+-- Content types are cached with whether their table is complete: its completion drops the caches.
+CREATE TRIGGER typed_tables_lookups_changed AFTER UPDATE ON "typed_tables" FOR EACH ROW
+  WHEN ((OLD.backfill_after IS NULL) <> (NEW.backfill_after IS NULL)) EXECUTE FUNCTION notify_auth_changed();
 
 -- Created when the content type's transaction commits: its fields are inserted after it.
 CREATE FUNCTION typed_storage_created() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -195,5 +233,6 @@ CREATE TRIGGER typed_storage_updated AFTER UPDATE ON "entry_contents" REFERENCIN
 CREATE TRIGGER typed_storage_deleted AFTER DELETE ON "entry_contents" REFERENCING OLD TABLE AS removed
   FOR EACH STATEMENT EXECUTE FUNCTION typed_storage_unsync();
 
--- The content types that exist already get their tables now.
+-- The content types that exist already get their tables now, empty: the `entries:typed-storage`
+-- task fills them from their documents (server/src/core/entries/typed-storage.ts).
 SELECT typed_storage_build(id) FROM content_types ORDER BY id;

@@ -2507,6 +2507,11 @@ export interface paths {
          *       has no autovacuum); nothing to do on a PostgreSQL server.
          *
          *     - `entries:publish-scheduled` (every minute): publishes drafts whose `publish_at` has come;
+         *     - `entries:typed-storage` (every minute until done): fills the typed storage of content types
+         *       whose entries were stored before this version (the upgrade creates their tables empty), in
+         *       batches of 1,000 entries within a 40-second budget, resuming where it stopped; `processed`
+         *       counts the entries filled. Until a type's storage is complete its queries read the
+         *       documents, with the same answers, only slower;
          *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours;
          *     - `auth:prune` (hourly): deletes expired one-time codes, authorization codes and access
          *       tokens of hosted authentication;

@@ -33,6 +33,8 @@ export interface ContentTypeDef {
   fields: FieldDef[];
   /** The same fields by name (a map without prototype: field names come from requests). */
   byName: Map<string, FieldDef>;
+  /** Whether its typed storage is complete (not still being filled, see typed-storage.ts): queries read it then. */
+  typedReady: boolean;
 }
 
 interface Row {
@@ -42,11 +44,13 @@ interface Row {
   bucket: string;
   workspace_id: number;
   name_field: string | null;
+  typed_ready: boolean;
   fields: { id: number; name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean; indexed: boolean | null }[];
 }
 
 const select = (where: Sql) => sql`
   SELECT t.id, t.name, t.bucket_id, b.name AS bucket, b.workspace_id, t.name_field,
+         EXISTS (SELECT 1 FROM typed_tables tt WHERE tt.content_type_id = t.id AND tt.backfill_after IS NULL) AS typed_ready,
          coalesce((SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
                      'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete, 'indexed', f.indexed) ORDER BY f.position)
                      FROM field_definitions f WHERE f.content_type_id = t.id), '[]') AS fields
@@ -55,7 +59,7 @@ const select = (where: Sql) => sql`
 
 function toDef(r: Row): ContentTypeDef {
   const fields = r.fields.map((f) => ({ id: f.id, name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete, indexed: f.indexed }));
-  return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])) };
+  return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: r.typed_ready };
 }
 
 /** Content types by id (the types of the entries a response renders), in one query. */

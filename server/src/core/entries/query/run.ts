@@ -94,7 +94,7 @@ export interface QueryResult {
 export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: ByteBudget, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
   const { plan, type, locale } = q;
   const relations = { bucketId: type.bucketId, locale };
-  const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: true };
+  const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: type.typedReady };
   if (plan.aggregate) {
     const zones = await unknownTimeZones(ctx.db, q);
     if (Object.keys(zones).length) throw new EntryError('invalid', zones);
