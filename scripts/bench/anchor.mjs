@@ -38,26 +38,45 @@
 //                  measured (req/s, p50), no target
 // Before the load, the API's answers must equal the plain SQL's: the page's titles, amounts and
 // author names in order; every month group's count, sum (exact) and avg (the exact average of the
-// SQL's sum and count rounded half away from zero to 12 places, as the API rounds it).
+// SQL's sum and count rounded half away from zero to 12 places, as the API rounds it); articles 1,
+// the middle one and the last read by id: title, amount, published_at, state and author name.
 // After the page's rounds, its statement is rebuilt with the server's compiled modules as
 // core/entries/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
 // API's answer and the text pg_stat_activity shows of the server's connections, prepared as the
 // server prepares it, run 8 times, then EXPLAIN (ANALYZE, BUFFERS) of one more execution; and
-// EXPLAIN (ANALYZE, BUFFERS) of the plain SQL.
+// EXPLAIN (ANALYZE, BUFFERS) of the plain SQL. Last on that server, each question once more
+// through the API with 1 connection, BENCH_SECONDS (a warm-up first, not counted): PostgreSQL's
+// figure for the embedded comparison below (the embedded database runs one statement at a time,
+// so more connections would only queue there).
 // Then on a server with the defaults (response cache on: an answer asked again comes from it),
 // for information: the page, both aggregates and the read by id, one run each; and the batch
 // writes: BENCH_BATCH_RUNS (20) sequential POST /api/v1/{ws}/general/entries/batch of 100 creates
 // of published articles, each with an Idempotency-Key (after 2 not counted): median and p95, every
 // answered id an article with its title afterwards; and the same 100 rows inserted into the plain
 // `articles` table with one INSERT ... SELECT FROM unnest(...) per batch, as many times.
-// Prints a summary table: question, API req/s, p50, plain SQL answers/s, ratio (API / SQL answers
-// per second; for the batch, SQL median / API median), target, met/MISSED.
 //
-// Embedded database (PGlite): skipped. No other section compares the embedded database with
-// PostgreSQL (objects.mjs and hot-path.mjs run it for information only), and it is not simple with
-// the existing helpers: PGlite is one process's database, so the typed entries could only be
-// bulk-inserted and the plain SQL only timed with the server stopped (createContentTypes,
-// seedTypedEntries and measureSql all need a pg client beside the running server).
+// The embedded database (PGlite, the server's default without DATABASE_URL; data in
+// DATA_DIR/pgdata), target "the same questions answer the same figures, within 3x of
+// PostgreSQL's time": the same rows (BENCH_ANCHOR_EMBEDDED_ENTRIES articles, by default as many as
+// on PostgreSQL), seeded the same way on a server with APP_ENV=local and RESPONSE_CACHE_MB=0:
+// the content types and the API-created entries through its API, the bulk inserts, the plain
+// tables and then ANALYZE (no VACUUM: nothing vacuums the embedded database behind a run) through
+// PGlite in this process. PGlite is one process's database, so each of those queries finds the
+// server stopped and the next API call a server started again on the same DATA_DIR
+// (support.mjs embeddedDatabase). With the server stopped, the plain SQL's answers are read and
+// each question's plain SQL timed through PGlite (one client: it is single-connection; a warm-up,
+// then BENCH_SECONDS), for information. Then, the server started again: the same checks (a
+// bulk-inserted article queries like an API-created one; the page's rows, every month group's
+// figures in UTC and Europe/Berlin and a few articles read by id equal the plain SQL's), the
+// filtered page for BENCH_SERVER_WARMUP_SECONDS (1 connection, not counted), and each question
+// through the API with 1 connection. Per question: the embedded p50 against PostgreSQL's at 1
+// connection, target embedded p50 <= 3x PostgreSQL's, with the same figures (with as many
+// articles on both, the plain SQL's answers are also compared across the two databases).
+//
+// Prints a summary table: question, API req/s, p50, plain SQL answers/s, ratio (API / SQL answers
+// per second; for the batch, SQL median / API median; for the embedded rows, embedded p50 /
+// PostgreSQL's p50 at 1 connection), target, met/MISSED. Without PostgreSQL, nothing runs (the
+// embedded target is relative to it).
 //
 // Standalone: `node scripts/bench/anchor.mjs [--build]` (without --build it runs dist/ as it is).
 // Environment:
@@ -66,6 +85,8 @@
 //   BENCH_CONNECTIONS=10      concurrent connections (and pg clients of the plain SQL)
 //   BENCH_ANCHOR_ROUNDS=3     rounds of each question (page, aggregates) and its plain SQL, alternating
 //   BENCH_ANCHOR_ENTRIES=100000  articles (at least 1000; authors: 1000)
+//   BENCH_ANCHOR_EMBEDDED=1   0 skips the embedded database
+//   BENCH_ANCHOR_EMBEDDED_ENTRIES=<BENCH_ANCHOR_ENTRIES>  articles on the embedded database
 //   BENCH_BATCH_RUNS=20       sequential batches of 100 creates (and plain SQL inserts of 100 rows)
 //   BENCH_PG_URL=postgresql://postgres@127.0.0.1:5432/postgres   where throwaway databases
 //                             (wsbench_<random>) are created and dropped WITH (FORCE)
@@ -115,6 +136,8 @@ import {
   withServerOutput,
   checkStatement,
   preparedPlan,
+  embeddedDatabase,
+  measureOnClients,
 } from './support.mjs';
 
 const BUCKET = 'general';
@@ -128,6 +151,7 @@ const BATCH_WARMUP = 2;
 const TARGETS = {
   page: { ratio: 5, p50: 20 },
   aggregate: { ratio: 0.9 },
+  embedded: { p50Ratio: 3 }, // embedded p50 at most 3x PostgreSQL's, each at 1 connection
 };
 
 const CONTENT_TYPES = [
@@ -224,6 +248,11 @@ const readSql = (count) => ({
     return [1 + Math.floor(Math.random() * count)];
   },
 });
+
+/** The articles read by id before the load (the first, API-created; one in the middle; the last). */
+const readChecked = (count) => [1, Math.ceil(count / 2), count];
+const READ_CHECK_SQL = `SELECT a.title, a.amount, to_char(a.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS published_at, a.status, au.name
+  FROM articles a LEFT JOIN authors au ON au.id = a.author WHERE a.id = $1`;
 
 const pageShapeOk = (body) =>
   Array.isArray(body.data) &&
@@ -325,12 +354,19 @@ function round12(s) {
 // ---------------------------------------------------------------------------------------------
 // Seeding and the checks before the load
 
-async function seedPostgres(base, ws, key, client, count) {
+/**
+ * The typed entries (a few of each type through the API, the rest with one INSERT per type) and
+ * the plain tables, then `maintain` of their tables ('VACUUM (ANALYZE)' on PostgreSQL: autovacuum
+ * would otherwise visit the new rows in the middle of a run; 'ANALYZE' on the embedded database).
+ * `serve()` answers the base URL of a running server before each step's API calls: on the
+ * embedded database each step's queries stop it (support.mjs embeddedDatabase).
+ */
+async function seedRows({ serve, ws, key, client, count, maintain }) {
   const started = performance.now();
-  const { workspaceId, types } = await createContentTypes(base, client, ws, BUCKET, CONTENT_TYPES);
+  const { workspaceId, types } = await createContentTypes(await serve(), client, ws, BUCKET, CONTENT_TYPES);
   const newUlid = monotonicFactory();
-  const seedType = (type, total, fieldsOf, extra) =>
-    seedTypedEntries({ base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
+  const seedType = async (type, total, fieldsOf, extra) =>
+    seedTypedEntries({ base: await serve(), ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
   const authors = await seedType('authors', AUTHORS, authorFields, []);
   // The API-created articles reference bulk-inserted authors: the API checks that they exist.
   const articles = await seedType('articles', count, (g) => articleFields(g, authors.ids), [authors.ids]);
@@ -339,8 +375,7 @@ async function seedPostgres(base, ws, key, client, count) {
   await client.query(PLAIN_ARTICLES, [count]);
   const plainMs = performance.now() - t;
   t = performance.now();
-  // VACUUM as well: autovacuum would otherwise visit the new rows in the middle of a run.
-  await client.query(`VACUUM (ANALYZE) entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}, authors, articles`);
+  await client.query(`${maintain} entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}, authors, articles`);
   return {
     workspaceId,
     types,
@@ -355,11 +390,8 @@ async function seedPostgres(base, ws, key, client, count) {
   };
 }
 
-/**
- * A bulk-inserted article must query like an API-created one (fields, metadata, author), the
- * rows equal column by column, and the typed storage filled for every entry.
- */
-async function shapeCheck(base, ws, key, client, seed, count) {
+/** A bulk-inserted article must query like an API-created one (fields, metadata, author). */
+async function apiShapeProblems(base, ws, key, seed, count) {
   const problems = [];
   const query = async (id, fields) => (await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify({ type: 'articles', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }) })).data;
   const meta = ['@id', '@status', '@lock_version', '@locales', '@publish_at', 'author.@id', 'author.name'];
@@ -377,16 +409,22 @@ async function shapeCheck(base, ws, key, client, seed, count) {
     }
     if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `author ${authorOf(g)}`) problems.push(`${what} article ${g}: author ${JSON.stringify(m?.author)}`);
   }
-  problems.push(
-    ...(await bulkMatchesApi(
-      client,
-      seed.workspaceId,
-      [
-        ['authors', seed.created.authors[0].id, seed.authors[AUTHORS - 1]],
-        ['articles', seed.created.articles[0].id, seed.articles[count - 1]],
-      ],
-      { authors: AUTHORS, articles: count },
-    )),
+  return problems;
+}
+
+/**
+ * The stored rows of the bulk inserts: equal to the API-created ones column by column, and the
+ * typed storage filled for every entry (seed.defs: the bucket's content types).
+ */
+async function storedShapeProblems(client, seed, count) {
+  const problems = await bulkMatchesApi(
+    client,
+    seed.workspaceId,
+    [
+      ['authors', seed.created.authors[0].id, seed.authors[AUTHORS - 1]],
+      ['articles', seed.created.articles[0].id, seed.articles[count - 1]],
+    ],
+    { authors: AUTHORS, articles: count },
   );
   // Typed storage: a row per entry, every field's column filled (the triggers of the bulk insert).
   for (const [name, n] of [
@@ -401,10 +439,25 @@ async function shapeCheck(base, ws, key, client, seed, count) {
   return problems;
 }
 
-/** The filtered page: the API's titles, amounts and author names in order, against the plain SQL's. */
-async function verifyPage(base, ws, key, client) {
+/**
+ * The plain SQL's answers the API's must equal, every value as PostgreSQL's text (`textClient`):
+ * the page's rows, each aggregate's rows by timezone, and the articles of readChecked.
+ */
+async function plainAnswers(textClient, count) {
+  const page = (await textClient.query(PAGE_SQL.text)).rows;
+  const aggregates = {};
+  for (const tz of TIMEZONES) {
+    const { text, values } = aggregateSql(tz);
+    aggregates[tz] = (await textClient.query(text, values)).rows;
+  }
+  const reads = [];
+  for (const g of readChecked(count)) reads.push({ g, row: (await textClient.query(READ_CHECK_SQL, [g])).rows[0] });
+  return { page, aggregates, reads };
+}
+
+/** The filtered page: the API's titles, amounts and author names in order, against the plain SQL's (plainAnswers). */
+async function verifyPage(base, ws, key, plain) {
   const api = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(PAGE_QUERY) });
-  const plain = (await client.query(PAGE_SQL.text)).rows;
   const a = api.data.map((r) => ({ title: r.title, amount: trimDecimal(String(r.amount)), author: r.author?.name }));
   const p = plain.map((r) => ({ title: r.title, amount: trimDecimal(r.amount), author: r.name }));
   const problems = [];
@@ -416,14 +469,13 @@ async function verifyPage(base, ws, key, client) {
 /**
  * Each aggregate's answer against the plain SQL's figures: month, count, sum (exact) and avg (the
  * SQL's sum over its count, rounded half away from zero to 12 places; the SQL's own avg rounded so
- * is shown beside it when it differs).
+ * is shown beside it when it differs). `plainByTz`: plainAnswers' aggregates.
  */
-async function verifyAggregates(base, ws, key, textClient) {
+async function verifyAggregates(base, ws, key, plainByTz) {
   const out = {};
   for (const tz of TIMEZONES) {
     const api = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(aggregateQuery(tz)) });
-    const { text, values } = aggregateSql(tz);
-    const plain = (await textClient.query(text, values)).rows;
+    const plain = plainByTz[tz];
     const expected = plain.map((r) => ({ group: { published_at: r.m.slice(0, 10) }, count: Number(r.count), sum: { amount: trimDecimal(r.sum) }, avg: { amount: exactAverage(r.sum, r.count) } }));
     const diffs = [];
     if (api.pagination?.hasMore !== false) diffs.push(`pagination ${JSON.stringify(api.pagination)}: expected hasMore false`);
@@ -435,6 +487,18 @@ async function verifyAggregates(base, ws, key, textClient) {
     out[tz] = { expected, diffs, avgRounding, total: expected.reduce((s, g) => s + g.count, 0) };
   }
   return out;
+}
+
+/** Articles read by id (the route the read question loads) against the plain SQL's rows (plainAnswers' reads). */
+async function verifyReads(base, ws, key, seed, reads) {
+  const problems = [];
+  for (const { g, row } of reads) {
+    const a = await getJson(`${base}${entriesPath(ws)}/${seed.articles[g - 1]}`, key);
+    const api = { title: a.fields?.title, amount: trimDecimal(String(a.fields?.amount)), published_at: a.fields?.published_at, state: a.fields?.state, author: a.fields?.author?.fields?.name };
+    const plain = row && { title: row.title, amount: trimDecimal(row.amount), published_at: row.published_at, state: row.status, author: row.name };
+    if (!isDeepStrictEqual(api, plain)) problems.push(`article ${g}: API ${JSON.stringify(api)} vs SQL ${JSON.stringify(plain)}`);
+  }
+  return { problems, checked: reads.map((r) => r.g) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -584,6 +648,13 @@ function combineRounds(runs, secondsEach) {
   };
 }
 
+/** Each route through the API with 1 connection, one run (a warm-up first, not counted). */
+async function measureSingle(routes, opts) {
+  const rows = [];
+  for (const r of routes) rows.push({ ...r, label: `${r.label} (1 connection)`, ...(await measure(r.url, r.headers, { ...opts, connections: 1 }, r.request)), seconds: opts.seconds });
+  return rows;
+}
+
 async function runPostgres({ adminUrl, opts, count, batchRuns }) {
   const dataDir = makeTempDir('wsapi-bench-anchor-');
   const db = await createDatabase(adminUrl);
@@ -597,9 +668,9 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     await textClient.connect();
     const prepared = await (async () => {
       const { ws, key } = await setup(server.base, { permissions: PERMISSIONS, abilities: ABILITIES });
-      const seed = await seedPostgres(server.base, ws, key, client, count);
+      const seed = await seedRows({ serve: async () => server.base, ws, key, client, count, maintain: 'VACUUM (ANALYZE)' });
       seed.defs = await contentTypeDefs(client, seed.types.get('articles').bucket_id);
-      const shapeProblems = await shapeCheck(server.base, ws, key, client, seed, count);
+      const shapeProblems = [...(await apiShapeProblems(server.base, ws, key, seed, count)), ...(await storedShapeProblems(client, seed, count))];
       return { ws, key, seed, shapeProblems };
     })().catch((err) => {
       throw withServerOutput(server, err);
@@ -613,8 +684,10 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     if (shapeProblems.length) for (const p of shapeProblems) console.log(`anchor: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
     else console.log('anchor: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled');
 
-    const page = await verifyPage(server.base, ws, key, client);
-    const aggregates = await verifyAggregates(server.base, ws, key, textClient);
+    const expected = await plainAnswers(textClient, count);
+    const page = await verifyPage(server.base, ws, key, expected.page);
+    const aggregates = await verifyAggregates(server.base, ws, key, expected.aggregates);
+    const reads = await verifyReads(server.base, ws, key, seed, expected.reads);
 
     const routes = loadRoutes(server.base, ws, key, seed);
     await checkRoutes(routes, server.base);
@@ -656,6 +729,8 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
       api: { ...readRoute, ...(await measure(readRoute.url, readRoute.headers, opts, readRoute.request)), seconds: opts.seconds },
       sql: { route: 'sql-read', label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, readSql(count), opts)), seconds: opts.seconds },
     });
+    // Each question at 1 connection: what the embedded database is compared with.
+    const single = await measureSingle(routes, opts);
 
     // The defaults (response cache on), for information; then the batch writes.
     const stopped = await stopServer(server.child);
@@ -666,7 +741,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const cached = [];
     for (const r of cachedRoutes) cached.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
     const batches = await benchBatches(server.base, ws, key, client, seed, count, batchRuns);
-    return { compared, cached, startMs: server.startMs, busy, seed, shapeProblems, page, aggregates, statement, check, plan, sqlPlan, batches };
+    return { compared, single, cached, startMs: server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, statement, check, plan, sqlPlan, batches };
   } finally {
     await client.end().catch(() => {});
     await textClient.end().catch(() => {});
@@ -682,29 +757,86 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The embedded database
+
+/** Each question's plain SQL through `client` (one: PGlite is single-connection), for information. */
+async function timePlainSql(client, count, opts) {
+  const label = '  plain SQL (PGlite in this process, 1 client, server stopped)';
+  const statements = [['page', PAGE_SQL], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, aggregateSql(tz)]), ['read', readSql(count)]];
+  const out = {};
+  for (const [question, statement] of statements) out[question] = { route: `sql-${question}`, label, ...(await measureOnClients([client], statement, opts)), seconds: opts.seconds };
+  return out;
+}
+
+async function runEmbedded({ opts, count }) {
+  const dataDir = makeTempDir('wsapi-bench-anchor-embedded-');
+  const embedded = embeddedDatabase({ dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
+  const serve = async () => (await embedded.serve()).base;
+  const client = embedded.client;
+  // Every value as PostgreSQL's text, as the PostgreSQL section's textClient reads them.
+  const { types } = await import('@electric-sql/pglite');
+  const asText = Object.fromEntries(Object.keys(types.parsers).map((type) => [type, (v) => v]));
+  const textClient = { query: (text, values) => client.query(text, values, { parsers: asText }) };
+  try {
+    const prepared = await (async () => {
+      const { ws, key } = await setup(await serve(), { permissions: PERMISSIONS, abilities: ABILITIES });
+      const seed = await seedRows({ serve, ws, key, client, count, maintain: 'ANALYZE' });
+      // Still with the server stopped (the seeding's last statements stopped it): the checks of the
+      // stored rows, the plain SQL's answers and its timings.
+      seed.defs = await contentTypeDefs(client, seed.types.get('articles').bucket_id);
+      const storedProblems = await storedShapeProblems(client, seed, count);
+      const expected = await plainAnswers(textClient, count);
+      const sql = await timePlainSql(client, count, opts);
+      const base = await serve();
+      const shapeProblems = [...(await apiShapeProblems(base, ws, key, seed, count)), ...storedProblems];
+      return { base, ws, key, seed, shapeProblems, expected, sql };
+    })().catch((err) => {
+      throw embedded.server ? withServerOutput(embedded.server, err) : err;
+    });
+    const { base, ws, key, seed, shapeProblems, expected, sql } = prepared;
+    const otherMs = seed.totalMs - seed.apiMs - seed.insertMs - seed.plainMs - seed.analyzeMs;
+    console.log(
+      `anchor: seeded ${count.toLocaleString('en-US')} published articles and ${AUTHORS.toLocaleString('en-US')} authors on the embedded database in ${seconds(seed.totalMs)} ` +
+        `(${API_CREATED.authors} authors and ${API_CREATED.articles} articles through the API ${seconds(seed.apiMs)}; the rest with one INSERT per type through PGlite, the server stopped, ${seconds(seed.insertMs)}; ` +
+        `the plain tables ${seconds(seed.plainMs)}; ANALYZE ${seconds(seed.analyzeMs)}; the content types and the server's starts between the steps ${seconds(otherMs)})`,
+    );
+    if (shapeProblems.length) for (const p of shapeProblems) console.log(`anchor: WARNING: embedded: bulk-inserted entries do not query like API-created ones: ${p}`);
+    else console.log('anchor: embedded: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled');
+
+    const page = await verifyPage(base, ws, key, expected.page);
+    const aggregates = await verifyAggregates(base, ws, key, expected.aggregates);
+    const reads = await verifyReads(base, ws, key, seed, expected.reads);
+    const routes = loadRoutes(base, ws, key, seed);
+    await checkRoutes(routes, base);
+    const busy = await cpuBusy();
+    if (busy > 0.2) console.log(`anchor: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
+    const pageRoute = routes.find((r) => r.route === 'page');
+    if (opts.serverWarmupSeconds > 0) await measure(pageRoute.url, pageRoute.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
+    const single = await measureSingle(routes, opts);
+    return { single, sql, startMs: embedded.server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads };
+  } finally {
+    const stopped = await embedded.close();
+    if (stopped && !stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+    removeTempDir(dataDir);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 const verdict = (ok) => (ok ? 'met' : 'MISSED');
 const rate = (row) => row.ok / row.seconds; // answers per second that were answers (2xx)
 const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '-');
 
-function report(r, count, opts) {
-  printRouteTable(
-    `anchor on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, RESPONSE_CACHE_MB=0, ${opts.connections} connections (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
-    r.compared.flatMap((q) => [{ ...q.api, target: undefined }, { ...q.sql, target: undefined }]),
-    100,
-  );
-  printRouteTable('anchor with the defaults (response cache on: the same answer asked again comes from it), one run each, for information:', r.cached.map((x) => ({ ...x, target: undefined })), 100);
-
+/** The checks before the load (`r`: a database's run), as lines to print. */
+function checkLines(r) {
   const lines = [];
   lines.push(
     `  filtered page compared with the plain SQL before the load: ` +
       (r.page.problems.length ? `DIFFERS: ${r.page.problems.join('; ')}` : `the same ${r.page.rows.length} titles, amounts and author names in the same order (first: ${JSON.stringify(r.page.rows[0])})`),
   );
-  let exact = true;
   for (const tz of TIMEZONES) {
     const a = r.aggregates[tz];
-    exact &&= a.diffs.length === 0;
     lines.push(
       `  aggregate ${tz}: ${a.expected.length} month groups, ${a.total.toLocaleString('en-US')} articles; API vs plain SQL: ` +
         (a.diffs.length ? `${a.diffs.length} DIFFERENCES` : 'every group equal (month, count, sum exact, avg to 12 places)') +
@@ -712,6 +844,30 @@ function report(r, count, opts) {
     );
     for (const d of a.diffs) lines.push(`    ${d}`);
   }
+  lines.push(
+    `  read by id of articles ${r.reads.checked.join(', ')} compared with the plain SQL: ` +
+      (r.reads.problems.length ? `DIFFERS: ${r.reads.problems.join('; ')}` : 'the same title, amount, published_at, state and author name'),
+  );
+  return lines;
+}
+
+/** Whether a question's answers equalled the plain SQL's before the load (`r`: a database's run). */
+function figuresMatch(r, question) {
+  if (question === 'page') return r.page.problems.length === 0;
+  if (question === 'read') return r.reads.problems.length === 0;
+  return r.aggregates[question.slice('aggregate-'.length)].diffs.length === 0;
+}
+
+function reportPostgres(r, count, opts) {
+  printRouteTable(
+    `anchor on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, RESPONSE_CACHE_MB=0, ${opts.connections} connections (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
+    r.compared.flatMap((q) => [{ ...q.api, target: undefined }, { ...q.sql, target: undefined }]),
+    100,
+  );
+  printRouteTable('the same server, each question at 1 connection (PostgreSQL\'s figure for the embedded comparison):', r.single.map((x) => ({ ...x, target: undefined })), 100);
+  printRouteTable('anchor with the defaults (response cache on: the same answer asked again comes from it), one run each, for information:', r.cached.map((x) => ({ ...x, target: undefined })), 100);
+
+  const lines = checkLines(r);
   const [utc, berlin] = TIMEZONES.map((tz) => new Map(r.aggregates[tz].expected.map((g) => [g.group.published_at, g.count])));
   const differ = [...new Set([...utc.keys(), ...berlin.keys()])].filter((m) => utc.get(m) !== berlin.get(m)).length;
   lines.push(`  (${differ} of the month groups count differently in UTC and Europe/Berlin)`);
@@ -732,8 +888,59 @@ function report(r, count, opts) {
   console.log(`  plain SQL: ${PAGE_SQL.text}`);
   console.log('  EXPLAIN (ANALYZE, BUFFERS) of it (after one run):');
   for (const line of r.sqlPlan) console.log(`    ${line}`);
+}
 
-  // The summary.
+/** The questions of the embedded comparison, in loadRoutes' order, with their summary names. */
+const EMBEDDED_QUESTIONS = [['page', 'filtered page'], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, `monthly aggregate ${tz}`]), ['read', 'read by id']];
+
+function reportEmbedded(e, pgRun, count, pgCount) {
+  printRouteTable(
+    `anchor on embedded PostgreSQL (PGlite), ${count.toLocaleString('en-US')} articles (ANALYZEd), APP_ENV=local, RESPONSE_CACHE_MB=0, 1 connection (server up in ${seconds(e.startMs)}; CPUs ${pct(e.busy)} busy before the run):`,
+    EMBEDDED_QUESTIONS.flatMap(([question]) => [{ ...e.single.find((x) => x.route === question), target: undefined }, e.sql[question]]),
+    100,
+  );
+  const lines = checkLines(e);
+  // With as many articles, the plain tables hold the same rows: their answers must be the same.
+  if (count === pgCount) {
+    const same = isDeepStrictEqual(e.expected, pgRun.expected);
+    lines.push(`  plain SQL answers (page, month groups, reads) of the embedded database vs PostgreSQL's: ${same ? 'equal, value for value' : 'DIFFERENT'}`);
+    if (!same) for (const line of plainDifferences(e.expected, pgRun.expected)) lines.push(`    ${line}`);
+  } else {
+    lines.push(`  (${count.toLocaleString('en-US')} articles here, ${pgCount.toLocaleString('en-US')} on PostgreSQL: the times below compare different sizes)`);
+  }
+  for (const [question, name] of EMBEDDED_QUESTIONS) {
+    const c = embeddedComparison(e, pgRun, question);
+    lines.push(
+      `  ${name}: embedded p50 ${ms(c.api.p50)} ms, PostgreSQL p50 ${ms(c.pg.p50)} ms (1 connection each): ${times(c.ratio)} (target <= ${TARGETS.embedded.p50Ratio}×: ${verdict(c.ok)}); ` +
+        `figures ${c.same ? 'the same as the plain SQL\'s' : 'DIFFERENT from the plain SQL\'s'}; plain SQL in PGlite p50 ${ms(e.sql[question].p50)} ms per query (${e.sql[question].rps.toFixed(1)}/s, for information)`,
+    );
+  }
+  for (const line of lines) console.log(line);
+}
+
+/** Where two plainAnswers differ (at most 8 places). */
+function plainDifferences(a, b) {
+  const out = [];
+  const compare = (what, x, y) => {
+    for (let i = 0; i < Math.max(x.length, y.length) && out.length < 8; i++) if (!isDeepStrictEqual(x[i], y[i])) out.push(`${what} row ${i}: embedded ${JSON.stringify(x[i])}, PostgreSQL ${JSON.stringify(y[i])}`);
+  };
+  compare('page', a.page, b.page);
+  for (const tz of TIMEZONES) compare(`aggregate ${tz}`, a.aggregates[tz], b.aggregates[tz]);
+  compare('reads', a.reads, b.reads);
+  return out;
+}
+
+/** A question on the embedded database against PostgreSQL at 1 connection: the ratio of the p50s and the verdict. */
+function embeddedComparison(e, pgRun, question) {
+  const api = e.single.find((x) => x.route === question);
+  const pg = pgRun.single.find((x) => x.route === question);
+  const ratio = api.p50 / pg.p50;
+  const same = figuresMatch(e, question);
+  return { api, pg, ratio, same, ok: ratio <= TARGETS.embedded.p50Ratio && same && !failed(api) && !failed(pg) };
+}
+
+/** The summary table (`e`: the embedded run, if any); answers its rows. */
+function summary(r, e, count, embeddedCount) {
   const rows = [];
   const q = (name) => r.compared.find((x) => x.question === name);
   const pageQ = q('page');
@@ -748,6 +955,7 @@ function report(r, count, opts) {
   }
   const read = q('read');
   rows.push({ question: 'read by id (author rendered)', api: rate(read.api), p50: read.api.p50, sql: rate(read.sql), ratio: rate(read.api) / rate(read.sql), target: '(measured)', verdict: '-' });
+  const b = r.batches;
   rows.push({
     question: `batch of ${BATCH_SIZE} creates (sequential)`,
     api: 1000 / b.api.median,
@@ -757,10 +965,25 @@ function report(r, count, opts) {
     target: `(timed: median ${ms(b.api.median)} ms, p95 ${ms(b.api.p95)} ms)`,
     verdict: b.problems.length ? 'PROBLEMS' : '-',
   });
-  console.log(`anchor summary (PostgreSQL, ${count.toLocaleString('en-US')} articles, response cache off for the comparisons; ratio = API answers/s ÷ plain SQL answers/s):`);
+  for (const [question, name] of e ? EMBEDDED_QUESTIONS : []) {
+    const c = embeddedComparison(e, r, question);
+    const sameWhat = question === 'page' ? 'same rows' : 'same figures';
+    rows.push({
+      question: `embedded: ${name}`,
+      api: rate(c.api),
+      p50: c.api.p50,
+      sql: rate(e.sql[question]),
+      ratio: c.ratio,
+      target: `<= ${TARGETS.embedded.p50Ratio}× PostgreSQL p50 (${ms(c.pg.p50)} ms), ${c.same ? sameWhat : `NOT the ${sameWhat}`}`,
+      verdict: verdict(c.ok),
+      ok: c.ok,
+    });
+  }
+  const sizes = e ? `${count.toLocaleString('en-US')} articles on PostgreSQL, ${embeddedCount.toLocaleString('en-US')} embedded` : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
+  console.log(`anchor summary (${sizes}, response cache off for the comparisons; ratio = API answers/s ÷ plain SQL answers/s):`);
   const table = tableLines(
     [
-      { title: 'question', width: 34, align: 'left', value: (x) => x.question },
+      { title: 'question', width: Math.max(34, ...rows.map((x) => x.question.length + 2)), align: 'left', value: (x) => x.question },
       { title: 'API req/s', width: 11, value: (x) => (Number.isFinite(x.api) ? x.api.toFixed(1) : '-') },
       { title: 'p50 ms', width: 10, value: (x) => ms(x.p50) },
       { title: 'SQL tps', width: 11, value: (x) => (Number.isFinite(x.sql) ? x.sql.toFixed(1) : '-') },
@@ -772,7 +995,13 @@ function report(r, count, opts) {
   );
   for (const line of table) console.log(line);
   console.log(`  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`);
-  return { rows, exact };
+  if (e) {
+    console.log(
+      '  (the embedded rows: the embedded API at 1 connection; SQL tps: the plain SQL in PGlite, 1 client in this process, the server stopped; ' +
+        'ratio = embedded p50 ÷ PostgreSQL API p50 at 1 connection; the figures: the API\'s answers against the plain SQL\'s on the same database)',
+    );
+  }
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -788,40 +1017,52 @@ export async function benchAnchor(options = {}) {
   };
   if (!(opts.rounds >= 1)) throw new Error('BENCH_ANCHOR_ROUNDS must be at least 1');
   const count = Number(options.entries ?? env.BENCH_ANCHOR_ENTRIES ?? 100_000);
+  const withEmbedded = options.embedded ?? env.BENCH_ANCHOR_EMBEDDED !== '0';
+  const embeddedCount = Number(options.embeddedEntries ?? env.BENCH_ANCHOR_EMBEDDED_ENTRIES ?? count);
   const batchRuns = Number(options.batchRuns ?? env.BENCH_BATCH_RUNS ?? 20);
   const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
   if (!(count >= 1000)) throw new Error('BENCH_ANCHOR_ENTRIES must be at least 1000');
+  if (withEmbedded && !(embeddedCount >= 1000)) throw new Error('BENCH_ANCHOR_EMBEDDED_ENTRIES must be at least 1000');
   if (!(batchRuns >= 1)) throw new Error('BENCH_BATCH_RUNS must be at least 1');
   checkBuild('anchor');
 
   const removeHandlers = installSignalHandlers('anchor bench');
   let result;
+  let embedded;
   let invalid = false;
   const started = performance.now();
   try {
     console.log(
       `anchor: ${opts.connections} connections, ${opts.serverWarmupSeconds} s of the filtered page first, then ${opts.warmupSeconds} s warm-up + ${opts.seconds} s per run; ` +
-        `node ${process.version}, ${os.cpus().length} CPUs (autocannon and the plain SQL clients run on the same machine); embedded database: skipped (see the file's header)`,
+        `node ${process.version}, ${os.cpus().length} CPUs (autocannon and the plain SQL clients run on the same machine); ` +
+        (withEmbedded ? `then the embedded database, ${embeddedCount.toLocaleString('en-US')} articles, 1 connection` : 'embedded database: skipped (BENCH_ANCHOR_EMBEDDED=0)'),
     );
     const reachable = await postgresReachable(adminUrl);
     if (reachable !== true) {
       const msg = `PostgreSQL at ${adminUrl} not reachable (${reachable.message})`;
       if (env.BENCH_REQUIRE_POSTGRES === '1') throw new Error(msg);
-      console.log(`anchor: ${msg}: skipped (the anchor bench runs on PostgreSQL only)`);
-      return { result, invalid };
+      console.log(`anchor: ${msg}: skipped (the anchor bench needs PostgreSQL; the embedded target is relative to it)`);
+      return { result, embedded, invalid };
     }
     result = await runPostgres({ adminUrl, opts, count, batchRuns });
-    const v = report(result, count, opts);
-    if (result.compared.some((x) => failed(x.api) || x.sql.errors > 0) || result.cached.some(failed)) invalid = true;
-    const summary = v.rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target}: ${x.verdict}`);
-    console.log(`anchor targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): ${summary.join('; ')}`);
+    reportPostgres(result, count, opts);
+    if (result.compared.some((x) => failed(x.api) || x.sql.errors > 0) || result.single.some(failed) || result.cached.some(failed)) invalid = true;
+    if (withEmbedded) {
+      embedded = await runEmbedded({ opts, count: embeddedCount });
+      reportEmbedded(embedded, result, embeddedCount, count);
+      if (embedded.single.some(failed) || Object.values(embedded.sql).some((x) => x.errors > 0)) invalid = true;
+    }
+    const rows = summary(result, embedded, count, embeddedCount);
+    const targets = rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target}: ${x.verdict}`);
+    const sizes = embedded ? `PostgreSQL ${count.toLocaleString('en-US')} articles, embedded ${embeddedCount.toLocaleString('en-US')}` : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
+    console.log(`anchor targets (${sizes}): ${targets.join('; ')}`);
     console.log(`anchor: section took ${seconds(performance.now() - started)}`);
     if (invalid) console.log('anchor: WARNING: some responses were not 2xx (or failed); those figures are not valid');
   } finally {
     await cleanupAsync();
     removeHandlers();
   }
-  return { result, invalid };
+  return { result, embedded, invalid };
 }
 
 await runStandalone(import.meta, 'anchor', benchAnchor);

@@ -77,6 +77,7 @@ import {
   measureSteady,
   checkStatement,
   preparedPlan,
+  embeddedDatabase,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry'];
@@ -398,9 +399,9 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
 
 async function runEmbedded({ opts, count, analyze }) {
   const dataDir = makeTempDir('wsapi-bench-objects-');
-  let server;
+  const embedded = embeddedDatabase({ dataDir, variantEnv: { APP_ENV: 'local' } });
   try {
-    server = await startServer({ dataDir, variantEnv: { APP_ENV: 'local' } });
+    let server = await embedded.serve();
     const viaApi = Math.min(EMBEDDED_API_CREATED, count);
     const { ws, key, created, apiMs } = await (async () => {
       const { ws, key } = await setup(server.base, { permissions: ENTRY_PERMISSIONS });
@@ -414,25 +415,17 @@ async function runEmbedded({ opts, count, analyze }) {
       throw withServerOutput(server, err);
     });
 
-    // The rest straight into the embedded database, with the server stopped (PGlite is one
-    // process's database), then the server again on the same DATA_DIR.
-    const stopped = await stopServer(server.child);
-    if (!stopped.graceful) throw new Error('the embedded server did not stop within 20 s of SIGTERM');
+    // The rest straight into the embedded database (its first query stops the server: PGlite is
+    // one process's database), then the server again on the same DATA_DIR.
     const t0 = performance.now();
-    const { PGlite } = await import('@electric-sql/pglite');
-    const pglite = await PGlite.create(path.join(dataDir, 'pgdata'));
-    let ids;
-    try {
-      const [{ id: workspaceId }] = (await pglite.query('SELECT id FROM workspaces WHERE name = $1', [ws])).rows;
-      const prefix = crockford(Date.now(), 10) + crockford(BigInt(`0x${randomBytes(4).toString('hex')}`) & ((1n << 30n) - 1n), 6);
-      if (count > viaApi) await pglite.query(BULK_INSERT, [workspaceId, created[0].bucket_id, prefix, CROCKFORD, viaApi + 1, count, LOREM]);
-      if (analyze) await pglite.query('ANALYZE');
-      ids = (await pglite.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [workspaceId])).rows.map((r) => r.id);
-    } finally {
-      await pglite.close();
-    }
+    const pglite = embedded.client;
+    const [{ id: workspaceId }] = (await pglite.query('SELECT id FROM workspaces WHERE name = $1', [ws])).rows;
+    const prefix = crockford(Date.now(), 10) + crockford(BigInt(`0x${randomBytes(4).toString('hex')}`) & ((1n << 30n) - 1n), 6);
+    if (count > viaApi) await pglite.query(BULK_INSERT, [workspaceId, created[0].bucket_id, prefix, CROCKFORD, viaApi + 1, count, LOREM]);
+    if (analyze) await pglite.query('ANALYZE');
+    const ids = (await pglite.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [workspaceId])).rows.map((r) => r.id);
     const insertMs = performance.now() - t0;
-    server = await startServer({ dataDir, variantEnv: { APP_ENV: 'local' } });
+    server = await embedded.serve();
     if (ids.length !== count) throw new Error(`the embedded database holds ${ids.length} objects, expected ${count}`);
     const last = await getJson(`${server.base}${objectsPath(ws)}/${ids[ids.length - 1]}`, key);
     if (!isDeepStrictEqual(last.data, objectData(count))) throw new Error(`object items/${count} reads ${JSON.stringify(last.data)}`);
@@ -446,10 +439,8 @@ async function runEmbedded({ opts, count, analyze }) {
     const rows = (await measureRoutes(loadRoutes(server.base, ws, key, ids, undefined), opts)).map((r) => ({ ...r, target: undefined }));
     return { rows, startMs: server.startMs, busy };
   } finally {
-    if (server) {
-      const stopped = await stopServer(server.child);
-      if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
-    }
+    const stopped = await embedded.close();
+    if (stopped && !stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     removeTempDir(dataDir);
   }
 }

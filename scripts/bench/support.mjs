@@ -473,32 +473,7 @@ export async function measureSql(dbUrl, statement, { seconds, warmupSeconds, con
       clients.push(client);
       await client.connect();
     }
-    const run = async (durationS, latencies) => {
-      const started = performance.now();
-      const end = started + durationS * 1000;
-      const counts = { total: 0, errors: 0, lastError: undefined };
-      await Promise.all(
-        clients.map(async (client) => {
-          while (performance.now() < end) {
-            const t = performance.now();
-            try {
-              await client.query(statement.text, statement.values);
-              counts.total++;
-              latencies?.push(performance.now() - t);
-            } catch (err) {
-              counts.errors++;
-              counts.lastError = err;
-            }
-          }
-        }),
-      );
-      return { ...counts, elapsedMs: performance.now() - started };
-    };
-    if (warmupSeconds > 0) await run(warmupSeconds);
-    const latencies = [];
-    const r = await run(seconds, latencies);
-    latencies.sort((a, b) => a - b);
-    return { rps: r.total / (r.elapsedMs / 1000), total: r.total, ok: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
+    return await measureOnClients(clients, statement, { seconds, warmupSeconds });
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})));
   }
@@ -648,4 +623,100 @@ export async function checkStatement(client, dbName, statement, apiIds, { idColu
   if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
   else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
   return { problems, compared: same.length ? Math.max(...same.map((q) => q.length)) : 0 };
+}
+
+/**
+ * `statement` ({text, values}) through `clients` already connected (anything with pg's
+ * `query(text, values)`: pg clients, a PGlite instance), each issuing it again as soon as it has
+ * its answer: a warm-up that is not counted, then `seconds`. The figures of measureSql, which
+ * runs it on clients of its own.
+ */
+export async function measureOnClients(clients, statement, { seconds, warmupSeconds }) {
+  const run = async (durationS, latencies) => {
+    const started = performance.now();
+    const end = started + durationS * 1000;
+    const counts = { total: 0, errors: 0, lastError: undefined };
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < end) {
+          const t = performance.now();
+          try {
+            await client.query(statement.text, statement.values);
+            counts.total++;
+            latencies?.push(performance.now() - t);
+          } catch (err) {
+            counts.errors++;
+            counts.lastError = err;
+          }
+        }
+      }),
+    );
+    return { ...counts, elapsedMs: performance.now() - started };
+  };
+  if (warmupSeconds > 0) await run(warmupSeconds);
+  const latencies = [];
+  const r = await run(seconds, latencies);
+  latencies.sort((a, b) => a - b);
+  return { rps: r.total / (r.elapsedMs / 1000), total: r.total, ok: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The embedded database (PGlite) of a server: one process's database, so a bench reaches it
+// directly only while that server is stopped.
+
+/**
+ * The embedded database in `dataDir`, reached either through its server (`serve()`: started with
+ * `variantEnv` and no DATABASE_URL) or through PGlite in this process (`client.query(text, values,
+ * options)`, PGlite's), never both at once: a query stops the server when it runs and opens
+ * PGlite; `serve()` closes PGlite when it is open and starts the server again on the same
+ * DATA_DIR. So set-up steps written for a client beside a running server (createContentTypes,
+ * seedTypedEntries: their API calls first, then their queries) run on it unchanged, as long as
+ * the caller asks `serve()` for the server before each step's API calls. `server` is the server
+ * started last (its output stays readable after it stopped); `close()` stops or closes whichever
+ * runs and answers stopServer's result when a server was still running.
+ */
+export function embeddedDatabase({ dataDir, variantEnv }) {
+  let server;
+  let running = false;
+  let pglite; // a promise of the open instance
+  const stop = async () => {
+    if (!running) return undefined;
+    running = false;
+    return stopServer(server.child);
+  };
+  const closePglite = async () => {
+    if (!pglite) return;
+    const open = pglite;
+    pglite = undefined;
+    await (await open).close();
+  };
+  const openPglite = async () => {
+    const stopped = await stop();
+    // Killed, it may have left the database mid-write.
+    if (stopped && !stopped.graceful) throw new Error('the embedded server did not stop within 20 s of SIGTERM (killed)');
+    const { PGlite } = await import('@electric-sql/pglite');
+    return PGlite.create(path.join(dataDir, 'pgdata'));
+  };
+  return {
+    get server() {
+      return server;
+    },
+    async serve() {
+      if (running) return server;
+      await closePglite();
+      server = await startServer({ dataDir, variantEnv });
+      running = true;
+      return server;
+    },
+    client: {
+      async query(text, values, options) {
+        pglite ??= openPglite();
+        return (await pglite).query(text, values, options);
+      },
+    },
+    async close() {
+      await closePglite().catch(() => {});
+      return stop();
+    },
+  };
 }
