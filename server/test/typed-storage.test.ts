@@ -4,7 +4,7 @@
 // documents, in the same transaction. Checked on the table itself and with the suites' helper.
 import { startTestServer, type TestServer } from './support/server';
 import { createContentType, createEntry, entriesWorkspace, updateEntry, uploadFile, type EntriesWorkspace } from './support/entries';
-import { batchOk } from './support/entries-query';
+import { batchOk, postBatch } from './support/entries-query';
 import { rawJson } from './support/objects';
 import { expectTypedStorageInStep, typedStorageDifferences } from './support/typed-storage';
 
@@ -188,6 +188,24 @@ it('answers structured queries from the typed columns: filters, sorts, groups an
   // Rewriting the document puts the row back in step (the suite's check then passes).
   await updateEntry(w, a.id, { fields: { amount: 10 } });
   expect((await query({ fields: ['@id'], filter: { ...mine, amount: { gt: 25 } } })).body.data).toEqual([]);
+});
+
+it('checks a batch operation\'s condition on the typed columns, its own earlier writes included', async () => {
+  const entry = await createEntry(w, 'article', { fields: { title: 'check-me', amount: 5 } });
+  const check = (amount: number, exists: boolean) => ({ filter: { title: { eq: 'check-me' }, amount: { eq: amount } }, exists });
+  // The typed row says 7 where the document says 5: the condition reads the row.
+  await s.server.app.db.query(`UPDATE typed_${typeId} SET ${col('amount')} = 7 WHERE entry_id = $1`, [entry.id]);
+  const refused = await postBatch(w.api, w.ws, { operations: [{ action: 'update', id: entry.id, fields: { amount: 6 }, check: check(5, true) }] });
+  expect([refused.status, refused.body.code]).toEqual([409, 'condition_failed']);
+  // An update earlier in the batch writes the row the next condition reads.
+  const [, created] = await batchOk(w.api, w.ws, {
+    operations: [
+      { action: 'update', id: entry.id, fields: { amount: 8 }, check: check(7, true) },
+      { action: 'create', type: 'article', fields: { title: 'checked' }, check: check(8, true) },
+    ],
+  });
+  expect(await typedRow(entry.id)).toMatchObject({ amount: '8' });
+  expect(await typedRow(created.id)).toMatchObject({ title: 'checked' });
 });
 
 it('keeps a base locale row for an entry without a document there, so base locale queries read the table alone', async () => {

@@ -8,6 +8,7 @@ import { newEntryId } from './ids';
 import type { SqlRunner } from '../../db/database';
 import { fieldErrors, type FieldErrors } from '../../http/errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
+import { candidates } from '../query/candidates';
 import { compileFilter, ROOT } from '../query/compile';
 import { rows, sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
@@ -221,10 +222,11 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     }
     await flush();
     if (check && op.check) {
+      // Read where a query reads (the type's typed columns), with the batch's own writes so far.
+      const from = candidates({ workspaceId: ctx.workspace.id, kinds: ['typed'], contentTypeId: type.id, typed: type.typedReady }, locale, check);
       const [found] = await rows<{ found: boolean }>(
         tx,
-        sql`SELECT EXISTS (SELECT 1 FROM entries e LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${locale}::text
-             WHERE e.content_type_id = ${type.id}::int AND e.kind = 'typed' AND e.deleted_at IS NULL AND ${compileFilter(check, ROOT)}) AS found`,
+        sql`SELECT EXISTS (SELECT 1 FROM ${from.from} WHERE ${from.where} AND ${compileFilter(check, { ...ROOT, row: from.row })}) AS found`,
       );
       if (found.found !== op.check.exists) throw new ConditionFailed(n);
     }
