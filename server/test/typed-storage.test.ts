@@ -208,6 +208,35 @@ it('checks a batch operation\'s condition on the typed columns, its own earlier 
   expect(await typedRow(created.id)).toMatchObject({ title: 'checked' });
 });
 
+it('follows relations through the typed columns: filters, some, sorts and sums read the rows of both ends', async () => {
+  const authorType = (await s.server.app.db.query<{ id: number }>(`SELECT id FROM content_types WHERE name = 'author' AND bucket_id = (SELECT bucket_id FROM content_types WHERE id = $1)`, [typeId])).rows[0].id;
+  const nameColumn = `f${(await s.server.app.db.query<{ id: number }>(`SELECT id FROM field_definitions WHERE content_type_id = $1 AND name = 'name'`, [authorType])).rows[0].id}`;
+  const [ann, bob] = [await createEntry(w, 'author', { fields: { name: 'rel-ann' } }), await createEntry(w, 'author', { fields: { name: 'rel-bob' } })];
+  const one = await createEntry(w, 'article', { fields: { title: 'rel-1', amount: 1, author: ann.id, authors: [ann.id] } });
+  const two = await createEntry(w, 'article', { fields: { title: 'rel-2', amount: 2, author: bob.id, authors: [bob.id] } });
+  let limit = 20; // a new body each time: no answer kept by the response cache
+  const ids = async (body: Record<string, unknown>) =>
+    (await w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'article', fields: ['@id'], limit: limit--, ...body })).body.data.map((r: { '@id': string }) => r['@id']);
+  const mine = { title: { startsWith: 'rel-' } };
+  // The related entry's typed row (ann's name) and the root's (one's references) say something
+  // else than their documents: the answers follow the rows.
+  await s.server.app.db.query(`UPDATE typed_${authorType} SET ${nameColumn} = 'rel-zed' WHERE entry_id = $1`, [ann.id]);
+  expect(await ids({ filter: { ...mine, 'author.name': { eq: 'rel-zed' } } })).toEqual([one.id]);
+  expect(await ids({ filter: { ...mine, authors: { some: { name: { eq: 'rel-zed' } } } } })).toEqual([one.id]);
+  expect(await ids({ filter: mine, sort: [{ field: 'author.name', direction: 'desc' }] })).toEqual([one.id, two.id]);
+  await s.server.app.db.query(`UPDATE typed_${typeId} SET ${col('author')} = $2, ${col('authors')} = ARRAY[$2] WHERE entry_id = $1`, [two.id, ann.id]);
+  expect(await ids({ filter: { ...mine, 'author.name': { eq: 'rel-zed' } } })).toEqual([one.id, two.id].sort());
+  expect(await ids({ filter: { ...mine, authors: { some: { name: { eq: 'rel-zed' } } } } })).toEqual([one.id, two.id].sort());
+  // Groups through a relation read the related entries' rows.
+  const grouped = await w.api.post(`/api/v1/${w.ws}/general/entries/query`, { type: 'article', filter: mine, aggregate: { count: true, sum: ['amount'] }, groupBy: ['author.name'] });
+  expect(grouped.body.data).toEqual([{ group: { 'author.name': 'rel-zed' }, count: 2, sum: { amount: '3' } }]);
+  // Writing the documents puts the rows back in step.
+  await updateEntry(w, ann.id, { fields: { name: 'rel-ann' } });
+  await updateEntry(w, two.id, { fields: { author: bob.id, authors: [bob.id] } });
+  expect(await ids({ filter: { ...mine, 'author.name': { eq: 'rel-zed' } } })).toEqual([]);
+  expect(await ids({ filter: { ...mine, 'authors.name': { eq: 'rel-bob' } } })).toEqual([two.id]);
+});
+
 it('keeps a base locale row for an entry without a document there, so base locale queries read the table alone', async () => {
   const entry = await createEntry(w, 'article', { fields: { title: 'nur deutsch', amount: 11 } }, '&locale=de-DE');
   expect(await typedRow(entry.id, 'de-DE')).toMatchObject({ title: 'nur deutsch', amount: '11' });

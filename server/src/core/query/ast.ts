@@ -30,6 +30,10 @@ export interface Hop {
   /** The relation field of the document the hop starts from. */
   field: string;
   typeIds: number[];
+  /** The field's typed column, read where the scope the hop starts from has its typed row. */
+  column?: TypedColumn;
+  /** The one accepted type, when its typed storage is complete: the entries reached have their typed row. */
+  typedTarget?: number;
 }
 
 export type Target =

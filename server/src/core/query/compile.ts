@@ -12,7 +12,7 @@
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
 import type { Condition, FilterNode, Hop, MetaColumn, RelationScope, SortKey, Target } from './ast';
-import { COMPARE, columnCondition, columnOf, typedApplies, typedCondition } from './typed';
+import { COMPARE, columnCondition, columnOf, typedApplies, typedCondition, typedTable } from './typed';
 
 /**
  * Where a condition reads: the entry row (`e`) and its document in the query's locale (`c`) at the
@@ -105,17 +105,30 @@ function metaCondition(c: Condition, m: MetaColumn, entry: string): Sql {
 /** The references a relation field holds (one ID or a list), as a jsonb array. */
 const referencesOf = (v: Sql) => sql`CASE jsonb_typeof(${v}) WHEN 'array' THEN ${v} WHEN 'string' THEN jsonb_build_array(${v}) ELSE '[]'::jsonb END`;
 
-/** The visible entries a relation of `scope` refers to: FROM clause and the scope inside it. */
+/**
+ * The visible entries a relation of `scope` refers to: FROM clause and the scope inside it. The
+ * references are read from the typed column where the scope has its typed row, and the entries
+ * reached have theirs (`t<n>`, NULL columns without a document in the locale) when the relation
+ * accepts one type whose typed storage is complete; the joins nothing reads are removed.
+ */
 export function relatedFrom(hop: Hop, scope: Scope): { from: Sql; inner: Scope } {
   const rel = scope.relations;
   if (!rel) throw new Error('relations are followed in typed entry queries only');
   const n = scope.depth + 1;
-  const [k, e, c] = [`k${n}`, `e${n}`, `c${n}`];
-  const from = sql`jsonb_array_elements_text(${referencesOf(jsonAt([hop.field], scope.doc))}) ${raw(k)}(ref)
+  const [k, e, c, t] = [`k${n}`, `e${n}`, `c${n}`, `t${n}`];
+  const column = hop.column && scope.row ? columnOf(hop.column, scope.row) : undefined;
+  const references = column
+    ? sql`unnest(${hop.column!.multiple ? column : sql`ARRAY[${column}]`})`
+    : sql`jsonb_array_elements_text(${referencesOf(jsonAt([hop.field], scope.doc))})`;
+  const typed = hop.typedTarget !== undefined;
+  const from = sql`${references} ${raw(k)}(ref)
       JOIN entries ${raw(e)} ON ${raw(e)}.entry_id = ${raw(k)}.ref AND ${raw(e)}.bucket_id = ${rel.bucketId}::int AND ${raw(e)}.kind = 'typed'
         AND ${raw(e)}.deleted_at IS NULL AND ${raw(e)}.content_type_id = ANY(${hop.typeIds}::int[])
-      LEFT JOIN entry_contents ${raw(c)} ON ${raw(c)}.entry_pk = ${raw(e)}.id AND ${raw(c)}.locale = ${rel.locale}::text`;
-  return { from, inner: { entry: e, doc: c, depth: n, relations: rel } };
+      LEFT JOIN entry_contents ${raw(c)} ON ${raw(c)}.entry_pk = ${raw(e)}.id AND ${raw(c)}.locale = ${rel.locale}::text${
+        typed ? sql`
+      LEFT JOIN ${raw(typedTable(hop.typedTarget!))} ${raw(t)} ON ${raw(t)}.entry_pk = ${raw(e)}.id AND ${raw(t)}.locale = ${rel.locale}::text` : raw('')
+      }`;
+  return { from, inner: { entry: e, doc: c, depth: n, relations: rel, ...(typed ? { row: t } : {}) } };
 }
 
 /** The document's relation field holds `id`, stored as one ID or in a list (either, as a field
@@ -231,6 +244,10 @@ const TYPED_SORTS = {
 
 const innermost = (t: Target): Target => (t.kind === 'related' ? innermost(t.target) : t);
 
+/** Whether valueOf reads a typed column for `target` (through relations whose entries have their typed row). */
+export const readsColumn = (t: Target, hasRow: boolean): boolean =>
+  t.kind === 'related' ? readsColumn(t.target, t.hop.typedTarget !== undefined) : t.kind === 'data' && !!t.column && hasRow;
+
 export interface CompiledSort {
   /**
 
@@ -264,7 +281,7 @@ export function compileSort(keys: SortKey[], relations?: RelationScope, entryId:
     const v = raw(`m.${name}`);
     values.push(sql`${valueOf(key.target, scope)} AS ${raw(name)}`);
     // A meta column, or a typed column: its type is the sort's, nothing can violate it.
-    if (isMeta(key.target) || columnIn(key.target, scope)) return void order.push(by(v));
+    if (isMeta(key.target) || readsColumn(key.target, !!scope.row)) return void order.push(by(v));
     if (key.type) {
       // A value of the type, or NULL: missing and null last whatever the direction. Values of
       // other types are violations, which sort first (and make the query a 422).

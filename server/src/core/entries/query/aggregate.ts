@@ -178,19 +178,24 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
   return { raw: value, key: (b) => b, textual: true, problem: { aggregate: (b) => sql`max(octet_length(${b})) > ${limit}`, message: `holds a value longer than ${limit} bytes` } };
 }
 
-/** The contributions of one numeric path: one row per root (root path) or per root and distinct terminal entry. */
-function contributions(plan: AggregatePlan, index: number, relations: RelationScope): Sql {
+/**
+ * The contributions of one numeric path through relations: one row per root and distinct
+ * terminal entry, its value `v` the typed column's numeric where the terminal entries have their
+ * typed row (`typed`), else the document's jsonb.
+ */
+function contributions(plan: AggregatePlan, index: number, relations: RelationScope): { sql: Sql; typed: boolean } {
   const path = plan.paths[index];
-  const field = (path.end as { def: { name: string } }).def.name;
+  const def = (path.end as { def: FieldDef }).def;
   let scope: Scope = { entry: 'r', doc: 'r', depth: 0, relations };
-  if (!path.hops.length) return sql`SELECT r.id AS root, r.data -> ${field}::text AS v FROM r`;
   const froms: Sql[] = [];
   for (const hop of path.hops) {
     const { from, inner } = relatedFrom(hop, scope);
     froms.push(from);
     scope = inner;
   }
-  return sql`SELECT DISTINCT ON (r.id, ${raw(`${scope.entry}.id`)}) r.id AS root, ${jsonAt([field], scope.doc)} AS v FROM r, ${join(froms, ', ')}`;
+  const column = scope.row ? typedColumnOf(def) : undefined;
+  const v = column ? columnOf(column, scope.row!) : jsonAt([def.name], scope.doc);
+  return { sql: sql`SELECT DISTINCT ON (r.id, ${raw(`${scope.entry}.id`)}) r.id AS root, ${v} AS v FROM r, ${join(froms, ', ')}`, typed: !!column };
 }
 
 export interface AggregateRequest {
@@ -316,9 +321,10 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
   hopPaths.forEach((i) => {
     const p = n('p', i);
     const a = n('a', i);
-    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${contributions(plan, i, relations)}) x OFFSET 0)`);
+    const reached = contributions(plan, i, relations);
+    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${reached.typed ? raw('v') : contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${reached.sql}) x OFFSET 0)`);
     ctes.push(sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`);
-    scalarFlags.push(sql`(SELECT ${contributorsBad(raw('v'), raw(`n${i}`))} FROM ${p}) AS ${n('bad_', i)}`);
+    scalarFlags.push(sql`(SELECT ${reached.typed ? typedContributorsBad(raw(`n${i}`)) : contributorsBad(raw('v'), raw(`n${i}`))} FROM ${p}) AS ${n('bad_', i)}`);
     selects.push(join(resultColumns(i).map((c) => raw(`a${i}.${c}`)), ', '));
     joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
   });

@@ -7,7 +7,7 @@ import type { ContentTypeDef, FieldDef } from '../content-types';
 import { checkScalar, ULID } from '../field-values';
 import { LosslessNumber } from '../../../lib/exact-json';
 import { typedColumnOf } from '../../query/typed';
-import { ENTRY_META, MAX_RELATION_LEVELS, resolvePath, type PathHop, type ResolvedPath } from './paths';
+import { ENTRY_META, MAX_RELATION_LEVELS, relationHop, resolvePath, type PathHop, type ResolvedPath } from './paths';
 
 export const ENTRY_QUERY_LIMITS = { filterItems: 100, groupDepth: 8, numericPaths: 10, groupKeyBytes: 512 };
 
@@ -187,9 +187,8 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
         tooDeep = true;
         return undefined;
       }
-      const hop = { field: end.def.name, typeIds: [] as number[] };
       const targets = end.def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined);
-      hop.typeIds = targets.map((t) => t.id);
+      const hop = relationHop(end.def, types, targets);
       if (!targets.length) return void at(errors, opAt, 'names a relation whose accepted types do not exist');
       const below = levels + path.hops.length + 1;
       if (below > MAX_RELATION_LEVELS) return void at(errors, opAt, `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`);
@@ -224,7 +223,7 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
     let target: Target;
     if (end.kind === 'meta') target = { kind: 'meta', name: end.name, ...end.meta };
     else if (end.kind === 'field' && end.def.type === 'relation') {
-      const hop: Hop = { field: end.def.name, typeIds: end.def.targets.map((n) => types.get(n)?.id).filter((id): id is number => id !== undefined) };
+      const hop = relationHop(end.def, types);
       // A relation by itself compares the IDs of the visible entries it refers to.
       if (end.def.multiple) return through(path.hops, { kind: 'some', hop, filter: { kind: 'condition', op: 'eq', target: ID_TARGET, value: normalized[0] as string } });
       target = { kind: 'related', hop, target: ID_TARGET };
@@ -272,7 +271,7 @@ function scalarTarget(path: ResolvedPath): { target: Target; type?: SortKey['typ
 function relationIds(target: Target, types: Map<string, ContentTypeDef>, def?: FieldDef): Target {
   if (target.kind !== 'related') return target;
   if (target.target.kind !== 'related' && target.hop.typeIds.length === 0 && def) {
-    return { ...target, hop: { field: target.hop.field, typeIds: def.targets.map((n) => types.get(n)?.id).filter((id): id is number => id !== undefined) } };
+    return { ...target, hop: relationHop(def, types) };
   }
   return { ...target, target: relationIds(target.target, types, def) };
 }
@@ -293,7 +292,7 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
   const selection: Selection = new Map();
   if (fields === undefined) {
     for (const def of root.fields) {
-      const hop = def.type === 'relation' ? { field: def.name, typeIds: def.targets.map((n) => types.get(n)?.id).filter((id): id is number => id !== undefined) } : undefined;
+      const hop = def.type === 'relation' ? relationHop(def, types) : undefined;
       selection.set(def.name, def.type === 'relation' || def.type === 'attachment' ? { kind: 'ids', def, hop } : { kind: 'value', def });
     }
     return selection;
@@ -336,7 +335,7 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
     } else {
       if (level.has(end.def.name)) return overlap();
       const def = end.def;
-      const hop = def.type === 'relation' ? { field: def.name, typeIds: def.targets.map((n) => types.get(n)?.id).filter((id): id is number => id !== undefined) } : undefined;
+      const hop = def.type === 'relation' ? relationHop(def, types) : undefined;
       level.set(def.name, def.type === 'relation' || def.type === 'attachment' ? { kind: 'ids', def, hop } : { kind: 'value', def });
     }
   });

@@ -4,6 +4,7 @@
 // paths. What each clause (fields, filter, sort, groupBy, aggregate) accepts is decided by its
 // parser from the resolved path.
 import type { Hop, MetaColumn } from '../../query/ast';
+import { typedColumnOf } from '../../query/typed';
 import type { ContentTypeDef, FieldDef } from '../content-types';
 
 /** Metadata selectors of typed entries and the columns behind them. */
@@ -37,6 +38,12 @@ export const FILE_PROPERTIES = new Set([
 ]);
 
 export const MAX_RELATION_LEVELS = 3;
+
+/** The hop of a relation field to `targets` (its accepted types that exist; default: looked up in `types`). */
+export function relationHop(def: FieldDef, types: Map<string, ContentTypeDef>, targets = def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined)): Hop {
+  const single = targets.length === 1 && targets[0].typedReady ? targets[0].id : undefined;
+  return { field: def.name, typeIds: targets.map((t) => t.id), column: typedColumnOf(def), ...(single !== undefined ? { typedTarget: single } : {}) };
+}
 
 /** A relation traversed by a path, with the field as every accepted type defines it. */
 export interface PathHop extends Hop {
@@ -98,7 +105,7 @@ export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[
     if (levels + hops.length >= MAX_RELATION_LEVELS) return `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`;
     const targets = [...new Set(defs.flatMap((d) => d!.targets))].map((name) => types.get(name)).filter((t): t is ContentTypeDef => t !== undefined);
     if (!targets.length) return `names the relation ${segment}, whose accepted types do not exist`;
-    hops.push({ field: segment, typeIds: targets.map((t) => t.id), def, types: targets });
+    hops.push({ ...relationHop(def, types, targets), def, types: targets });
     current = targets;
   }
   return 'must not be empty';
