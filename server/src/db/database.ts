@@ -5,10 +5,11 @@ import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Client, Pool, types as pgTypes, type PoolClient, type QueryResult as PgResult } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Results } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { pgliteSeedPath } from '../paths';
+import { sqlState } from '../lib/sql-state';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -336,11 +337,11 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
   const pg = await PGlite.create(dir, seed ? { loadDataDir: seed } : {});
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pg) });
   type PgliteLike = Pick<PGlite, 'query' | 'exec'>;
-  // `prepare` is ignored: PGlite's protocol has no named statements (and EXECUTE takes no bound
-  // parameters), so each statement is parsed and planned in process as it comes.
-  const runner = (client: PgliteLike): SqlRunner => ({
-    async query<T>(text: string, values?: unknown[]) {
-      const res = await client.query<T>(text, values as unknown[]);
+  const prepared = preparedStatements(pg);
+  // Statements asked to be prepared are, outside transactions (see preparedStatements).
+  const runner = (client: PgliteLike, prepares = false): SqlRunner => ({
+    async query<T>(text: string, values?: unknown[], prepare?: boolean | 'bounded') {
+      const res = prepares && prepare ? await prepared.query<T>(text, values) : await client.query<T>(text, values as unknown[]);
       return { rows: normalizeRows(res.rows), rowCount: res.affectedRows ?? res.rows.length };
     },
     async exec(sql: string) {
@@ -355,7 +356,7 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
   const db: Database = {
     kind: 'pglite',
     prisma,
-    ...runner(pg),
+    ...runner(pg, true),
     relaxed: runner(pg),
     transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
     listen(channel, onNotify, onListening) {
@@ -370,6 +371,57 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
     },
   };
   return { db, pglite: pg };
+}
+
+/** node-postgres's conversion of a parameter to its text form, and its quoting of a literal. */
+const pgUtils = require('pg/lib/utils') as { prepareValue(v: unknown): string | Buffer | null; escapeLiteral(s: string): string };
+
+/** A parameter as a literal of its text form (an untyped literal: the prepared statement's parameter type reads it). */
+function literal(value: unknown): string {
+  const text = pgUtils.prepareValue(value);
+  if (text === null) return 'NULL';
+  return Buffer.isBuffer(text) ? `'\\x${text.toString('hex')}'` : pgUtils.escapeLiteral(text);
+}
+
+/**
+ * Prepared statements on the embedded database, which plans in WebAssembly at several times a
+ * server's cost (a rendered read spends more planning than executing). PGlite's protocol has no
+ * named statements, so they are SQL's: `PREPARE` once per session, then `EXECUTE` with the
+ * parameters as literals of the text node-postgres would send (EXECUTE takes no bound
+ * parameters). At most MAX_SHAPED_STATEMENTS are kept, least recently used deallocated first. A
+ * statement PREPARE refuses (a parameter of no inferable type) is run as it comes. Only used
+ * outside transactions: a refused PREPARE inside one would abort it.
+ */
+function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
+  // Per statement name, whether PREPARE took it (settled once; requests asking meanwhile wait for it).
+  const held = new Map<string, Promise<boolean>>();
+  const query = async <T>(text: string, values: unknown[], retried = false): Promise<Results<T>> => {
+    const name = statementName(text);
+    let ready = held.get(name);
+    if (ready) held.delete(name);
+    else {
+      // The least recently used one goes first (its name taken out now, its DEALLOCATE in turn).
+      const [oldest, was] = held.size >= MAX_SHAPED_STATEMENTS ? held.entries().next().value! : [];
+      if (oldest) held.delete(oldest);
+      ready = (async () => {
+        // (Already gone is as good.)
+        if (oldest && (await was)) await pg.exec(`DEALLOCATE ${oldest}`).catch(() => undefined);
+        // Already prepared (the same text under its hash) counts as prepared.
+        return pg.exec(`PREPARE ${name} AS ${text}`).then(() => true, (err: unknown) => sqlState(err) === '42P05');
+      })();
+    }
+    held.set(name, ready);
+    if (!(await ready)) return pg.query<T>(text, values);
+    try {
+      return await pg.query<T>(values.length ? `EXECUTE ${name}(${values.map(literal).join(', ')})` : `EXECUTE ${name}`);
+    } catch (err) {
+      // Deallocated meanwhile by another request's eviction: prepared again.
+      if (retried || sqlState(err) !== '26000') throw err;
+      held.delete(name);
+      return query<T>(text, values, true);
+    }
+  };
+  return { query: <T>(text: string, values: unknown[] = []) => query<T>(text, values) };
 }
 
 /**
