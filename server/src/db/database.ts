@@ -411,9 +411,11 @@ function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
       })();
     }
     held.set(name, ready);
-    if (!(await ready)) return pg.query<T>(text, values);
+    const literals = values.map(literal);
+    // NUL cannot stand in SQL text: such a value goes as a parameter, refused as it would be.
+    if (!(await ready) || literals.some((l) => l.includes('\0'))) return pg.query<T>(text, values);
     try {
-      return await pg.query<T>(values.length ? `EXECUTE ${name}(${values.map(literal).join(', ')})` : `EXECUTE ${name}`);
+      return await pg.query<T>(literals.length ? `EXECUTE ${name}(${literals.join(', ')})` : `EXECUTE ${name}`);
     } catch (err) {
       // Deallocated meanwhile by another request's eviction: prepared again.
       if (retried || sqlState(err) !== '26000') throw err;
