@@ -4692,9 +4692,13 @@ export interface components {
          *     `$ref`. An unknown, forward, self, duplicate or malformed reference rejects the whole batch
          *     (`422` on `operations.<n>.fields.<field>.$ref`). In a `json` field, `$ref` is ordinary data;
          *     attachment fields take no entry references.
-         * @example {
-         *       "$ref": "new_author"
-         *     }
+         *
+         *     ```json
+         *     { "author": { "$ref": "new_author" }, "related": ["01JDQ3ZK8V4E2N6T9W5XR7B1HC", { "$ref": "new_author" }] }
+         *     ```
+         *
+         *     (Shown here rather than as an example value: code generators and mock servers resolve every
+         *     `$ref` key of a document, example values included.)
          */
         EntryBatchReference: {
             /** @description The `ref` of an earlier create of the batch. */
@@ -4705,15 +4709,16 @@ export interface components {
          *     checked against the field definition as `EntryFieldInput` describes, with one addition:
          *     relation fields also take `EntryBatchReference` objects (`{"$ref": "new_author"}`) for
          *     entries created earlier in the batch, and multiple relations lists mixing entry IDs and such
-         *     objects. Errors are keyed `operations.<n>.fields.<name>`.
-         * @example {
-         *       "$ref": "new_author"
-         *     }
+         *     objects. Errors are keyed `operations.<n>.fields.<name>`. For example, with a create of
+         *     `ref` `new_author` earlier in the batch:
+         *
+         *     ```json
+         *     { "author": { "$ref": "new_author" }, "related": ["01JDQ3ZK8V4E2N6T9W5XR7B1HC", { "$ref": "new_author" }] }
+         *     ```
+         * @example 01JDQ3ZK8V4E2N6T9W5XR7B1HC
          * @example [
          *       "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
-         *       {
-         *         "$ref": "new_author"
-         *       }
+         *       "01JDQ40M2C7Y8S5K3P9V6TQXNB"
          *     ]
          */
         EntryBatchFieldInput: components["schemas"]["EntryFieldInput"] | components["schemas"]["EntryBatchReference"] | (string | components["schemas"]["EntryBatchReference"])[];
@@ -4781,9 +4786,7 @@ export interface components {
          *       "id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
          *       "fields": {
          *         "title": "Hello again",
-         *         "author": {
-         *           "$ref": "new_author"
-         *         }
+         *         "author": "01JDQ40M2C7Y8S5K3P9V6TQXNB"
          *       },
          *       "status": "published",
          *       "expected_version": 3
@@ -4831,7 +4834,18 @@ export interface components {
         };
         /**
          * @description An ordered batch of 1 to 100 creates, updates and deletes in the URL's bucket, committed
-         *     together or not at all. The root takes only `locale` and `operations`.
+         *     together or not at all. The root takes only `locale` and `operations`. A create's `ref` names
+         *     the entry for the relation fields of later operations, as `{"$ref": "<ref>"}`
+         *     (`EntryBatchReference`):
+         *
+         *     ```json
+         *     {
+         *       "operations": [
+         *         { "action": "create", "type": "author", "ref": "new_author", "fields": { "name": "Grace Hopper" } },
+         *         { "action": "create", "type": "post", "fields": { "title": "Hello world", "author": { "$ref": "new_author" } }, "status": "published" }
+         *       ]
+         *     }
+         *     ```
          * @example {
          *       "locale": "en-US",
          *       "operations": [
@@ -4856,14 +4870,9 @@ export interface components {
          *           "type": "post",
          *           "fields": {
          *             "title": "Hello world",
-         *             "author": {
-         *               "$ref": "new_author"
-         *             },
+         *             "author": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
          *             "related": [
-         *               "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
-         *               {
-         *                 "$ref": "new_author"
-         *               }
+         *               "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
          *             ]
          *           },
          *           "status": "published"
