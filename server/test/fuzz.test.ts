@@ -13,8 +13,9 @@
 // connection dead. See support/fuzz.ts and support/fuzz/.
 //
 // Seeded and bounded: each operation runs its fixed cases (every category, every bound and
-// required property, ...) and DEFAULT_RUNS random ones, with seed DEFAULT_SEED (support/fuzz.ts);
-// about 2,500 requests and 1 to 1.5 minutes on PostgreSQL. Other runs:
+// required property, ...) and DEFAULT_RUNS random ones, with seed DEFAULT_SEED (support/fuzz.ts):
+// a fixed number of requests (about 6,000; three to four minutes on a 2-core machine, printed at
+// the end with the run's memory and CPU). Other runs:
 //   FUZZ_RUNS=500 npm test -- server/test/fuzz.test.ts        long run: 500 random cases per operation
 //   FUZZ_SEED=123 npm test -- server/test/fuzz.test.ts        another seed
 //   FUZZ_OPS=createUserFile,getFile npm test -- server/test/fuzz.test.ts   these operations only

@@ -1,0 +1,85 @@
+// The README's walk-through ("The first five minutes") run as written, so that it cannot drift
+// from the product: its shell blocks, in order, in one bash script (BASE and ADMIN pointing at a
+// fresh server; `npx @workspace-api/sdk generate-types` included), then its TypeScript blocks,
+// type-checked under `tsc --strict` against the SDK and the generated module, and run with node.
+// What they print is checked against what the README says they print.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+// Inside the project, so that `@workspace-api/sdk` resolves from its node_modules (the workspace package).
+const work = path.join(root, '.cache', `readme-${process.pid}`);
+
+/** The section's fenced blocks, in order. */
+function walkthrough(): { lang: string; code: string }[] {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  const start = readme.indexOf('## The first five minutes');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+}
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(path.join(work, 'src'), { recursive: true });
+});
+afterAll(async () => {
+  await s?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+it('holds shell and TypeScript blocks only, the shell ones first in each step', () => {
+  const blocks = walkthrough();
+  expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh', 'sh', 'ts', 'sh', 'ts']);
+});
+
+it('runs every command of the walk-through and prints what it says', async () => {
+  const blocks = walkthrough();
+  const env = { ...process.env, BASE: s.url, ADMIN: ADMIN_TOKEN, NO_COLOR: '1' };
+  // The key the shell part created, for the typed client's block (`KEY` there).
+  const script = ['set -euo pipefail', ...blocks.filter((b) => b.lang === 'sh').map((b) => b.code), 'printf "%s" "$KEY" > .key'].join('\n');
+  const shell = await run('bash', ['-c', script], { cwd: work, env, timeout: 120_000 });
+  const out = shell.stdout;
+  expect(out).toContain('"name":"website"');
+  expect(out).toContain('{"data":[{"title":"Notes on the engine","author":{"name":"Ada Lovelace"}}],"pagination":');
+  expect(out).toContain('{"data":[{"group":{"published_on":"2026-10-01"},"count":1,"sum":{"views":"120"}}]');
+  expect(out).toMatch(/\{"data":\[\{"index":0,"action":"create","id":"[0-9A-Z]{26}","lock_version":0,"ref":"grace"\},\{"index":1,/);
+  expect(out).not.toMatch(/"message"/); // no refusal anywhere
+  expect(readFileSync(path.join(work, 'src', 'content.ts'), 'utf8')).toContain('export interface Content');
+
+  // The TypeScript blocks: type-checked together, then run one after the other.
+  const tsBlocks = blocks.filter((b) => b.lang === 'ts');
+  tsBlocks.forEach((b, i) => writeFileSync(path.join(work, 'src', `block${i}.ts`), `${b.code}\nexport {};\n`));
+  writeFileSync(
+    path.join(work, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: ['node'], skipLibCheck: true },
+      include: ['src/**/*.ts'],
+    }),
+  );
+  await run(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', path.join(work, 'tsconfig.json')], { cwd: work }).catch((err) => {
+    throw new Error(`the README's TypeScript does not type-check:\n${err.stdout}${err.stderr}`);
+  });
+  const printed: string[] = [];
+  for (const [i, b] of tsBlocks.entries()) {
+    const js = ts.transpileModule(b.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const file = path.join(work, 'src', `block${i}.mjs`);
+    writeFileSync(file, js);
+    printed.push((await run(process.execPath, [file], { cwd: work, env: { ...env, KEY: readFileSync(path.join(work, '.key'), 'utf8') }, timeout: 60_000 })).stdout);
+  }
+  expect(printed[0]).toBe('website\n');
+  const lines = printed[1].trimEnd().split('\n');
+  expect(lines.slice(0, 2)).toEqual(['Compilers by Grace Hopper', 'Notes on the engine by Ada Lovelace']);
+  expect(JSON.parse(lines[2])).toEqual([
+    { group: { published_on: '2026-10-01' }, count: 1, sum: { views: '120' } },
+    { group: { published_on: '2026-11-01' }, count: 1, sum: { views: '80' } },
+  ]);
+  expect(lines[3]).toMatch(/^\[ '[0-9A-Z]{26}', '[0-9A-Z]{26}' \]$/);
+  expect(lines).toHaveLength(4);
+});
