@@ -355,8 +355,8 @@ describe('the package', () => {
     const [pack] = JSON.parse(stdout) as [{ name: string; files: { path: string }[] }];
     expect(pack.name).toBe('@workspace-api/sdk');
     const files = pack.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']));
-    for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|dist\/[\w/.-]+|src\/[\w/.-]+)$/);
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'bin/workspace-api-sdk.js', 'dist/index.js', 'dist/cli.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']));
+    for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|bin\/workspace-api-sdk\.js|dist\/[\w/.-]+|src\/[\w/.-]+)$/);
     expect(files.filter((f) => /server|prisma|openapi\.json|\.test\./.test(f))).toEqual([]);
   });
 
