@@ -50,6 +50,13 @@ export interface Config {
   host: string;
   baseUrl: string;
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_URL reaches PostgreSQL through a transaction-mode pooler (DATABASE_POOLER=transaction):
+   * no named prepared statements and no startup parameters on it, and what needs a session
+   * (LISTEN) on DATABASE_DIRECT_URL, a direct connection to the same database.
+   */
+  databasePooler: 'none' | 'transaction';
+  databaseDirectUrl: string | undefined;
   /** Connections of the PostgreSQL pool (DATABASE_POOL_SIZE). */
   databasePoolSize: number;
   /** Longest a statement of the PostgreSQL pools may run (DATABASE_STATEMENT_TIMEOUT_MS, default 30 s; 0: no limit). */
@@ -231,11 +238,17 @@ export function loadConfig(env: Env = process.env): Config {
   const testClock = env.TEST_CLOCK === '1';
   const storageDriver = oneOf(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local');
   if (testClock && appEnv === 'production') throw new ConfigError('TEST_CLOCK=1 is refused when APP_ENV=production');
+  const databasePooler = oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none');
+  if (databasePooler === 'transaction' && !(env.DATABASE_URL && env.DATABASE_DIRECT_URL)) {
+    throw new ConfigError('DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)');
+  }
   return {
     port,
     host: env.HOST || '0.0.0.0',
     baseUrl,
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePooler,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL || undefined,
     databasePoolSize: Math.max(1, Math.min(100, Number(env.DATABASE_POOL_SIZE) || 10)),
     databaseStatementTimeoutMs: statementTimeoutMs(env),
     responseCacheBytes: Math.min(65_536, integer(env, 'RESPONSE_CACHE_MB', 64)) * 1024 * 1024,

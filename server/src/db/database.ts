@@ -128,9 +128,31 @@ export async function withoutStatementTimeout(tx: SqlRunner): Promise<void> {
  * `statement_timeout` (0: none) stops a statement that runs longer: a request holds a connection
  * and a core for at most that long (the 57014 it raises is answered in http/errors.ts).
  */
+/** The planner settings of the request pool (why: see openPostgres). */
+const SESSION_SETTINGS = ['max_parallel_workers_per_gather=0', 'random_page_cost=1.1', 'jit=off'];
+
+/**
+ * Behind a transaction-mode pooler no startup parameter reaches the server: the settings this
+ * server would set (and the statement timeout) that the server's connections do not have, as
+ * `name=value` (empty when all hold).
+ */
+export async function sessionSettingsDiffer(db: SqlRunner, statementTimeoutMs: number): Promise<string[]> {
+  const wanted = [...SESSION_SETTINGS, `statement_timeout=${statementTimeoutMs}`].map((s) => s.split('='));
+  const { rows } = await db.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [wanted.map(([n]) => n)]);
+  const have = new Map(rows.map((r) => [r.name, r.setting]));
+  return wanted.filter(([n, v]) => have.get(n) !== (n === 'jit' ? (v === 'off' ? 'off' : 'on') : v)).map(([n, v]) => `${n}=${v}`);
+}
+
 const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
 
-async function openPostgres(url: string, poolSize: number, statementTimeoutMs: number): Promise<Database> {
+/**
+ * `pooled`: `url` is a transaction-mode pooler, which hands each transaction (each statement
+ * outside one) to any of its server connections: statements go unnamed (a named one may not
+ * exist on the next connection) and the pool sends no startup parameters (a pooler refuses
+ * them): the session settings are then the server's own (`ALTER ROLE … SET`, or the pooler's
+ * `connect_query`), which `sessionSettingsDiffer` reports at start. `directUrl` carries LISTEN.
+ */
+async function openPostgres(url: string, poolSize: number, statementTimeoutMs: number, session: { pooled: boolean; directUrl: string }): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
   // (the request then gets 503, see lib/db-errors.ts).
   const pool = new Pool({
@@ -142,14 +164,15 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     // default of 4 is for spinning disks): index lookups per matching row beat scanning a table.
     // No JIT: compiling an aggregate over 100,000 rows cost 630 ms of a 2 s request, for
     // statements that run once each (measured with EXPLAIN ANALYZE in the entries-query bench).
-    options: sessionOptions(['max_parallel_workers_per_gather=0', 'random_page_cost=1.1', 'jit=off'], statementTimeoutMs),
+    ...(session.pooled ? {} : { options: sessionOptions(SESSION_SETTINGS, statementTimeoutMs) }),
   });
   // An idle connection dropped by the server (restart, failover) is replaced on the next query;
   // without a listener the error would end the process.
   pool.on('error', () => undefined);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const listeners = new Set<{ stop(): Promise<void> }>();
-  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) });
+  // (Behind a pooler, relaxed writes commit as the server's settings say.)
+  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, ...(session.pooled ? {} : { options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) }) });
   relaxedPool.on('error', () => undefined);
   /** A request-shaped statement on one connection: a transaction's, or one taken from the pool for it. */
   const shaped = async (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> => {
@@ -163,12 +186,13 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
   };
   const runner = (client: Pool | PoolClient): SqlRunner => ({
     async query(text, values, prepare) {
+      // Behind a pooler every statement goes unnamed (see openPostgres).
       const res =
-        prepare === 'bounded'
-          ? await shaped(client, text, values)
-          : prepare
-            ? await client.query({ name: statementName(text), text, values: values as unknown[] })
-            : await client.query(text, values as unknown[]);
+        session.pooled || !prepare
+          ? await client.query(text, values as unknown[])
+          : prepare === 'bounded'
+            ? await shaped(client, text, values)
+            : await client.query({ name: statementName(text), text, values: values as unknown[] });
       return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql) {
@@ -200,7 +224,7 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
       }
     },
     listen(channel, onNotify, onListening) {
-      const listener = listenPostgres(url, channel, onNotify, onListening);
+      const listener = listenPostgres(session.directUrl, channel, onNotify, onListening);
       listeners.add(listener);
       return listener;
     },
@@ -452,7 +476,16 @@ export function prismaSql(tx: { $queryRawUnsafe<T = unknown>(query: string, ...v
  * fires it (its single-threaded WebAssembly build has no timer signal to cancel a statement),
  * so there the query-shape bounds (core/entries/query/paths.ts) are what limit a query's work.
  */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number; databaseStatementTimeoutMs?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10, opts.databaseStatementTimeoutMs ?? 0) : openPglite(opts.dataDir);
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  databasePoolSize?: number;
+  databaseStatementTimeoutMs?: number;
+  databasePooler?: 'none' | 'transaction';
+  databaseDirectUrl?: string;
+}): Promise<Database> {
+  if (!opts.databaseUrl) return openPglite(opts.dataDir);
+  const session = { pooled: opts.databasePooler === 'transaction', directUrl: opts.databaseDirectUrl ?? opts.databaseUrl };
+  return openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10, opts.databaseStatementTimeoutMs ?? 0, session);
 }
 
