@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from './support/database';
 import { describeWithPostgres } from './support/env';
 import { freePort, spawnServer, ADMIN_TOKEN, type SpawnedServer } from './support/server';
 import { ConfigError, loadConfig } from '../src/config';
+import { openDatabase, sessionSettingsDiffer } from '../src/db/database';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';
 const SERVER_CONNECTIONS = 3;
@@ -77,13 +78,15 @@ describeWithPooler('behind a transaction-mode pooler', () => {
   let db: TestDatabase;
   let bouncer: { stop(): Promise<void> } | undefined;
   const servers: SpawnedServer[] = [];
+  let pooledUrl: string;
   beforeAll(async () => {
     db = await createTestDatabase();
     const port = await freePort();
     bouncer = await startPgbouncer(port);
     const pooled = new URL(db.url!);
     pooled.port = String(port);
-    const env = { DATABASE_URL: pooled.toString(), DATABASE_DIRECT_URL: db.url!, DATABASE_POOLER: 'transaction', DATABASE_POOL_SIZE: '4' };
+    pooledUrl = pooled.toString();
+    const env = { DATABASE_URL: pooledUrl, DATABASE_DIRECT_URL: db.url!, DATABASE_POOLER: 'transaction', DATABASE_POOL_SIZE: '4' };
     // One first (migrations), then another: together their pools (8) exceed the pooler's (3).
     servers.push(await spawnServer(db, env));
     servers.push(await spawnServer(db, env));
@@ -99,6 +102,19 @@ describeWithPooler('behind a transaction-mode pooler', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
+
+  it('tells the settings the server connections lack behind the pooler (none on a direct pool, which sets them)', async () => {
+    const opened = [
+      await openDatabase({ databaseUrl: pooledUrl, databasePooler: 'transaction', databaseDirectUrl: db.url!, dataDir: db.dataDir, databasePoolSize: 1 }),
+      await openDatabase({ databaseUrl: db.url!, dataDir: db.dataDir, databasePoolSize: 1, databaseStatementTimeoutMs: 30_000 }),
+    ];
+    try {
+      expect(await sessionSettingsDiffer(opened[0], 30_000)).toEqual(['max_parallel_workers_per_gather=0', 'random_page_cost=1.1', 'jit=off', 'statement_timeout=30000']);
+      expect(await sessionSettingsDiffer(opened[1], 30_000)).toEqual([]);
+    } finally {
+      await Promise.all(opened.map((d) => d.close()));
+    }
+  });
 
   it('writes, batches, queries and invalidates caches across processes, on no more server connections than the pooler has', async () => {
     const [a, b] = servers;

@@ -140,7 +140,7 @@ export async function sessionSettingsDiffer(db: SqlRunner, statementTimeoutMs: n
   const wanted = [...SESSION_SETTINGS, `statement_timeout=${statementTimeoutMs}`].map((s) => s.split('='));
   const { rows } = await db.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [wanted.map(([n]) => n)]);
   const have = new Map(rows.map((r) => [r.name, r.setting]));
-  return wanted.filter(([n, v]) => have.get(n) !== (n === 'jit' ? (v === 'off' ? 'off' : 'on') : v)).map(([n, v]) => `${n}=${v}`);
+  return wanted.filter(([n, v]) => have.get(n) !== v).map(([n, v]) => `${n}=${v}`);
 }
 
 const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
