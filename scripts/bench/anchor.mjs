@@ -143,7 +143,7 @@ import {
 const BUCKET = 'general';
 const PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry'];
 const ABILITIES = ['entries:read', 'entries:query', 'entries:write'];
-const AUTHORS = 1000;
+export const AUTHORS = 1000;
 const API_CREATED = { authors: 3, articles: 5 }; // through the API before the bulk inserts
 const TIMEZONES = ['UTC', 'Europe/Berlin'];
 const BATCH_SIZE = 100;
@@ -154,7 +154,7 @@ const TARGETS = {
   embedded: { p50Ratio: 3 }, // embedded p50 at most 3x PostgreSQL's, each at 1 connection
 };
 
-const CONTENT_TYPES = [
+export const CONTENT_TYPES = [
   { name: 'authors', name_field: 'name', fields: [{ name: 'name', type: 'text' }] },
   {
     name: 'articles',
@@ -175,12 +175,12 @@ const CONTENT_TYPES = [
 // ULIDs in that order.
 
 const START = Date.UTC(2024, 0, 1); // 2024-01-01T00:00:00Z
-const authorOf = (g) => 1 + (g % AUTHORS); // the author's number k
+export const authorOf = (g) => 1 + (g % AUTHORS); // the author's number k
 const authorFields = (k) => ({ name: `author ${k}` });
 const iso = (msValue) => new Date(msValue).toISOString().replace('.000Z', 'Z');
 // (g mod 997) * 1.25 + 0.1 as a double prints as the exact decimal (checked for every residue),
 // which the SQL writes with trim_scale.
-const articleFields = (g, authors) => ({
+export const articleFields = (g, authors) => ({
   title: `title ${g}`,
   amount: (g % 997) * 1.25 + 0.1,
   published_at: iso(START + g * 5 * 60_000),
@@ -188,7 +188,7 @@ const articleFields = (g, authors) => ({
   author: authors[authorOf(g) - 1],
 });
 
-const BULK_SQL = {
+export const BULK_SQL = {
   authors: typedBulkInsert(`jsonb_build_object('name', 'author ' || n)`),
   // $7 the authors' ULIDs.
   articles: typedBulkInsert(`jsonb_build_object(
