@@ -245,7 +245,7 @@ const TYPED_SORTS = {
 const innermost = (t: Target): Target => (t.kind === 'related' ? innermost(t.target) : t);
 
 /** Whether valueOf reads a typed column for `target` (through relations whose entries have their typed row). */
-export const readsColumn = (t: Target, hasRow: boolean): boolean =>
+const readsColumn = (t: Target, hasRow: boolean): boolean =>
   t.kind === 'related' ? readsColumn(t.target, t.hop.typedTarget !== undefined) : t.kind === 'data' && !!t.column && hasRow;
 
 export interface CompiledSort {
