@@ -12,4 +12,5 @@ module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
   globalSetup: '<rootDir>/server/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/server/test/support/global-teardown.ts',
 };

@@ -6,6 +6,11 @@
 //     browser or a PostgreSQL server are skipped, with the reason printed.
 //   - REQUIRE_POSTGRES=1 (set by .ci/run) fails instead of falling back.
 //   - TEST_EMBEDDED=1 runs the embedded mode even when PostgreSQL answers.
+//   - On PostgreSQL a whole run ends with a pooler pass: the multi-process tests and a slice of the
+//     entry suites, in 4 jest workers at once, every test server reaching its database through one
+//     PgBouncer in transaction mode (fewer server connections than the servers' pools) and LISTENing
+//     on it directly. Skipped without Debian's pgbouncer unless REQUIRE_POOLER=1.
+//     TEST_POOLER=1 runs the chosen tests that way.
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
 import { spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -50,23 +55,39 @@ execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 
 const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
 const resultsFile = (pass) => path.join(root, '.cache', `jest-results${pass}.json`);
 mkdirSync(path.join(root, '.cache'), { recursive: true });
-const runJest = (pass, args) => {
+const runJest = (pass, args, env = {}) => {
   rmSync(resultsFile(pass), { force: true });
   return spawnSync(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile(pass)}`, ...args], {
     stdio: 'inherit',
     cwd: root,
-    env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId },
+    env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId, ...env },
   }).status;
 };
 // A whole run keeps the fuzz test (CPU-heavy, two minutes) apart: it runs alone after the rest,
 // so that it does not starve the timing-sensitive tests of the other jest worker.
 const own = process.argv.slice(2);
-const passes = own.length ? [['', own]] : [['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']], ['-fuzz', ['server/test/fuzz.test.ts']]];
+const pooler = mode === 'postgres' && existsSync('/usr/sbin/pgbouncer');
+if (mode === 'postgres' && !pooler) {
+  if (process.env.REQUIRE_POOLER === '1') {
+    console.error('Pooler pass: REQUIRE_POOLER=1 but /usr/sbin/pgbouncer is missing (apt-get install pgbouncer)');
+    process.exit(1);
+  }
+  if (!own.length) console.log('Pooler pass skipped: /usr/sbin/pgbouncer is missing (apt-get install pgbouncer)');
+}
+const poolerEnv = { WSAPI_TEST_POOLER: '1' };
+const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage'];
+const passes = own.length
+  ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
+  : [
+      ['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']],
+      ['-fuzz', ['server/test/fuzz.test.ts']],
+      ...(pooler ? [['-pooler', ['--maxWorkers=4', ...poolerSlice.map((name) => `server/test/${name}\\.test\\.ts$`)], poolerEnv]] : []),
+    ];
 // Wall time of each pass, reported with the closing line.
 const seconds = [];
-const statuses = passes.map(([pass, args]) => {
+const statuses = passes.map(([pass, args, env]) => {
   const started = Date.now();
-  const status = runJest(pass, args);
+  const status = runJest(pass, args, env);
   seconds.push(`${pass === '' ? 'main' : pass.slice(1)} ${Math.round((Date.now() - started) / 1000)} s`);
   return status;
 });

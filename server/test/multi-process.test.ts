@@ -487,7 +487,7 @@ describeWithPostgres('several server processes on one database', () => {
   });
 
   it('starts the embedded default from an empty DATA_DIR, prints its admin token, and keeps data across restarts', async () => {
-    const embedded = { DATABASE_URL: '', ADMIN_TOKEN: '', APP_KEY: '' };
+    const embedded = { DATABASE_URL: '', DATABASE_DIRECT_URL: '', DATABASE_POOLER: 'none', ADMIN_TOKEN: '', APP_KEY: '' };
     const first = await spawnTracked(embedded);
     const health = await client(first.url).get('/health');
     expect(health.body).toEqual({ status: 'ok', database: 'pglite', checks: { database: 'ok', storage: 'ok' } });

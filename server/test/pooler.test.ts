@@ -5,74 +5,17 @@
 // statements the server otherwise keeps prepared) and cache invalidation across processes work,
 // and the database sees no more connections than the pooler's pool and the listeners.
 // Skipped without pgbouncer (REQUIRE_POOLER=1, as in CI, makes that a failure).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { describeWithPostgres } from './support/env';
 import { freePort, spawnServer, ADMIN_TOKEN, type SpawnedServer } from './support/server';
 import { ConfigError, loadConfig } from '../src/config';
 import { openDatabase, sessionSettingsDiffer } from '../src/db/database';
+import { PGBOUNCER, pgbouncerFound, startPgbouncer } from './support/pgbouncer';
 
-const PGBOUNCER = '/usr/sbin/pgbouncer';
 const SERVER_CONNECTIONS = 3;
-const found = existsSync(PGBOUNCER);
-if (!found && process.env.REQUIRE_POOLER === '1') throw new Error(`REQUIRE_POOLER=1 but ${PGBOUNCER} is missing (apt-get install pgbouncer)`);
-const describeWithPooler = found ? describeWithPostgres : describe.skip;
-
-/** PgBouncer in transaction mode in front of the test PostgreSQL, on a port of its own. */
-async function startPgbouncer(port: number): Promise<{ stop(): Promise<void> }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wsapi-pgbouncer-'));
-  writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
-  writeFileSync(
-    path.join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      '* = host=127.0.0.1 port=5432',
-      '[pgbouncer]',
-      `listen_addr = 127.0.0.1`,
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${path.join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
-      `default_pool_size = ${SERVER_CONNECTIONS}`,
-      'max_client_conn = 200',
-      `logfile = ${path.join(dir, 'pgbouncer.log')}`,
-    ].join('\n'),
-  );
-  // PgBouncer refuses to run as root: then it runs as postgres, which owns its files.
-  const root = process.getuid?.() === 0;
-  if (root) {
-    const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })));
-    for (const f of ['', 'users.txt', 'pgbouncer.ini']) chownSync(path.join(dir, f), uid, gid);
-  }
-  const child: ChildProcess = root
-    ? spawn('runuser', ['-u', 'postgres', '--', PGBOUNCER, path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' })
-    : spawn(PGBOUNCER, [path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
-  for (let i = 0; ; i++) {
-    const c = new pg.Client({ connectionString: `postgresql://postgres@127.0.0.1:${port}/postgres` });
-    try {
-      await c.connect();
-      await c.end();
-      break;
-    } catch (err) {
-      await c.end().catch(() => undefined);
-      if (i > 100) throw new Error(`pgbouncer did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return {
-    async stop() {
-      child.kill();
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+if (!pgbouncerFound && process.env.REQUIRE_POOLER === '1') throw new Error(`REQUIRE_POOLER=1 but ${PGBOUNCER} is missing (apt-get install pgbouncer)`);
+const describeWithPooler = pgbouncerFound ? describeWithPostgres : describe.skip;
 
 describeWithPooler('behind a transaction-mode pooler', () => {
   let db: TestDatabase;
@@ -82,14 +25,14 @@ describeWithPooler('behind a transaction-mode pooler', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const port = await freePort();
-    bouncer = await startPgbouncer(port);
+    bouncer = await startPgbouncer(port, { poolSize: SERVER_CONNECTIONS });
     const pooled = new URL(db.url!);
     pooled.port = String(port);
     pooledUrl = pooled.toString();
     const env = { DATABASE_URL: pooledUrl, DATABASE_DIRECT_URL: db.url!, DATABASE_POOLER: 'transaction', DATABASE_POOL_SIZE: '4' };
-    // One first (migrations), then another: together their pools (8) exceed the pooler's (3).
+    // One first (migrations), then three more: together their pools (16) exceed the pooler's (3).
     servers.push(await spawnServer(db, env));
-    servers.push(await spawnServer(db, env));
+    servers.push(...(await Promise.all([1, 2, 3].map(() => spawnServer(db, env)))));
   }, 90_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));

@@ -1,7 +1,6 @@
 // Test servers: the real server on a real port and a fresh database, in this process
 // (`startTestServer`) or as separate processes of the built server (`spawnServer`).
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { startServer, type RunningServer } from '../../src/app';
@@ -9,6 +8,9 @@ import { createLogger } from '../../src/lib/logger';
 import { projectRoot } from '../../src/paths';
 import { createTestDatabase, type TestDatabase } from './database';
 import { client } from './http';
+import { freePort } from './ports';
+
+export { freePort };
 
 export const ADMIN_TOKEN = 'test-admin-token';
 
@@ -18,6 +20,16 @@ export interface TestServer {
   server: RunningServer;
   admin: ReturnType<typeof client>;
   close(): Promise<void>;
+}
+
+/** The pooler pass (global-setup.ts): the database through PgBouncer, LISTEN on it directly. */
+function databaseEnv(db: TestDatabase): Record<string, string> {
+  if (!db.url) return {};
+  const port = process.env.WSAPI_TEST_POOLER_PORT;
+  if (!port) return { DATABASE_URL: db.url };
+  const pooled = new URL(db.url);
+  pooled.port = port;
+  return { DATABASE_URL: pooled.toString(), DATABASE_DIRECT_URL: db.url, DATABASE_POOLER: 'transaction' };
 }
 
 function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string, string> {
@@ -30,19 +42,11 @@ function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string
     APP_KEY: 'test-app-key',
     // Many test servers share one PostgreSQL (max_connections 100): small pools keep them under it.
     DATABASE_POOL_SIZE: '4',
-    ...(db.url ? { DATABASE_URL: db.url } : {}),
+    ...databaseEnv(db),
     ...env,
   };
 }
 
-/** A port nothing listens on now (so that BASE_URL and the image proxy's URLs are real). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
   const database = db ?? (await createTestDatabase());
