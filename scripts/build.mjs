@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build` (also run by `npm install` through `prepare`): everything `npm start` needs.
 //   1. the Prisma client (generated, not checked in)
-//   2. server and SDK compiled to JavaScript (dist/, sdk/dist/)
+//   2. SDK and server compiled to JavaScript (sdk/dist/, dist/)
 //   3. dist/pglite-seed.tar: a migrated, empty embedded database that a new DATA_DIR starts from
 //   4. the API reference page (dist/docs/index.html), Redoc with its scripts inlined so that it
 //      works with no network
@@ -24,8 +24,9 @@ const step = (label, cmd, args) => {
 };
 
 step('Prisma client', 'prisma', ['generate']);
-step('server', 'tsc', ['-p', 'tsconfig.build.json']);
+// The SDK first: the server imports its generated types and its typegen as the package.
 step('sdk', 'tsc', ['-p', 'sdk/tsconfig.json']);
+step('server', 'tsc', ['-p', 'tsconfig.build.json']);
 step('embedded database seed', 'node', ['dist/server/src/db/seed-cli.js']);
 mkdirSync(path.join(root, 'dist/docs'), { recursive: true });
 step('API reference', 'redocly', [

@@ -23,10 +23,10 @@ function multipartStream(source: ReadableStream<Uint8Array> | AsyncIterable<Uint
   const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
   const iterable: AsyncIterable<Uint8Array> =
     Symbol.asyncIterator in source
-      ? (source as AsyncIterable<Uint8Array>)
+      ? source
       : {
           async *[Symbol.asyncIterator]() {
-            const reader = (source as ReadableStream<Uint8Array>).getReader();
+            const reader = source.getReader();
             for (;;) {
               const { done, value } = await reader.read();
               if (done) return;

@@ -29,7 +29,7 @@ export class PageError extends Error {
     readonly status: number,
     readonly body: unknown,
   ) {
-    super(`page request failed with ${status}: ${typeof body === 'object' && body && 'message' in body ? String((body as { message: unknown }).message) : ''}`);
+    super(`page request failed with ${status}: ${typeof body === 'object' && body && 'message' in body ? String(body.message) : ''}`);
   }
 }
 

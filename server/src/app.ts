@@ -55,10 +55,10 @@ import { REVALIDATE_JOB, revalidatePending } from './core/entries/revalidate';
 import { Operations } from './http/operations';
 import { pipelineHandlers } from './admin/pipelines';
 import { executionHandlers } from './pipelines/routes';
-import { PipelineRunner } from './core/pipelines/runner';
+import { PipelineRunner } from './pipelines/runner';
 import { PIPELINE_JOB, type ExecutionJob } from './core/pipelines/executions';
 import { emailHandlers } from './email/routes';
-import { EMAIL_JOB } from './email/queue';
+import { EMAIL_JOB } from './core/email-queue';
 import { deliverEmail } from './email/deliver';
 import { pruneOutbox, redactExpiredCodes } from './email/retention';
 import { appAuthHandlers } from './app-auth/routes';
@@ -151,7 +151,10 @@ export async function createKoa(app: AppContext): Promise<Koa> {
     exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition', 'Server-Timing', 'Idempotent-Replayed'],
     maxAge: 600,
   });
-  koa.use((ctx, next) => (ctx.path.startsWith('/api/') ? publicCors(ctx, next) : next()));
+  koa.use(async (ctx, next) => {
+    if (ctx.path.startsWith('/api/')) await publicCors(ctx, next);
+    else await next();
+  });
   koa.use(router.routes());
   koa.use(() => {
     throw notFound();
@@ -221,7 +224,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     // While shutting down, answer in-flight and late requests with `Connection: close` so that
     // keep-alive sockets end with their response instead of holding the shutdown open.
     if (draining) res.setHeader('Connection', 'close');
-    return handle(req, res);
+    void handle(req, res);
   });
   server.keepAliveTimeout = 5_000;
   // Bytes that are not HTTP (a body sent without Content-Length or chunked framing is read as the

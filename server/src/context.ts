@@ -15,7 +15,7 @@ import type { ResponseCache } from './http/response-cache';
 import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/entries/content-types';
 import type { Operations } from './http/operations';
-import type { PipelineRunner } from './core/pipelines/runner';
+import type { PipelineRunner } from './pipelines/runner';
 import type { AuthWorkspaceRow } from './app-auth/workspace';
 import type { File } from './generated/prisma/client';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 function findRoot(start: string): string {
   for (let dir = start; ; dir = path.dirname(dir)) {
     const pkg = path.join(dir, 'package.json');
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === 'workspace-api') return dir;
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'workspace-api') return dir;
     if (path.dirname(dir) === dir) throw new Error(`workspace-api root not found above ${start}`);
   }
 }

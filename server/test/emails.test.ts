@@ -5,7 +5,7 @@ import { client, request } from './support/http';
 import { setupWorkspace, TIMESTAMP } from './support/fixtures';
 import { eventually } from './support/receiver';
 import { startSmtpSink, type SmtpSink } from './support/smtp';
-import { MAX_EMAIL_ATTEMPTS } from '../src/email/queue';
+import { MAX_EMAIL_ATTEMPTS } from '../src/core/email-queue';
 import { deliverEmail } from '../src/email/deliver';
 
 let local: TestServer;

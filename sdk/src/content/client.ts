@@ -135,9 +135,9 @@ const ok = <T>(result: { data?: unknown; error?: unknown; response: Response }) 
 
 function batchBuilder<C extends ContentShape, B extends BucketName<C>>(): BatchBuilder<C, B> {
   return {
-    create: (type, op) => ({ action: 'create', type, ...op }) as EntryBatchOperation,
-    update: (_type, id, op) => ({ action: 'update', id, ...op }) as EntryBatchOperation,
-    delete: (_type, id, op = {}) => ({ action: 'delete', id, ...op }) as EntryBatchOperation,
+    create: (type, op) => ({ action: 'create', type, ...op }),
+    update: (_type, id, op) => ({ action: 'update', id, ...op }),
+    delete: (_type, id, op = {}) => ({ action: 'delete', id, ...op }),
   };
 }
 

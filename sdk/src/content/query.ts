@@ -21,7 +21,7 @@ export interface MetaValues {
   '@published_at': string | null;
 }
 export type MetaSelector = keyof MetaValues;
-type FileProperty = keyof FileObject & string;
+type FileProperty = Extract<keyof FileObject, string>;
 
 /** The field descriptors of the relation's targets; a path may use the fields they all have. */
 type ModelsOf<BT, T> = T extends keyof BT ? (BT[T] extends { model: infer M } ? M : never) : never;

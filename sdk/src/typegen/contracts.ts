@@ -63,8 +63,14 @@ export function indentCode(code: string): string {
     for (let i = 0; i < line.length; i++) {
       const c = line[i];
       if (inComment) {
-        if (c === '*' && line[i + 1] === '/') (inComment = false), i++;
-      } else if (c === '/' && line[i + 1] === '*') (inComment = true), i++;
+        if (c === '*' && line[i + 1] === '/') {
+          inComment = false;
+          i++;
+        }
+      } else if (c === '/' && line[i + 1] === '*') {
+        inComment = true;
+        i++;
+      }
       else if (c === '"' || c === "'") {
         for (i++; i < line.length && line[i] !== c; i++) if (line[i] === '\\') i++;
       } else if ('{[('.includes(c)) depth++;

@@ -5,7 +5,7 @@ import { invalid, notFound } from '../http/errors';
 import { newApiKeySecret, sha256 } from '../lib/secrets';
 import { presentApiKey } from './presenters';
 import { ADMIN_ACTOR, recordAudit } from '../events/audit';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 
 export const apiKeyHandlers = handlers({
   async createApiKey({ params, body }, app) {

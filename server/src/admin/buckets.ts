@@ -2,7 +2,7 @@
 import { handlers } from '../http/handlers';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentBucket } from './presenters';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 
 export const bucketHandlers = handlers({
   async createBucket({ params, body }, app) {

@@ -1,10 +1,10 @@
 // Content types and their field definitions, with the rules of the field-definition model.
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed, type FieldErrors } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContentType } from './presenters';
-import { requireBucket } from '../core/lookup';
+import { requireBucket } from '../http/lookup';
 
 type FieldInput = components['schemas']['FieldDefinition'];
 

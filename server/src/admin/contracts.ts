@@ -1,14 +1,14 @@
 // JSON Schema contracts for Objects. The schema must be a valid draft 2020-12 schema that Ajv can
 // compile; saving one marks the objects it may govern `validation.pending` and queues their
 // recheck (core/entries/revalidate.ts).
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed, type FieldErrors } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
 import { normalizePrefix, schemaProblems } from '../core/contract-schema';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { REVALIDATE_JOB, markForRevalidation } from '../core/entries/revalidate';
 import { prismaSql } from '../db/database';
 

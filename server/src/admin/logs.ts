@@ -1,7 +1,7 @@
 // Request logs and audit records of a workspace, newest first.
 import { handlers } from '../http/handlers';
 import { formatTimestamp } from '../lib/time';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 
 export const logHandlers = handlers({
   async listRequestLogs({ params, query }, app) {

@@ -1,13 +1,13 @@
 // Pipeline definitions (management API): every step is checked before anything is saved
 // (core/pipelines/definition.ts); a taken name is a 422 on `name`.
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import type { Pipeline } from '../generated/prisma/client';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { formatTimestamp } from '../lib/time';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { definitionErrors } from '../core/pipelines/definition';
 import type { PipelineStep } from '../core/pipelines/step-types';
 

@@ -1,7 +1,7 @@
 // Database rows as the management API's documented bodies.
 import type { Workspace, User, ApiKey, Bucket, ContentType, FieldDefinition, Contract } from '../generated/prisma/client';
 import { formatTimestamp } from '../lib/time';
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 
 type S = components['schemas'];
 

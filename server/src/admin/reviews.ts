@@ -5,7 +5,7 @@ import { notFound, validationFailed } from '../http/errors';
 import { EntryError } from '../core/entries/errors';
 import { createReview, resolveReview } from '../core/entries/reviews';
 import { createSubmission } from '../core/entries/json-entries';
-import { requireBucket, requireWorkspace } from '../core/lookup';
+import { requireBucket, requireWorkspace } from '../http/lookup';
 import { convertTypedEntry } from '../core/entries/typed-entries';
 import { findEntries } from '../core/entries/store';
 import { presentObject } from '../core/entries/object-envelope';

@@ -2,10 +2,10 @@
 // model, by the SDK's generator (the one `npx @workspace-api/sdk generate-types` runs). The model
 // is read with the management API's own presenters and passed through JSON, so the generator
 // sees exactly what the CLI reads over HTTP and both give the same bytes.
-import { generateTypes, type ContentModel } from '../../../sdk/src/typegen';
+import { generateTypes, type ContentModel } from '@workspace-api/sdk/typegen';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { presentContentType, presentContract } from './presenters';
 
 /** The workspace's content types (every bucket) and contracts, as the management API lists them. */

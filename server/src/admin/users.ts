@@ -3,7 +3,7 @@ import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentUser } from './presenters';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 
 export const userHandlers = handlers({
   async createUser({ params, body }, app) {

@@ -8,15 +8,15 @@ import { webhookPayload } from '../events/outbox';
 import { ADMIN_ACTOR, recordAudit } from '../events/audit';
 import type { AppContext } from '../context';
 import type { Webhook, WebhookDelivery } from '../generated/prisma/client';
-import type { components } from '../../../sdk/src/generated/openapi';
-import { requireWorkspace } from '../core/lookup';
+import type { components } from '@workspace-api/sdk/openapi';
+import { requireWorkspace } from '../http/lookup';
 
 type S = components['schemas'];
 
 const presentWebhook = (w: Webhook): S['Webhook'] => ({
   id: w.id,
   url: w.url,
-  events: w.events as S['Webhook']['events'],
+  events: w.events,
   created_at: formatTimestamp(w.createdAt),
 });
 

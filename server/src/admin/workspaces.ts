@@ -2,7 +2,7 @@
 import { handlers } from '../http/handlers';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentWorkspace } from './presenters';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 
 export const DEFAULT_LOCALE = 'en-US';
 export const GENERAL_BUCKET = 'general';

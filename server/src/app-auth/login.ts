@@ -1,10 +1,10 @@
 // Login: a new one-time code for the address, mailed through the transactional email path.
 // Every address takes the same path (a code row is created or replaced and a mail queued, in one
 // transaction), so neither the answer nor its timing tells whether an app user exists.
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { invalid } from '../http/errors';
-import { queueEmail, type EmailMessage } from '../email/queue';
+import { queueEmail, type EmailMessage } from '../core/email-queue';
 import { newOtp, newSalt, otpHash, OTP_TTL_SECONDS } from './credentials';
 import type { AuthWorkspace } from './workspace';
 

@@ -1,7 +1,7 @@
 // Hosted authentication routes (no API key). The router's gate (`x-hosted-auth`) has already
 // opened the workspace (app-auth/workspace.ts); rate limits are the router's too.
 import { handlers } from '../http/handlers';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { decodeCursor, encodeCursor, pageUrl } from '../http/pagination';
 import { formatTimestamp } from '../lib/time';
 import { authWorkspaceOf } from './workspace';

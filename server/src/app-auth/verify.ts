@@ -2,7 +2,7 @@
 // token). Each secret is compared in constant time, then claimed by one conditional UPDATE
 // (`... WHERE used_at IS NULL ... RETURNING`), so of concurrent uses exactly one wins. Every
 // refusal of a code has one message: it does not say whether it was wrong, expired or used.
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { invalid } from '../http/errors';
 import { formatTimestamp } from '../lib/time';

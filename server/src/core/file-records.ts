@@ -4,8 +4,7 @@
 import type { SqlRunner } from '../db/database';
 import type { File } from '../generated/prisma/client';
 import { publishEvent } from '../events/outbox';
-import { rows, sql } from './sql';
-import { detachFiles } from './entries/typed-entries';
+import { raw, rows, sql } from './sql';
 
 /**
  * Files of the workspace's Files API (never user-owned ones) by id, as Prisma's `File`. Raw SQL and
@@ -41,4 +40,31 @@ export async function deleteWorkspaceFiles(tx: SqlRunner, now: Date, workspaceId
     sql`DELETE FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL RETURNING id, name, mime_type AS "mimeType", size`,
   );
   await afterFilesDeleted(tx, now, workspaceId, gone);
+}
+
+/**
+ * Removes deleted files' IDs from the attachment fields of every typed entry of the workspace, in
+ * every locale (a single value becomes null, a multiple one loses only those IDs), in one
+ * statement of the transaction that deletes the files.
+ */
+export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: number[]): Promise<void> {
+  if (!fileIds.length) return;
+  const gone = sql`${JSON.stringify(fileIds)}::jsonb`;
+  const isGone = (v: string) => sql`jsonb_build_array(${raw(v)}) <@ ${gone}`;
+  await rows(
+    tx,
+    sql`UPDATE entry_contents c
+           SET data = (SELECT jsonb_object_agg(k, CASE
+                          WHEN f.type = 'attachment' AND f.multiple AND jsonb_typeof(v) = 'array'
+                            THEN coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(v) x WHERE NOT ${isGone('x')}), '[]'::jsonb)
+                          WHEN f.type = 'attachment' AND NOT f.multiple AND ${isGone('v')} THEN 'null'::jsonb
+                          ELSE v END)
+                         FROM jsonb_each(c.data) AS d(k, v)
+                         LEFT JOIN field_definitions f ON f.content_type_id = e.content_type_id AND f.name = d.k)
+          FROM entries e
+         WHERE e.id = c.entry_pk AND e.workspace_id = ${workspaceId} AND e.kind = 'typed'
+           AND EXISTS (SELECT 1 FROM field_definitions f, jsonb_each(c.data) d(k, v)
+                        WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.name = d.k
+                          AND (${isGone('v')} OR (jsonb_typeof(v) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(v) x WHERE ${isGone('x')}))))`,
+  );
 }

@@ -7,7 +7,7 @@ import { safeEqual } from '../lib/secrets';
 import { formatTimestamp } from '../lib/time';
 import { Fresh } from '../lib/fresh-json';
 import type { File } from '../generated/prisma/client';
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 
 export const DEFAULT_EXPIRES_IN = 600;
 export const TRANSFORM_PARAMS = ['width', 'height', 'fit', 'format', 'quality'] as const;

@@ -88,7 +88,7 @@ const shapedStatements = new WeakMap<object, Map<string, true>>();
 async function queryShaped(client: PgClient, text: string, values: unknown[] | undefined): Promise<PgResult> {
   const name = statementName(text);
   let held = shapedStatements.get(client);
-  if (!held) shapedStatements.set(client, (held = new Map()));
+  if (!held) shapedStatements.set(client, (held = new Map<string, true>()));
   if (!held.delete(name) && held.size >= MAX_SHAPED_STATEMENTS) {
     const oldest = held.keys().next().value!;
     held.delete(oldest);
@@ -185,7 +185,7 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     }
   };
   const runner = (client: Pool | PoolClient): SqlRunner => ({
-    async query(text, values, prepare) {
+    async query<T>(text: string, values?: unknown[], prepare?: Prepare) {
       // Behind a pooler every statement goes unnamed (see openPostgres).
       const res =
         session.pooled || !prepare
@@ -193,7 +193,7 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
           : prepare === 'bounded'
             ? await shaped(client, text, values)
             : await client.query({ name: statementName(text), text, values: values as unknown[] });
-      return { rows: res.rows, rowCount: res.rowCount ?? res.rows.length };
+      return { rows: res.rows as T[], rowCount: res.rowCount ?? res.rows.length };
     },
     async exec(sql) {
       await client.query(sql);
@@ -201,7 +201,7 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     async execReturning(sql) {
       const res = (await client.query(sql)) as unknown as PgResult | PgResult[];
       const last = Array.isArray(res) ? res[res.length - 1] : res;
-      return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
+      return { rows: (last?.rows ?? []) as never[], rowCount: last?.rowCount ?? 0 };
     },
   });
   return {
@@ -271,7 +271,7 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
     retryLater();
   };
   const retryLater = () => {
-    if (!stopped) (retry = setTimeout(connect, delay)).unref();
+    if (!stopped) (retry = setTimeout(() => void connect(), delay)).unref();
     delay = Math.min(delay * 2, 30_000);
   };
   const check = (ping: { answers: number; expected: number; done(): void }) => ping.answers >= ping.expected && ping.done();
@@ -294,7 +294,10 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
         if (n.payload?.startsWith('ping:')) c.query('SELECT pg_notify($1, $2)', [ackChannel, n.payload.slice(5)]).catch(lost);
       } else if (n.channel === ackChannel && n.payload) {
         const ping = pings.get(n.payload);
-        if (ping) (ping.answers++, check(ping));
+        if (ping) {
+          ping.answers++;
+          check(ping);
+        }
       }
     });
     c.on('error', lost);
@@ -328,7 +331,10 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
         );
         const ping = pings.get(nonce);
         // Answers may have come before the count.
-        if (ping) (ping.expected = rows[0]!.listeners, check(ping));
+        if (ping) {
+          ping.expected = rows[0].listeners;
+          check(ping);
+        }
       } catch {
         pings.get(nonce)?.done();
       }
@@ -398,6 +404,7 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
 }
 
 /** node-postgres's conversion of a parameter to its text form, and its quoting of a literal. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- an internal module of pg, without types
 const pgUtils = require('pg/lib/utils') as { prepareValue(v: unknown): string | Buffer | null; escapeLiteral(s: string): string };
 
 /** A parameter as a literal of its text form (an untyped literal: the prepared statement's parameter type reads it). */

@@ -4,7 +4,7 @@
 // attempt marks the message `failed`. Mails with a one-time code lose their bodies once done.
 import nodemailer from 'nodemailer';
 import type { AppContext } from '../context';
-import { MAX_EMAIL_ATTEMPTS } from './queue';
+import { MAX_EMAIL_ATTEMPTS } from '../core/email-queue';
 
 interface Claimed {
   id: number;

@@ -1,9 +1,9 @@
 // Transactional email: `POST /api/v1/{workspace}/emails` (queued, 204) and the operators' outbox.
 import { handlers } from '../http/handlers';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { formatTimestamp } from '../lib/time';
-import { queueEmail } from './queue';
-import type { components } from '../../../sdk/src/generated/openapi';
+import { queueEmail } from '../core/email-queue';
+import type { components } from '@workspace-api/sdk/openapi';
 
 /** The columns hold only the spec's values (written by this module). */
 type OutboxMessage = components['schemas']['OutboxMessage'];

@@ -11,6 +11,7 @@ import { bucketIdByName, cachedTypesOfBucketName } from '../core/entries/content
 import type { EntryQueryBody } from '../core/entries/query/parse';
 import { REFERENCE_BUDGET } from '../core/entries/query/project';
 import { executeQuery, pageRows, prepareQuery, type PreparedQuery, type QueryContext } from '../core/entries/query/run';
+import { emptyRecord } from '../lib/records';
 
 /** Rows all members of a batch may return together, and the size of its serialized result. */
 export const BATCH_QUERY_LIMITS = { rows: 500, resultBytes: 2 * 1024 * 1024 };
@@ -32,14 +33,14 @@ export const entryQueryHandlers = mapCoreErrors(
   handlers({
     async queryEntries({ params, body, principal }, app) {
       const ctx = await queryContext(app, principal, params.bucket);
-      const prepared = prepareQuery(body as EntryQueryBody, ctx);
+      const prepared = prepareQuery(body, ctx);
       if ('kind' in prepared) {
         if (prepared.kind === 'not_found') throw notFound();
         if (prepared.kind === 'locale') throw invalidLocale();
         throw validationFailed(prepared.errors);
       }
       const result = await executeQuery(prepared, ctx, answerBudget(app.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields'));
-      return { status: 200, exactJson: result.exact, body: result.body as never };
+      return { status: 200, exactJson: result.exact, body: result.body };
     },
 
     async queryEntriesBatch({ params, body, principal, koa }, app) {
@@ -75,7 +76,7 @@ export const entryQueryHandlers = mapCoreErrors(
       // Sequential, without a shared snapshot; the budgets span the whole response.
       const budget = { used: 0, limit: REFERENCE_BUDGET };
       const bytes = answerBudget(BATCH_QUERY_LIMITS.resultBytes, 'queries', 'ask for fewer rows or fields');
-      const results: Record<string, unknown> = Object.create(null);
+      const results = emptyRecord();
       let exact = false;
       // The whole answer counts: `{"results":{}}`, each `"name":` and the commas between; each
       // member counts its result as it builds it.

@@ -103,14 +103,14 @@ export const entryHandlers = mapCoreErrors(
       const locale = writeLocale(query.locale, workspace.locales);
       const type = await requireType(app, workspace.id, query.contentBucket, query.contentType);
       const entry = await createTypedEntry(writer(app, principal, body.skipWebhooks), type, locale, {
-        fields: body.fields as Record<string, unknown>,
+        fields: body.fields,
         status: body.status,
         publishAt: body.publish_at,
         locales: body.locales,
         tags: body.tags,
       });
       const out = await written(app, principal, entry, locale);
-      return { status: 201, exactJson: out.exact, body: out.body as never };
+      return { status: 201, exactJson: out.exact, body: out.body };
     },
 
     async updateEntry({ params, query, body, principal }, app) {
@@ -122,7 +122,7 @@ export const entryHandlers = mapCoreErrors(
         throw validationFailed(Object.assign(fieldErrors(), { check: ['The check field must match expected_version when both are given.'] }));
       }
       const entry = await updateTypedEntry(writer(app, principal, body.skipWebhooks), params.entry.toUpperCase(), locale, {
-        fields: body.fields as Record<string, unknown> | undefined,
+        fields: body.fields,
         status: body.status,
         publishAt: body.publish_at,
         locales: body.locales,
@@ -131,7 +131,7 @@ export const entryHandlers = mapCoreErrors(
         versionField: body.expected_version !== undefined ? 'expected_version' : 'check',
       });
       const out = await written(app, principal, entry, locale);
-      return { status: 200, exactJson: out.exact, body: out.body as never };
+      return { status: 200, exactJson: out.exact, body: out.body };
     },
 
     async deleteEntry({ params, query, principal }, app) {

@@ -50,7 +50,7 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
         if ((stream as unknown as { truncated?: boolean }).truncated) throw new TooLarge();
         return sink.finish(safeFileName(info.filename ?? ''), info.mimeType);
       })();
-      staged.catch((err) => fail(err));
+      staged.catch((err: Error) => fail(err));
     });
     parser.on('error', (err: Error) => {
       fail(fileError(`The upload could not be read: ${err.message}.`));

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { HttpError, MESSAGES, badGateway, forbidden, invalid, notFound } from '../http/errors';
-import { requireWorkspace } from '../core/lookup';
+import { requireWorkspace } from '../http/lookup';
 import { MULTIPART_LIMIT, stageMultipart } from './multipart';
 import { BASE64_LIMIT, stageJsonUpload } from './json-upload';
 

@@ -87,6 +87,7 @@ export class StagingSink {
 /** A display name from a client file name: no directories, no control characters, at most 255 characters. */
 export function safeFileName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex -- control characters are what it drops
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().replace(/^\.+$/, '');
   // Cut at 255 characters, never inside a surrogate pair.
   return [...(clean || 'file')].slice(0, 255).join('');

@@ -83,8 +83,8 @@ export async function idCursorPage(
   if (!forward) page.reverse();
   const first = page[0]?.id;
   const last = page[page.length - 1]?.id;
-  const next = page.length && (forward ? hasMore : true) ? encodeCursor([1, last!]) : null;
-  const prev = page.length && cursor && (forward || hasMore) ? encodeCursor([0, first!]) : null;
+  const next = page.length && (forward ? hasMore : true) ? encodeCursor([1, last]) : null;
+  const prev = page.length && cursor && (forward || hasMore) ? encodeCursor([0, first]) : null;
   return { page, next, prev };
 }
 

@@ -4,14 +4,9 @@
 import type { Middleware } from 'koa';
 import { isDependencyDown, isQueryCanceled } from '../lib/sql-state';
 import { closeAfterUnreadBody } from './linger';
+import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../lib/field-errors';
 
-export type FieldErrors = Record<string, string[]>;
-
-/**
- * An empty error map. Its keys are request paths, which users choose (`constructor`,
- * `__proto__`): no prototype, so no key finds an inherited member.
- */
-export const fieldErrors = (): FieldErrors => Object.create(null) as FieldErrors;
+export { fieldErrors, MAX_ERROR_PATHS, type FieldErrors };
 
 export class HttpError extends Error {
   constructor(
@@ -46,12 +41,6 @@ export const notFound = () => new HttpError(404, { message: MESSAGES.notFound })
 /** An upstream (the image proxy, an origin) failed; nothing of its answer is exposed. */
 export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 export const forbidden = (message: string = MESSAGES.forbidden) => new HttpError(403, { message });
-
-/**
- * How many paths a `422` lists at most: the first ones found. A body with a problem in each of
- * 100,000 array items is answered with a short report, not megabytes of it.
- */
-export const MAX_ERROR_PATHS = 100;
 
 /** A `422` whose message is the first error, followed by how many more there are (of those listed). */
 export function validationFailed(found: FieldErrors): HttpError {

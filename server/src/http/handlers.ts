@@ -2,7 +2,7 @@
 // operation's typed path and query parameters and body, and must return one of the operation's
 // documented success responses. Nobody writes these types twice.
 import type { Context } from 'koa';
-import type { operations } from '../../../sdk/src/generated/openapi';
+import type { operations } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import type { ApiKeyPrincipal } from './auth';
 

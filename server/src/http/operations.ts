@@ -1,10 +1,11 @@
 // The spec's operations with their validation and handlers, as one table. The router runs an
 // operation for an HTTP request; a pipeline step runs the same operation on behalf of the key that
 // started its execution: the same rights, the same validation, the same handler, no second copy.
+import type { ErrorObject } from 'ajv/dist/2020';
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { authorize, type ApiKeyPrincipal } from './auth';
-import { notFound, validationFailed } from './errors';
+import { fieldErrors, notFound, validationFailed, type FieldErrors } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
 import { assertDepth, unstorable, type SpecValidator } from './validation';
@@ -62,6 +63,12 @@ export class Operations {
     return this.byId.get(op.operationId)!.handler(req, app);
   }
 
+  /** The route's validation of `body` as operation `operationId`'s JSON body (none when it takes none). */
+  bodyErrors(operationId: string, body: unknown, skip?: (err: ErrorObject) => boolean): FieldErrors {
+    const op = this.spec(operationId);
+    return op.jsonBodyPointer ? this.validator.errorsAt(op.jsonBodyPointer, body, skip) : fieldErrors();
+  }
+
   /** A pipeline step's work counted against its route's rate limits (http/step-limits.ts). */
   countStep(app: AppContext, operationId: string, principal: ApiKeyPrincipal, body: unknown): Promise<void> {
     return countStep(app, this.spec(operationId), principal, body);
@@ -76,7 +83,7 @@ export class Operations {
     const op = this.spec(operationId);
     authorize(principal, op.abilities, op.permissions);
     assertDepth(body);
-    const errors = op.jsonBodyPointer ? this.validator.errorsAt(op.jsonBodyPointer, body) : {};
+    const errors = this.bodyErrors(operationId, body);
     if (Object.keys(errors).length) throw validationFailed(errors);
   }
 

@@ -68,6 +68,7 @@ export class RateLimits {
     if (!config.rateLimits.enabled) return;
     if (config.redisUrl) {
       // ioredis loads only when Redis is configured.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on this synchronous path only when configured
       const { default: RedisClient } = require('ioredis') as typeof import('ioredis');
       this.redis = new RedisClient(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
     }

@@ -6,7 +6,8 @@ const SAFE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const requestId: Middleware = async (ctx, next) => {
   const given = ctx.get('X-Request-Id');
-  ctx.state.requestId = SAFE.test(given) ? given : randomUUID();
-  ctx.set('X-Request-Id', ctx.state.requestId);
+  const id = SAFE.test(given) ? given : randomUUID();
+  ctx.state.requestId = id;
+  ctx.set('X-Request-Id', id);
   await next();
 };

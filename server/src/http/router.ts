@@ -31,9 +31,9 @@ function hasBody(ctx: Context): boolean {
  */
 function jsonBody(op: OperationSpec): Middleware {
   return async (ctx, next) => {
-    const none = () => {
+    const none = async () => {
       ctx.state.body = op.bodyRequired ? {} : undefined;
-      return next();
+      await next();
     };
     if (!hasBody(ctx)) return none();
     if (!ctx.is('application/json', '+json')) throw new HttpError(415, { message: MESSAGES.unsupportedMediaType });
@@ -61,7 +61,7 @@ function jsonBody(op: OperationSpec): Middleware {
       // Whether any number needed keeping: documents without one skip the lossless paths.
       ctx.state.exactNumbers = exact.exact;
     }
-    return next();
+    await next();
   };
 }
 
@@ -96,7 +96,7 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
     const requestLimits = op.rateLimits.filter((r) => !r.per.startsWith('body.'));
     const bodyLimits = op.rateLimits.filter((r) => r.per.startsWith('body.'));
     const subject = (ctx: Context, body?: unknown): RateLimitSubject => ({
-      workspace: String(ctx.params.workspace ?? ''),
+      workspace: String((ctx.params as Record<string, string | undefined>).workspace ?? ''),
       keyId: (ctx.state.principal as ApiKeyPrincipal | undefined)?.keyId,
       ip: ctx.ip,
       authorization: ctx.get('Authorization'),
@@ -111,7 +111,7 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         if (Object.values(ctx.params as Record<string, string>).some(unstorable)) throw notFound();
         if (op.security === 'apiKey') {
           // The key lookup also reads the test clock's offset (one round trip for both).
-          const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, ctx.params.workspace);
+          const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, (ctx.params as Record<string, string>).workspace);
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
         } else {
@@ -120,13 +120,13 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
           if (op.hostedAuth) await openAuthWorkspace(app, ctx);
         }
         if (requestLimits.length) await app.rateLimits.consumeRules(requestLimits, subject(ctx));
-        return next();
+        await next();
       },
     ];
     if (op.jsonBodyPointer) chain.push(jsonBody(op));
     chain.push(async (ctx) => {
       const req = {
-        params: { ...ctx.params },
+        params: { ...(ctx.params as Record<string, string>) },
         query: { ...ctx.query },
         body: ctx.state.body as unknown,
         principal: ctx.state.principal as ApiKeyPrincipal | undefined,

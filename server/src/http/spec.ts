@@ -4,6 +4,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { generatedDir } from '../paths';
+import { escapePointer } from '../lib/json-pointer';
+
+export { escapePointer };
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 const METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
@@ -92,7 +95,6 @@ export type OpenApiDocument = {
   [key: string]: unknown;
 };
 
-export const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 let bundled: OpenApiDocument | undefined;
 
@@ -115,7 +117,7 @@ export function deref(doc: OpenApiDocument, value: unknown, pointer: string): { 
   let v = value as Record<string, unknown>;
   let p = pointer;
   while (v && typeof v.$ref === 'string') {
-    p = (v.$ref as string).slice(1);
+    p = (v.$ref).slice(1);
     v = resolvePointer(doc, p);
   }
   return { value: v, pointer: p };
@@ -152,7 +154,7 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
       const collect = (list: unknown[], base: string) =>
         list.forEach((raw, i) => {
           const { value, pointer } = deref(doc, raw, `${base}/parameters/${i}`);
-          params.set(`${value.in}:${value.name}`, {
+          params.set(`${String(value.in)}:${String(value.name)}`, {
             name: value.name as string,
             in: value.in as ParameterSpec['in'],
             required: value.required === true,

@@ -26,7 +26,8 @@ const koa = new Koa();
 koa.use(requestId);
 koa.use(errorResponder((err, id) => log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
 koa.use(router.routes());
-const server = http.createServer(koa.callback()).listen(config.port, config.host, () => {
+const handle = koa.callback();
+const server = http.createServer((req, res) => void handle(req, res)).listen(config.port, config.host, () => {
   console.log(`workspace-api image proxy on port ${config.port}, originals from ${config.imageOriginUrl}`);
 });
 const stop = () => server.close(() => process.exit(0));

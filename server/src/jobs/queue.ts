@@ -71,6 +71,7 @@ export class JobQueue {
   start(): Promise<void> {
     this.starting ??= (async () => {
       // Loaded here, off the start-up path of the HTTP server.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose, see above
       const Boss = require('pg-boss') as typeof PgBoss;
       // pg-boss's cron is not used (its schedule reads real time, not the server clock): the
       // scheduler claims periods in its own rows and sends jobs.

@@ -5,7 +5,7 @@
 //      as a durable job in the same transaction;
 //   2. fans committed events out to webhook subscriptions (events/outbox.ts);
 //   3. sends the webhook deliveries that are due (webhooks/deliver.ts);
-//   4. queues again pipeline executions whose process stopped renewing their lease (core/pipelines/runner.ts).
+//   4. queues again pipeline executions whose process stopped renewing their lease (pipelines/runner.ts).
 // Periods and due times follow the server clock, so the test clock moves them.
 import { hostname } from 'node:os';
 import type { AppContext } from '../context';

@@ -50,7 +50,7 @@ export function withHoles(serialize: () => string): HoledJson {
 
 /** The text with each hole filled by its value at `now`. */
 export function fillHoles(json: HoledJson, now: Date): string {
-  let out = json.parts[0]!;
-  for (let i = 0; i < json.holes.length; i++) out += JSON.stringify(json.holes[i]!.at(now)) + json.parts[i + 1]!;
+  let out = json.parts[0];
+  for (let i = 0; i < json.holes.length; i++) out += JSON.stringify(json.holes[i].at(now)) + json.parts[i + 1];
   return out;
 }

@@ -100,7 +100,7 @@ export const objectHandlers = mapCoreErrors(
       const errors = fieldErrors();
       const locale = body.locale ?? 'en-US';
       if (locale !== 'en-US' && !workspace.locales.includes(locale)) errors.locale = [`The locale ${locale} is not configured for this workspace.`];
-      const filter = parseFilter(body.filter as Record<string, unknown> | undefined, errors);
+      const filter = parseFilter(body.filter, errors);
       const sort = parseSort(body.sort, errors);
       const fields = parseFields(body.fields, errors);
       if (Object.keys(errors).length) throw validationFailed(errors);
@@ -141,7 +141,7 @@ export const objectHandlers = mapCoreErrors(
         bucketId: body.bucket_id,
         status: body.status,
         contract: body.contract,
-        translations: body.translations as Record<string, object> | undefined,
+        translations: body.translations,
         exact: koa.state.exactNumbers === true,
       });
       return readBack(app, id, 200);
@@ -196,7 +196,7 @@ export const objectHandlers = mapCoreErrors(
       const [from, to] = await Promise.all([getRevision(app.db, entry.id, query.from), getRevision(app.db, entry.id, query.to)]);
       if (!from || !to) throw notFound();
       const { changes, truncated } = diff(from.snapshot, to.snapshot, COMPARE_LIMIT);
-      return { status: 200, exactJson: from.exact || to.exact, body: { from: from.id, to: to.id, changes: changes as never, truncated } };
+      return { status: 200, exactJson: from.exact || to.exact, body: { from: from.id, to: to.id, changes: changes, truncated } };
     },
 
     async restoreObject({ params, body, principal }, app) {

@@ -1,6 +1,6 @@
 // The calling API key as the server sees it.
 import { handlers } from '../http/handlers';
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 
 type S = components['schemas'];
 

@@ -45,7 +45,7 @@ export const metaHandlers = handlers({
   },
 
   async getOpenApiDocument() {
-    return { status: 200, body: document as Record<string, unknown> };
+    return { status: 200, body: document };
   },
 
   async getDocs() {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { newEntryId } from './ids';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { candidates } from '../query/candidates';
 import { compileFilter, ROOT } from '../query/compile';
@@ -19,6 +19,7 @@ import { resolvePath } from './query/paths';
 import { prefixErrors } from './query/run';
 import { CreateRefused, createTypedEntriesIn, deleteTypedEntryIn, updateTypedEntryIn } from './typed-entries';
 import type { WriteContext } from './write';
+import { emptyRecord } from '../../lib/records';
 
 export interface BatchOperation {
   action: 'create' | 'update' | 'delete';
@@ -275,7 +276,7 @@ function resolveReferences(
   newIds: (string | undefined)[],
   errors: FieldErrors,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = Object.create(null);
+  const out = emptyRecord();
   const isRefObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof LosslessNumber) && Object.hasOwn(v, '$ref');
   for (const [name, value] of Object.entries(fields)) {
     const def = type.byName.get(name);

@@ -4,9 +4,9 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { contractAjv } from '../contract-schema';
 import { sql, type Sql } from '../sql';
-import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../../http/errors';
-import { toFieldErrors } from '../../http/validation';
-import { escapePointer } from '../../http/spec';
+import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../../lib/field-errors';
+import { toFieldErrors } from '../../lib/schema-errors';
+import { escapePointer } from '../../lib/json-pointer';
 
 export type ContractChoice = { choice: 'auto' } | { choice: 'none' } | { choice: 'named'; name: string };
 

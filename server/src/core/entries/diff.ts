@@ -2,7 +2,7 @@
 // scalars as whole values, an absent property distinct from an explicit null. Paths are JSON
 // Pointers (RFC 6901, `~0` and `~1` escapes). Iterative, and it stops at `limit` changes.
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
-import { escapePointer } from '../../http/spec';
+import { escapePointer } from '../../lib/json-pointer';
 
 export interface Change {
   path: string;

@@ -1,7 +1,7 @@
 // What an entry operation can refuse, in the core's words. Each API maps these to its wire errors
 // in one place at its edge (objects/errors.ts), since the two documents answer some conditions
 // differently (`lock_version` versus `expected_version`, for instance).
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 
 export type EntryErrorKind =
   /** No such entry for this caller (missing, foreign, wrong kind, expired). */

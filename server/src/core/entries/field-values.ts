@@ -2,10 +2,11 @@
 // as UTC strings with seconds, relations as entry ULIDs, attachments as file IDs. Checks that need
 // the database (relation targets, files, unique values) run as one query per kind, not per value.
 import type { SqlRunner } from '../../db/database';
-import type { FieldErrors } from '../../http/errors';
+import type { FieldErrors } from '../../lib/field-errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { rows, sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
+import { emptyRecord } from '../../lib/records';
 
 /** An entry ULID (Crockford base32, 26 characters). */
 export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
@@ -96,7 +97,7 @@ const isEmpty = (v: unknown) => v === null || v === undefined || (Array.isArray(
  * `required` to every field, an update to the fields it sets.
  */
 export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unknown>, current: Record<string, unknown>, creating: boolean, errors: FieldErrors): Record<string, unknown> {
-  const out: Record<string, unknown> = Object.create(null);
+  const out = emptyRecord();
   for (const def of type.fields) if (Object.hasOwn(current, def.name)) out[def.name] = current[def.name];
   const add = (name: string, message: string) => (errors[`fields.${name}`] ??= []).push(`The fields.${name} field ${message}.`);
   for (const name of Object.keys(input)) {

@@ -5,7 +5,7 @@
 import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
 import { approximate } from '../../lib/exact-json';
 import { transaction } from '../transaction';
@@ -20,6 +20,7 @@ import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type Ent
 
 
 /** A ref: names separated by single slashes, no leading or trailing slash, no control characters. */
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const REF = /^[^/\u0000-\u001f\u007f]+(\/[^/\u0000-\u001f\u007f]+)*$/;
 
 export interface Address {

@@ -1,9 +1,10 @@
 // Entries as the Objects API shows them: the envelope, Trash rows, revisions.
-import type { components } from '../../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { SqlRunner } from '../../db/database';
 import { sql } from '../sql';
 import { BASE_LOCALE, findEntries, type EntryRecord } from './store';
 import type { RevisionRow } from './revisions';
+import { emptyRecord } from '../../lib/records';
 
 type S = components['schemas'];
 
@@ -45,7 +46,7 @@ export function presentObject(r: EntryRecord, o: EnvelopeOptions): S['ObjectEnve
   const stored = r.documents.get(locale) ?? null;
   envelope.data = (o.data ? o.data(stored) : stored) as S['ObjectEnvelope']['data'];
   if (all) {
-    const translations: Record<string, Record<string, unknown>> = Object.create(null);
+    const translations = emptyRecord<Record<string, unknown>>();
     for (const [l, doc] of r.documents) if (l !== BASE_LOCALE) translations[l] = doc as Record<string, unknown>;
     envelope.translations = translations;
   }

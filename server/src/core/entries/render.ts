@@ -9,7 +9,7 @@
 // over its budget stops there, before the next level is read.
 import type { Config } from '../../config';
 import type { ByteBudget } from '../../lib/byte-budget';
-import type { components } from '../../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { SqlRunner } from '../../db/database';
 import { freshFile } from '../file-urls';
 import { workspaceFiles } from '../file-records';

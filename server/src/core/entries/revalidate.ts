@@ -6,7 +6,7 @@ import type { SqlRunner } from '../../db/database';
 import { parseExact, approximate } from '../../lib/exact-json';
 import { transaction } from '../transaction';
 import { rows, sql } from '../sql';
-import { checkLanguages, effectiveContractJoin, type EffectiveContract } from './contracts';
+import { checkLanguages, effectiveContractJoin } from './contracts';
 
 export const REVALIDATE_JOB = 'objects.revalidate';
 
@@ -54,7 +54,7 @@ export async function revalidatePending(app: AppContext, budgetMs = 20_000, batc
           try {
             const { value, exact } = parseExact(entry.documents ?? '{}');
             const documents = new Map(Object.entries(approximate(value as Record<string, object>, exact)));
-            issues = checkLanguages(app.contractValidators.get({ ...entry, id: entry.contract_id } as EffectiveContract), documents).issues;
+            issues = checkLanguages(app.contractValidators.get({ ...entry, id: entry.contract_id }), documents).issues;
           } catch (err) {
             failed = true;
             app.log.error('contract recheck failed', { entry: entry.id, error: String(err) });

@@ -6,6 +6,7 @@ import type { SqlRunner } from '../../db/database';
 import { parseExact, stringifyExact } from '../../lib/exact-json';
 import { isoTimestamp, rows, sql, type Sql } from '../sql';
 import { BASE_LOCALE, type EntryRecord, type EntryStatus } from './store';
+import { emptyRecord } from '../../lib/records';
 
 export type RevisionEvent = 'baseline' | 'created' | 'updated' | 'restored' | 'recovered';
 export type RevisionSource = 'api' | 'user' | 'system' | 'job' | 'pipeline' | 'ai';
@@ -29,7 +30,7 @@ export interface Author {
 }
 
 export function snapshotOf(entry: EntryRecord): Snapshot {
-  const translations: Record<string, unknown> = Object.create(null);
+  const translations = emptyRecord();
   for (const [locale, data] of entry.documents) if (locale !== BASE_LOCALE) translations[locale] = data;
   return {
     data: entry.documents.get(BASE_LOCALE) ?? null,

@@ -5,17 +5,18 @@
 import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors } from '../../http/errors';
+import { fieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
 import { transaction } from '../transaction';
 import { deleteWorkspaceFiles } from '../file-records';
-import { raw, rows, sql, type Sql } from '../sql';
+import { rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
 import { EntryError, invalidEntry } from './errors';
 import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
 import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { emptyRecord } from '../../lib/records';
 
 export interface TypedInput {
   fields?: Record<string, unknown>;
@@ -49,7 +50,7 @@ function publishAtOf(value: string | null | undefined, errors: Record<string, st
   return at;
 }
 
-const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? Object.create(null)) as Record<string, unknown>;
+const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? emptyRecord()) as Record<string, unknown>;
 
 /** Creates a typed entry of `type` with its fields in `locale`; returns it as the transaction wrote it. */
 export function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput): Promise<EntryRecord> {
@@ -92,7 +93,7 @@ export async function createTypedEntriesIn(ctx: WriteContext, tx: SqlRunner, loc
   const { app, workspace } = ctx;
   const prepared = creates.map(({ type, input, entryId }) => {
     const errors = fieldErrors();
-    const doc = mergeFieldValues(type, input.fields ?? {}, Object.create(null), true, errors);
+    const doc = mergeFieldValues(type, input.fields ?? {}, emptyRecord(), true, errors);
     const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
     const publishAt = publishAtOf(input.publishAt, errors);
     return { type, input, entryId, errors, doc, locales, publishAt };
@@ -275,33 +276,6 @@ export async function publishScheduled(app: AppContext): Promise<number> {
     }
     return due.length;
   });
-}
-
-/**
- * Removes deleted files' IDs from the attachment fields of every typed entry of the workspace, in
- * every locale (a single value becomes null, a multiple one loses only those IDs), in one
- * statement of the transaction that deletes the files.
- */
-export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: number[]): Promise<void> {
-  if (!fileIds.length) return;
-  const gone = sql`${JSON.stringify(fileIds)}::jsonb`;
-  const isGone = (v: string) => sql`jsonb_build_array(${raw(v)}) <@ ${gone}`;
-  await rows(
-    tx,
-    sql`UPDATE entry_contents c
-           SET data = (SELECT jsonb_object_agg(k, CASE
-                          WHEN f.type = 'attachment' AND f.multiple AND jsonb_typeof(v) = 'array'
-                            THEN coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(v) x WHERE NOT ${isGone('x')}), '[]'::jsonb)
-                          WHEN f.type = 'attachment' AND NOT f.multiple AND ${isGone('v')} THEN 'null'::jsonb
-                          ELSE v END)
-                         FROM jsonb_each(c.data) AS d(k, v)
-                         LEFT JOIN field_definitions f ON f.content_type_id = e.content_type_id AND f.name = d.k)
-          FROM entries e
-         WHERE e.id = c.entry_pk AND e.workspace_id = ${workspaceId} AND e.kind = 'typed'
-           AND EXISTS (SELECT 1 FROM field_definitions f, jsonb_each(c.data) d(k, v)
-                        WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.name = d.k
-                          AND (${isGone('v')} OR (jsonb_typeof(v) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(v) x WHERE ${isGone('x')}))))`,
-  );
 }
 
 /** Turns a typed entry into a JSON-backed (migrated) one: same IDs, its field values become its documents. */

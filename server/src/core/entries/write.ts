@@ -3,7 +3,7 @@
 // reviews and the event published with the transaction.
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import type { FieldErrors } from '../../http/errors';
+import type { FieldErrors } from '../../lib/field-errors';
 import { publishEvents, type EventName } from '../../events/outbox';
 import { stringifyExact } from '../../lib/exact-json';
 import { join, rows, sql, type Sql } from '../sql';
@@ -41,7 +41,11 @@ export async function insertDocuments(tx: SqlRunner, entries: { entryPk: number;
   const locales: string[] = [];
   const texts: string[] = [];
   for (const { entryPk, documents } of entries) {
-    for (const [locale, doc] of documents) pks.push(entryPk), locales.push(locale), texts.push(stringifyExact(doc));
+    for (const [locale, doc] of documents) {
+      pks.push(entryPk);
+      locales.push(locale);
+      texts.push(stringifyExact(doc));
+    }
   }
   if (!pks.length) return;
   await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT p, l, d::jsonb FROM unnest(${pks}::int[], ${locales}::text[], ${texts}::text[]) AS t(p, l, d)`);

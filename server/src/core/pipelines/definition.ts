@@ -4,8 +4,7 @@
 // defers the type checks of the value it stands in to the run.
 import type { ErrorObject } from 'ajv/dist/2020';
 import type { Config } from '../../config';
-import type { Operations } from '../../http/operations';
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { prefixErrors } from '../entries/query/run';
 import { containsPlaceholder, placeholderErrors } from './placeholders';
 import { savedUrlProblem } from './http-request';
@@ -29,7 +28,12 @@ function put(errors: FieldErrors, key: string, message: string) {
   (errors[key] ??= []).push(`The ${key} field ${message}.`);
 }
 
-function withErrors(config: Config, operations: Operations, step: PipelineStep, at: string, errors: FieldErrors): void {
+/** What checking a step's body needs of the API's operations (http/operations.ts has it). */
+export interface StepBodyCheck {
+  bodyErrors(operationId: string, body: unknown, skip?: (err: ErrorObject) => boolean): FieldErrors;
+}
+
+function withErrors(config: Config, operations: StepBodyCheck, step: PipelineStep, at: string, errors: FieldErrors): void {
   const w = step.with as Record<string, unknown>;
   const type = STEP_TYPES[step.type];
   if (type.kind === 'http') {
@@ -40,14 +44,13 @@ function withErrors(config: Config, operations: Operations, step: PipelineStep, 
     if (http.body !== undefined && (http.method === 'GET' || http.method === 'HEAD')) put(errors, `${at}body`, `is not allowed with ${http.method}`);
     return;
   }
-  const op = operations.spec(type.operationId);
   // The same split as the run's (operationParts); the bucket must be a name when saved.
   const { body } = operationParts(type, '', w);
   if (type.bucket) {
     if (w.bucket === undefined) put(errors, `${at}bucket`, 'is required');
     else if (typeof w.bucket !== 'string' || w.bucket === '') put(errors, `${at}bucket`, 'must be a bucket name');
   }
-  if (op.jsonBodyPointer) Object.assign(errors, prefixed(operations.validator.errorsAt(op.jsonBodyPointer, body, deferredBy(body)), at));
+  Object.assign(errors, prefixed(operations.bodyErrors(type.operationId, body, deferredBy(body)), at));
 }
 
 function prefixed(errors: FieldErrors, prefix: string): FieldErrors {
@@ -60,7 +63,7 @@ function prefixed(errors: FieldErrors, prefix: string): FieldErrors {
 }
 
 /** Errors of a definition's steps (the spec's schema already holds: ids, types, `with` objects). */
-export function definitionErrors(config: Config, operations: Operations, steps: PipelineStep[]): FieldErrors {
+export function definitionErrors(config: Config, operations: StepBodyCheck, steps: PipelineStep[]): FieldErrors {
   const errors = fieldErrors();
   const earlier = new Set<string>();
   const firstOf = new Map<string, number>();

@@ -3,7 +3,7 @@
 // of a running execution is conditioned on its lease, so a process that lost it (it stalled past
 // the lease and another took over) changes nothing.
 import { randomUUID } from 'node:crypto';
-import type { components } from '../../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { stringifyExact } from '../../lib/exact-json';

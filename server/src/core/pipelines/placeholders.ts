@@ -4,7 +4,7 @@
 // exactly one placeholder becomes the value with its JSON type, placeholders inside a longer
 // string become the value's text. Walks are iterative and lookups read own properties only, so
 // `__proto__` or `constructor` in a path is an ordinary (usually missing) name.
-import { fieldErrors, type FieldErrors } from '../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { StepFailed } from './step-failed';
 
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
@@ -38,7 +38,7 @@ export function containsPlaceholder(value: unknown): boolean {
     const v = stack.pop();
     if (typeof v === 'string') {
       if (hasPlaceholder(v)) return true;
-    } else if (v !== null && typeof v === 'object') stack.push(...Object.values(v));
+    } else if (v !== null && typeof v === 'object') stack.push(...(Object.values(v) as unknown[]));
   }
   return false;
 }
@@ -137,7 +137,7 @@ export function resolvePlaceholders(value: unknown, scope: Scope, maxBytes: numb
   };
   // Iterative copy: containers are rebuilt, strings resolved.
   const root: { v: unknown } = { v: undefined };
-  const stack: [unknown, Record<string, unknown> | unknown[], string | number][] = [[value, root as unknown as Record<string, unknown>, 'v']];
+  const stack: [unknown, Record<string, unknown> | unknown[], string | number][] = [[value, root, 'v']];
   while (stack.length) {
     const [v, parent, key] = stack.pop()!;
     let out: unknown;

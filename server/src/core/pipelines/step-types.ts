@@ -1,6 +1,6 @@
 // The five step types: which operation of the spec each one runs (the route's rights, validation
 // and handler, see http/operations.ts) and what its `with` holds besides that operation's body.
-import type { components } from '../../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 
 export type PipelineStep = components['schemas']['PipelineStep'];
 export type StepType = PipelineStep['type'];

@@ -67,7 +67,7 @@ export function resolveUrl(template: string, scope: Scope, maxBytes: number): st
     out += value;
     // Bounded while it grows (the schema's 2048 characters are checked after resolution).
     if (out.length > maxBytes) throw new PlaceholderError(`The resolved with is larger than ${maxBytes} bytes.`);
-    at = m.index! + m[0].length;
+    at = m.index + m[0].length;
   }
   literal(template.slice(at));
   if (part === 'path') endSegment();

@@ -175,7 +175,7 @@ function condition(c: Condition, scope: Scope): Sql {
     const present = values.length ? through({ ...c, target: target.target, values }) : raw('false');
     return sql`(${present} OR ${missing(target, scope)})`;
   }
-  const inner = { ...c, target: target.target } as Condition;
+  const inner = { ...c, target: target.target };
   const related = through(inner);
   // A relation compared with one ID: the stored reference must hold it, which the GIN index on
   // documents answers; the EXISTS then only checks that the entry is visible.

@@ -1,7 +1,7 @@
 // From a query body (its shape already checked against the spec) to the typed tree: data path
 // syntax, metadata selectors and their operand types, group nesting and size limits, projection
 // rules. Every problem is reported at its request path (`filter.$or.1.title.gt`), all at once.
-import type { FieldErrors } from '../../http/errors';
+import type { FieldErrors } from '../../lib/field-errors';
 import { META_FIELDS, type Condition, type FilterNode, type MetaName, type Scalar, type SortKey, type Target } from './ast';
 
 export const QUERY_LIMITS = {

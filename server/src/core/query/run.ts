@@ -9,6 +9,7 @@ import { join, raw, rows, sql } from '../sql';
 import type { QueryPlan } from './ast';
 import { candidates, type Visibility } from './candidates';
 import { compileFilter, compileSort, ROOT } from './compile';
+import { emptyRecord } from '../../lib/records';
 
 /** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
 export function queryStatement(visibility: Visibility, plan: QueryPlan) {
@@ -42,12 +43,12 @@ export async function runQuery(db: SqlRunner, visibility: Visibility, plan: Quer
 
 /** The projection of a document: only the selected paths, a missing one as null. */
 export function project(data: unknown, fields: string[][]): Record<string, unknown> {
-  const out: Record<string, unknown> = Object.create(null);
+  const out = emptyRecord();
   for (const path of fields) {
     let value: unknown = data;
     for (const key of path) value = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : null;
     let node = out;
-    path.slice(0, -1).forEach((key) => (node = (node[key] ??= Object.create(null)) as Record<string, unknown>));
+    path.slice(0, -1).forEach((key) => (node = (node[key] ??= emptyRecord()) as Record<string, unknown>));
     node[path[path.length - 1]] = value;
   }
   return out;

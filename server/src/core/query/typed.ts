@@ -3,6 +3,7 @@
 // by triggers: prisma/migrations/20261127100000_typed_storage). A condition, sort or aggregate on
 // a field of the queried type reads its column: the column's type guarantees the value's, so no
 // per-row type test or cast is left, and the indexes of number and date fields serve sorts.
+import { LosslessNumber } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
 import type { FieldDef } from '../entries/content-types';
 import type { Condition } from './ast';
@@ -42,7 +43,7 @@ export const columnOf = (c: TypedColumn, row: string) => raw(`${row}.${c.name}`)
 // in UTC with seconds, times `HH:mm`), so the cast reads them as the triggers read the values.
 
 /** A number a double cannot hold arrives as a LosslessNumber: its text goes as the parameter. */
-const plain = (value: unknown) => (value !== null && typeof value === 'object' ? String(value) : value);
+const plain = (value: unknown) => (value instanceof LosslessNumber ? value.toString() : value);
 
 export const COMPARE = { lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
 

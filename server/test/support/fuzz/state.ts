@@ -93,7 +93,7 @@ export class StateProbe {
         return undefined;
       }
     };
-    // Pipeline executions run after their job completed (core/pipelines/runner.ts): counted until they end.
+    // Pipeline executions run after their job completed (pipelines/runner.ts): counted until they end.
     const events = await count(
       `SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)::int + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now())::int
               + (SELECT count(*) FROM pipeline_executions WHERE status IN ('queued', 'running'))::int AS n`,

@@ -15,6 +15,7 @@ import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
 import { columnOf, typedColumnOf, typedTable, type TypedColumn } from '../../query/typed';
 import type { FieldDef } from '../content-types';
+import { emptyRecord } from '../../../lib/records';
 
 /** Exact decimal arithmetic for `avg` (the sum has at most 26 + 12 digits plus the count's). */
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -1000, toExpPos: 1000 });
@@ -345,7 +346,7 @@ function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<strin
   const { plan } = q;
   const grouped = groups.length > 0;
   const first = found[0] ?? {};
-  const errors: Record<string, string[]> = Object.create(null);
+  const errors = emptyRecord<string[]>();
   groups.forEach((g, i) => {
     if (g.problem && first[`group_problem_${i}`]) errors[`${q.errorPrefix}groupBy.${i}`] = [`The ${q.errorPrefix}groupBy.${i} field ${g.problem.message}.`];
   });

@@ -1,7 +1,7 @@
 // From an Entries structured query body (its shape already checked against the spec) to the
 // typed tree of core/query/ast.ts plus the projection and aggregation plans. Every problem is
 // reported at its request path (`filter.$or.1.author.name.eq`, `fields.3`), all at once.
-import type { FieldErrors } from '../../../http/errors';
+import type { FieldErrors } from '../../../lib/field-errors';
 import type { FilterNode, Hop, Scalar, SortKey, Target } from '../../query/ast';
 import type { ContentTypeDef, FieldDef } from '../content-types';
 import { checkScalar, ULID } from '../field-values';
@@ -79,7 +79,7 @@ const at = (errors: FieldErrors, key: string, message: string) => (errors[key] ?
 /** Wraps the condition at the end of a path into the relations before it. */
 function through(hops: PathHop[], node: FilterNode): FilterNode {
   return hops.reduceRight<FilterNode>((inner, hop) => {
-    if (!hop.def.multiple && inner.kind === 'condition') return { ...inner, target: { kind: 'related', hop, target: inner.target } } as FilterNode;
+    if (!hop.def.multiple && inner.kind === 'condition') return { ...inner, target: { kind: 'related', hop, target: inner.target } };
     return { kind: 'some', hop, filter: inner };
   }, node);
 }
@@ -306,7 +306,7 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
     for (const hop of path.hops) {
       const existing = level.get(hop.field);
       if (existing && existing.kind !== 'relation') return overlap();
-      const next = existing ?? { kind: 'relation' as const, def: hop.def, hop, children: new Map() };
+      const next = existing ?? { kind: 'relation' as const, def: hop.def, hop, children: new Map<string, Selected>() };
       level.set(hop.field, next);
       level = next.children;
     }

@@ -6,9 +6,10 @@
 import type { Hop, MetaColumn } from '../../query/ast';
 import { typedColumnOf } from '../../query/typed';
 import type { ContentTypeDef, FieldDef } from '../content-types';
+import { emptyRecord } from '../../../lib/records';
 
 /** Metadata selectors of typed entries and the columns behind them. */
-export const ENTRY_META: Record<string, MetaColumn> = Object.assign(Object.create(null), {
+export const ENTRY_META: Record<string, MetaColumn> = Object.assign(emptyRecord<MetaColumn>(), {
   '@id': { column: 'entry_id', type: 'string' },
   '@lock_version': { column: 'lock_version', type: 'integer' },
   '@status': { column: 'status', type: 'status' },

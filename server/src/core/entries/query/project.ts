@@ -14,6 +14,7 @@ import { workspaceFiles } from '../../file-records';
 import { sql } from '../../sql';
 import { findEntries, scope, type EntryRecord } from '../store';
 import type { JsonTree, Selection } from './parse';
+import { emptyRecord } from '../../../lib/records';
 
 export const REFERENCE_BUDGET = 1000;
 
@@ -49,7 +50,7 @@ const references = (value: unknown): unknown[] => (value === null || value === u
 
 function pickJson(value: unknown, tree: JsonTree): Out {
   // No prototype: a property named `__proto__` is an ordinary key of the output.
-  const out: Out = Object.create(null);
+  const out: Out = emptyRecord();
   for (const [key, sub] of Object.entries(tree)) {
     const v = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Out)[key] : null;
     out[key] = sub === true ? v : pickJson(v, sub);

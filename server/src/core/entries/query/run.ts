@@ -5,7 +5,7 @@
 import type { Config } from '../../../config';
 import { jsonBytes, type ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
-import { fieldErrors, type FieldErrors } from '../../../http/errors';
+import { fieldErrors, type FieldErrors } from '../../../lib/field-errors';
 import { runQuery } from '../../query/run';
 import { rows, sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';

@@ -5,16 +5,16 @@
 // process) hands the execution to a new job, so any process takes it up. A failure that is not
 // the step's own refusal (the database gone, a bug) gives the execution back for a later attempt;
 // after MAX_ATTEMPTS claims it fails.
-import type { AppContext } from '../../context';
-import { authorize } from '../../http/auth';
-import { HttpError } from '../../http/errors';
-import { principalOfKey } from '../../http/auth';
-import { unstorableErrors } from '../../http/validation';
-import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from './executions';
-import { Interrupted } from './http-request';
+import type { AppContext } from '../context';
+import { authorize } from '../http/auth';
+import { HttpError } from '../http/errors';
+import { principalOfKey } from '../http/auth';
+import { unstorableErrors } from '../http/validation';
+import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from '../core/pipelines/executions';
+import { Interrupted } from '../core/pipelines/http-request';
 import { runStep, type StepResult, type StepRun } from './run-step';
-import { StepFailed } from './step-failed';
-import { resolveStepWith } from './url-placeholders';
+import { StepFailed } from '../core/pipelines/step-failed';
+import { resolveStepWith } from '../core/pipelines/url-placeholders';
 
 export const MAX_ATTEMPTS = 5;
 

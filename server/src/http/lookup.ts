@@ -1,6 +1,6 @@
-// Lookups shared by the management routes: a missing workspace or bucket is a 404.
+// Lookups shared by the routes of several resources: a missing workspace or bucket is a 404.
 import type { AppContext } from '../context';
-import { notFound } from '../http/errors';
+import { notFound } from './errors';
 
 export async function requireWorkspace(app: AppContext, name: string) {
   const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });

@@ -2,7 +2,7 @@
 // when SMTP_URL is set, one durable job that sends it (email/deliver.ts), both in the caller's
 // transaction, so a rolled-back change sends nothing. `POST /emails`, hosted authentication's
 // one-time codes and pipeline steps (validated as the route, `Operations.check`) all come through `queueEmail`.
-import type { components } from '../../../sdk/src/generated/openapi';
+import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
 

@@ -6,15 +6,15 @@
 // route's rate limits (`app.operations.countStep`). Refusals become StepFailed with the route's
 // answer as the message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
 // shared transaction, the object's id recorded in its create's transaction.
-import type { AppContext } from '../../context';
-import { HttpError } from '../../http/errors';
-import type { ApiKeyPrincipal } from '../../http/auth';
-import type { SqlRunner } from '../../db/database';
-import { queueEmail, type EmailMessage } from '../../email/queue';
-import { readEnvelope } from '../entries/object-envelope';
-import { sendHttpRequest } from './http-request';
-import { StepFailed } from './step-failed';
-import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from './step-types';
+import type { AppContext } from '../context';
+import { HttpError } from '../http/errors';
+import type { ApiKeyPrincipal } from '../http/auth';
+import type { SqlRunner } from '../db/database';
+import { queueEmail, type EmailMessage } from '../core/email-queue';
+import { readEnvelope } from '../core/entries/object-envelope';
+import { sendHttpRequest } from '../core/pipelines/http-request';
+import { StepFailed } from '../core/pipelines/step-failed';
+import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from '../core/pipelines/step-types';
 
 export interface StepRun {
   executionId: string;
