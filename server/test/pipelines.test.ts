@@ -75,7 +75,8 @@ async function finished(w: Ws, id: string) {
     const res = await w.api.get(`/api/v1/${w.name}/pipelines/executions/${id}`);
     expect(res.status).toBe(200);
     return ['succeeded', 'failed'].includes(res.body.status) ? res.body : undefined;
-  }, 20_000);
+    // Generous: on a loaded machine a step may lose its 2 s lease and run again after a backoff.
+  }, 60_000);
 }
 
 const entryCount = async (ws: string) =>

@@ -77,17 +77,21 @@ export const entryBatchHandlers = mapCoreErrors(
       let workEnded = 0;
       let outcome: { replayed: IdempotentResult } | { data: unknown[] };
       try {
-        outcome = await transaction(app, async (raw) => {
-          const tx = timed(raw, spent);
-          await lockIdempotencyKey(tx, scope);
-          // A concurrent request with this key committed while this one waited: replay it.
-          const committed = await findIdempotent(tx, scope, app.clock.now());
-          if (committed) return { replayed: committed };
-          const data = await runBatch(tx, { ctx, bucketId, types, locale, operations });
-          await saveIdempotent(tx, scope, hash, 200, { data }, app.clock.now());
-          workEnded = performance.now();
-          return { data };
-        });
+        // Its operations' writes join this unit, on the same timed runner.
+        outcome = await transaction(
+          app,
+          async (tx) => {
+            await lockIdempotencyKey(tx, scope);
+            // A concurrent request with this key committed while this one waited: replay it.
+            const committed = await findIdempotent(tx, scope, app.clock.now());
+            if (committed) return { replayed: committed };
+            const data = await runBatch(tx, { ctx, bucketId, types, locale, operations });
+            await saveIdempotent(tx, scope, hash, 200, { data }, app.clock.now());
+            workEnded = performance.now();
+            return { data };
+          },
+          (raw) => timed(raw, spent),
+        );
       } catch (err) {
         if (err instanceof ConditionFailed) throw new HttpError(409, { message: err.message, code: 'condition_failed', index: err.index, committed: false });
         if (CONTENTION.has(sqlState(err) ?? '')) throw new HttpError(409, { message: 'The content type is being written by another request; retry shortly.' }, { 'Retry-After': '1' });

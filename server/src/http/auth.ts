@@ -20,10 +20,9 @@ export interface ApiKeyPrincipal {
   user: { id: number; email: string; permissions: string[] };
   workspace: { id: number; name: string; locales: string[]; objectsEnabled: boolean };
   /**
-   * Set when a pipeline step acts with the key: its writes carry the revision source `pipeline`,
-   * and an object create runs `commitWith` in its transaction (the step's record of the write).
+   * Set when a pipeline step acts with the key: its writes carry the revision source `pipeline`.
    */
-  pipelineStep?: { commitWith?: (tx: SqlRunner, written: { object_id: number }) => Promise<void> };
+  pipelineStep?: true;
 }
 
 export function authenticateAdmin(ctx: Context, adminToken: string): void {

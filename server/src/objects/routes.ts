@@ -16,6 +16,7 @@ import { visibleOn, type Visibility } from '../core/query/candidates';
 import { project, runQuery } from '../core/query/run';
 import { raw, sql, type Sql } from '../core/sql';
 import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../core/entries/object-envelope';
+import { openRunner } from '../core/transaction';
 
 const COMPARE_LIMIT = 500;
 
@@ -31,12 +32,10 @@ const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
 
 function writer(app: AppContext, principal: ApiKeyPrincipal | undefined): WriteContext {
   const workspace = objectsWorkspace(app, principal);
-  const commitWith = principal!.pipelineStep?.commitWith;
   return {
     app,
     workspace: { id: workspace.id, locales: workspace.locales },
     author: { actor: apiKeyActor(principal!.keyId), source: principal!.pipelineStep ? 'pipeline' : 'api' },
-    alsoInTransaction: commitWith && ((tx, id) => commitWith(tx, { object_id: id })),
   };
 }
 
@@ -209,7 +208,8 @@ export const objectHandlers = mapCoreErrors(
 
 /** The envelope of an entry just written (base language). */
 async function readBack<S extends 200 | 201>(app: AppContext, id: number, status: S) {
-  const found = await readEnvelope(app.db, id);
+  // In the caller's unit of work when there is one (a pipeline step records the write with it).
+  const found = await readEnvelope(openRunner(app), id);
   if (!found) throw notFound();
   return { status, exactJson: found.exact, body: found.envelope };
 }

@@ -12,6 +12,7 @@ import type { ApiKeyPrincipal } from '../http/auth';
 import type { SqlRunner } from '../db/database';
 import { queueEmail, type EmailMessage } from '../core/email-queue';
 import { readEnvelope } from '../core/entries/object-envelope';
+import { transaction } from '../core/transaction';
 import { sendHttpRequest } from '../core/pipelines/http-request';
 import { StepFailed } from '../core/pipelines/step-failed';
 import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from '../core/pipelines/step-types';
@@ -65,11 +66,18 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   const { params, body } = operationParts(type, principal.workspace.name, resolved);
   // A re-run after a crash replays the batch committed before it instead of writing again.
   const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
-  // An object create records itself in its own transaction (a re-run reads it back, above).
-  const pipelineStep = step.type === 'objects.create' ? { commitWith: run.recordWrite } : {};
+  const call = () => app.operations.call(app, type.operationId, { ...principal, pipelineStep: true }, { params, body, headers });
   return refusing(async () => {
     await app.operations.countStep(app, type.operationId, principal, body);
-    const reply = await app.operations.call(app, type.operationId, { ...principal, pipelineStep }, { params, body, headers });
+    // An object create records itself in its unit of work, which the create joins (a re-run reads it back, above).
+    const reply =
+      step.type === 'objects.create'
+        ? await transaction(app, async (tx) => {
+            const created = await call();
+            await run.recordWrite(tx, { object_id: (created.body as { id: number }).id });
+            return created;
+          })
+        : await call();
     return { output: reply.body };
   });
 }

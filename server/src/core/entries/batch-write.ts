@@ -17,7 +17,7 @@ import { ULID } from './field-values';
 import { parseEntryFilter } from './query/parse';
 import { resolvePath } from './query/paths';
 import { prefixErrors } from './query/run';
-import { CreateRefused, createTypedEntriesIn, deleteTypedEntryIn, updateTypedEntryIn } from './typed-entries';
+import { CreateRefused, createTypedEntries, deleteTypedEntry, updateTypedEntry } from './typed-entries';
 import type { WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
 
@@ -205,7 +205,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     });
     let entries;
     try {
-      entries = await createTypedEntriesIn(ctx, tx, locale, creates);
+      entries = await createTypedEntries(ctx, locale, creates);
     } catch (err) {
       throw err instanceof CreateRefused ? atOperation(err.error, indexes[err.index]) : err;
     }
@@ -240,10 +240,10 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     try {
       if (op.action === 'update') {
         const input = { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags, expectedVersion: op.expected_version, versionField: 'expected_version' };
-        const entry = await updateTypedEntryIn(ctx, tx, op.id!.toUpperCase(), locale, input, b.bucketId);
+        const entry = await updateTypedEntry(ctx, op.id!.toUpperCase(), locale, input, b.bucketId);
         results.push({ index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version });
       } else {
-        const entry = await deleteTypedEntryIn(ctx, tx, op.id!.toUpperCase(), { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
+        const entry = await deleteTypedEntry(ctx, op.id!.toUpperCase(), { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
         results.push({ index: n, action: 'delete', id: entry.entry_id });
       }
     } catch (err) {

@@ -124,7 +124,6 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordCreated(tx, [{ entryPk: id, after: snapshotOf(entry) }], { author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
-    await ctx.alsoInTransaction?.(tx, id);
     return id;
   });
 }

@@ -53,14 +53,9 @@ function publishAtOf(value: string | null | undefined, errors: Record<string, st
 const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? emptyRecord()) as Record<string, unknown>;
 
 /** Creates a typed entry of `type` with its fields in `locale`; returns it as the transaction wrote it. */
-export function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput): Promise<EntryRecord> {
-  return transaction(ctx.app, (tx) => createTypedEntryIn(ctx, tx, type, locale, input));
-}
-
-/** `createTypedEntry` within a transaction of the caller's; `entryId` may be chosen beforehand. */
-export async function createTypedEntryIn(ctx: WriteContext, tx: SqlRunner, type: ContentTypeDef, locale: string, input: TypedInput, entryId = newEntryId()): Promise<EntryRecord> {
+export async function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput, entryId = newEntryId()): Promise<EntryRecord> {
   try {
-    const [entry] = await createTypedEntriesIn(ctx, tx, locale, [{ type, input, entryId }]);
+    const [entry] = await createTypedEntries(ctx, locale, [{ type, input, entryId }]);
     return entry;
   } catch (err) {
     throw err instanceof CreateRefused ? err.error : err;
@@ -87,57 +82,59 @@ export class CreateRefused extends Error {
  * Creates typed entries in `locale`, each as if created after the ones before it (a relation may
  * name an earlier one; a unique value may not repeat one), with a fixed number of statements
  * whatever their number: the write of a batch's run of creates. The first refused create throws
- * CreateRefused and nothing is written.
+ * CreateRefused and nothing is written. Joins the caller's unit of work (a batch's).
  */
-export async function createTypedEntriesIn(ctx: WriteContext, tx: SqlRunner, locale: string, creates: TypedCreate[]): Promise<EntryRecord[]> {
-  const { app, workspace } = ctx;
-  const prepared = creates.map(({ type, input, entryId }) => {
-    const errors = fieldErrors();
-    const doc = mergeFieldValues(type, input.fields ?? {}, emptyRecord(), true, errors);
-    const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
-    const publishAt = publishAtOf(input.publishAt, errors);
-    return { type, input, entryId, errors, doc, locales, publishAt };
+export function createTypedEntries(ctx: WriteContext, locale: string, creates: TypedCreate[]): Promise<EntryRecord[]> {
+  return transaction(ctx.app, async (tx) => {
+    const { app, workspace } = ctx;
+    const prepared = creates.map(({ type, input, entryId }) => {
+      const errors = fieldErrors();
+      const doc = mergeFieldValues(type, input.fields ?? {}, emptyRecord(), true, errors);
+      const locales = enabledLocales(ctx, [...(input.locales ?? []), locale], errors);
+      const publishAt = publishAtOf(input.publishAt, errors);
+      return { type, input, entryId, errors, doc, locales, publishAt };
+    });
+    const refuse = () => {
+      const i = prepared.findIndex((p) => Object.keys(p.errors).length);
+      if (i >= 0) throw new CreateRefused(i, new EntryError('invalid', prepared[i].errors));
+    };
+    refuse();
+    const pending: PendingEntries = new Map(prepared.map((p) => [p.entryId, { bucketId: p.type.bucketId, type: p.type.name }]));
+    // IDs of the group are new (a batch's `$ref` names earlier creates only), so none can name a later one.
+    await checkAllReferences(tx, prepared.map((p) => ({ type: p.type, doc: p.doc, changed: Object.keys(p.doc), locale, errors: p.errors })), pending);
+    refuse();
+    const now = app.clock.sqlNow();
+    const ids = await insertEntries(
+      tx,
+      prepared.map((p) => {
+        const status = p.input.status ?? 'draft';
+        return {
+          entryId: p.entryId,
+          workspaceId: workspace.id,
+          bucketId: p.type.bucketId,
+          kind: 'typed' as const,
+          contentTypeId: p.type.id,
+          ref: `${p.type.name}/${p.entryId}`,
+          status,
+          // A published entry has no schedule.
+          publishAt: p.publishAt && status === 'draft' ? sql`${p.publishAt.toISOString()}::timestamptz` : undefined,
+          locales: p.locales,
+          tags: p.input.tags,
+          choice: { choice: 'none' as const },
+          now,
+        };
+      }),
+    );
+    const clash = ids.indexOf(undefined);
+    if (clash >= 0) throw new CreateRefused(clash, refTaken());
+    const pks = ids as number[];
+    await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
+    const found = new Map((await findEntries(tx, sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
+    const entries = pks.map((pk) => found.get(pk)!);
+    await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
+    await publishEntryEvents(ctx, tx, 'entry.created', entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })), 'entry');
+    return entries;
   });
-  const refuse = () => {
-    const i = prepared.findIndex((p) => Object.keys(p.errors).length);
-    if (i >= 0) throw new CreateRefused(i, new EntryError('invalid', prepared[i].errors));
-  };
-  refuse();
-  const pending: PendingEntries = new Map(prepared.map((p) => [p.entryId, { bucketId: p.type.bucketId, type: p.type.name }]));
-  // IDs of the group are new (a batch's `$ref` names earlier creates only), so none can name a later one.
-  await checkAllReferences(tx, prepared.map((p) => ({ type: p.type, doc: p.doc, changed: Object.keys(p.doc), locale, errors: p.errors })), pending);
-  refuse();
-  const now = app.clock.sqlNow();
-  const ids = await insertEntries(
-    tx,
-    prepared.map((p) => {
-      const status = p.input.status ?? 'draft';
-      return {
-        entryId: p.entryId,
-        workspaceId: workspace.id,
-        bucketId: p.type.bucketId,
-        kind: 'typed' as const,
-        contentTypeId: p.type.id,
-        ref: `${p.type.name}/${p.entryId}`,
-        status,
-        // A published entry has no schedule.
-        publishAt: p.publishAt && status === 'draft' ? sql`${p.publishAt.toISOString()}::timestamptz` : undefined,
-        locales: p.locales,
-        tags: p.input.tags,
-        choice: { choice: 'none' as const },
-        now,
-      };
-    }),
-  );
-  const clash = ids.indexOf(undefined);
-  if (clash >= 0) throw new CreateRefused(clash, refTaken());
-  const pks = ids as number[];
-  await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
-  const found = new Map((await findEntries(tx, sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
-  const entries = pks.map((pk) => found.get(pk)!);
-  await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
-  await publishEntryEvents(ctx, tx, 'entry.created', entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })), 'entry');
-  return entries;
 }
 
 export interface TypedUpdate extends TypedInput {
@@ -149,47 +146,45 @@ export interface TypedUpdate extends TypedInput {
 /**
  * Applies a partial update to the typed entry `entryId` (fields of `locale`); returns it as this
  * transaction left it (not as a later write may have: concurrent answers each show their own).
+ * `bucketId` limits the entries it may reach.
  */
-export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate): Promise<EntryRecord> {
-  return transaction(ctx.app, (tx) => updateTypedEntryIn(ctx, tx, entryId, locale, input));
-}
+export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
+  return transaction(ctx.app, async (tx) => {
+    const { app } = ctx;
+    const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
+    if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
+    if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
+    const type = await typeOf(tx, current);
+    const errors = fieldErrors();
+    const fields = input.fields ?? {};
+    const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
+    const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
+    const publishAt = publishAtOf(input.publishAt, errors);
+    throwIfAny(errors);
+    await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
+    throwIfAny(errors);
 
-/** `updateTypedEntry` within a transaction of the caller's; `bucketId` limits the entries it may reach. */
-export async function updateTypedEntryIn(ctx: WriteContext, tx: SqlRunner, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
-  const { app } = ctx;
-  const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
-  if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
-  if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
-  const type = await typeOf(tx, current);
-  const errors = fieldErrors();
-  const fields = input.fields ?? {};
-  const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
-  const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
-  const publishAt = publishAtOf(input.publishAt, errors);
-  throwIfAny(errors);
-  await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
-  throwIfAny(errors);
-
-  const documents = new Map(current.documents);
-  documents.set(locale, doc);
-  // Locales no longer enabled lose their translations for good.
-  for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
-  const status = input.status ?? current.status;
-  // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
-  const schedule =
-    status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
-  const now = app.clock.sqlNow();
-  await rows(
-    tx,
-    sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
-               tags = ${input.tags === undefined ? current.tags : input.tags}::text[], lock_version = lock_version + 1, updated_at = ${now}
-         WHERE id = ${current.id}`,
-  );
-  await writeDocuments(tx, current.id, documents);
-  const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
-  await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
-  await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
-  return entry;
+    const documents = new Map(current.documents);
+    documents.set(locale, doc);
+    // Locales no longer enabled lose their translations for good.
+    for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
+    const status = input.status ?? current.status;
+    // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
+    const schedule =
+      status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
+    const now = app.clock.sqlNow();
+    await rows(
+      tx,
+      sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
+                 tags = ${input.tags === undefined ? current.tags : input.tags}::text[], lock_version = lock_version + 1, updated_at = ${now}
+           WHERE id = ${current.id}`,
+    );
+    await writeDocuments(tx, current.id, documents);
+    const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
+    await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
+    await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
+    return entry;
+  });
 }
 
 const inBucket = (where: Sql, bucketId: number | undefined) => (bucketId === undefined ? where : sql`${where} AND e.bucket_id = ${bucketId}::int`);
@@ -203,60 +198,51 @@ async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef
 /**
  * Deletes a typed entry for good, and with it, through fields with `cascade_on_delete`, the
  * entries and files it references (entries in turn by their own cascading fields).
+ * `refuseCascade` (batches): a delete that would take other entries or files with it is refused
+ * (`invalid` on `id`) instead.
  */
-export async function deleteTypedEntry(ctx: WriteContext, entryId: string): Promise<void> {
-  await transaction(ctx.app, (tx) => deleteTypedEntryIn(ctx, tx, entryId));
-}
-
-/**
- * `deleteTypedEntry` within a transaction of the caller's. `refuseCascade` (batches): a delete
- * that would take other entries or files with it is refused (`invalid` on `id`) instead.
- */
-export async function deleteTypedEntryIn(
-  ctx: WriteContext,
-  tx: SqlRunner,
-  entryId: string,
-  opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {},
-): Promise<EntryRecord> {
-  const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
-  if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
-  if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
-  const doomed = new Map<number, EntryRecord>([[root.id, root]]);
-  const files = new Set<number>();
-  // Breadth first, one query per level: the entries the cascading fields of the last level name.
-  let level = [root];
-  while (level.length) {
-    const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
-    const next = new Set<string>();
-    for (const e of level) {
-      const type = types.get(e.content_type_id!);
-      for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
-        for (const doc of e.documents.values()) {
-          for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
-            if (def.type === 'attachment') files.add(ref as number);
-            else next.add(ref as string);
+export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {}): Promise<EntryRecord> {
+  return transaction(ctx.app, async (tx) => {
+    const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
+    if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
+    if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
+    const doomed = new Map<number, EntryRecord>([[root.id, root]]);
+    const files = new Set<number>();
+    // Breadth first, one query per level: the entries the cascading fields of the last level name.
+    let level = [root];
+    while (level.length) {
+      const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
+      const next = new Set<string>();
+      for (const e of level) {
+        const type = types.get(e.content_type_id!);
+        for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
+          for (const doc of e.documents.values()) {
+            for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
+              if (def.type === 'attachment') files.add(ref as number);
+              else next.add(ref as string);
+            }
           }
         }
       }
+      const found = next.size
+        ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
+            content: { kind: 'all' },
+            forUpdate: true,
+          })
+        : [];
+      level = found.filter((e) => !doomed.has(e.id));
+      for (const e of level) doomed.set(e.id, e);
     }
-    const found = next.size
-      ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
-          content: { kind: 'all' },
-          forUpdate: true,
-        })
-      : [];
-    level = found.filter((e) => !doomed.has(e.id));
-    for (const e of level) doomed.set(e.id, e);
-  }
-  if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
-  if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
-  await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
-  await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
-  for (const e of doomed.values()) {
-    await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
-    await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
-  }
-  return root;
+    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
+    if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
+    await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
+    await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
+    for (const e of doomed.values()) {
+      await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
+      await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
+    }
+    return root;
+  });
 }
 
 /** The `entries:publish-scheduled` task: drafts whose publish_at has come are published. */

@@ -18,8 +18,6 @@ export interface WriteContext {
   workspace: { id: number; locales: string[] };
   author: Author;
   skipWebhooks?: boolean;
-  /** Work that commits with a JSON entry's create, in its transaction (a pipeline step's record of it). */
-  alsoInTransaction?: (tx: SqlRunner, entryPk: number) => Promise<void>;
 }
 
 export const throwIfAny = (errors: FieldErrors) => {
