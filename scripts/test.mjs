@@ -11,6 +11,9 @@
 //     PgBouncer in transaction mode (fewer server connections than the servers' pools) and LISTENing
 //     on it directly. Skipped without Debian's pgbouncer unless REQUIRE_POOLER=1.
 //     TEST_POOLER=1 runs the chosen tests that way.
+//   - It then ends with an embedded pass: the write paths' suites again on the embedded database,
+//     whose single connection a unit of work holds (a read that goes around the unit there waits
+//     forever, where PostgreSQL would only read older data).
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
 import { spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -75,13 +78,16 @@ if (mode === 'postgres' && !pooler) {
   if (!own.length) console.log('Pooler pass skipped: /usr/sbin/pgbouncer is missing (apt-get install pgbouncer)');
 }
 const poolerEnv = { WSAPI_TEST_POOLER: '1' };
+const slice = (names) => names.map((name) => `server/test/${name}\\.test\\.ts$`);
+const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database'];
 const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage'];
 const passes = own.length
   ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
   : [
       ['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']],
       ['-fuzz', ['server/test/fuzz.test.ts']],
-      ...(pooler ? [['-pooler', ['--maxWorkers=4', ...poolerSlice.map((name) => `server/test/${name}\\.test\\.ts$`)], poolerEnv]] : []),
+      ...(pooler ? [['-pooler', ['--maxWorkers=4', ...slice(poolerSlice)], poolerEnv]] : []),
+      ...(mode === 'postgres' ? [['-embedded', slice(embeddedSlice), { WSAPI_TEST_MODE: 'pglite' }]] : []),
     ];
 // Wall time of each pass, reported with the closing line.
 const seconds = [];
@@ -102,9 +108,14 @@ if (mode === 'postgres') {
   await client.end();
 }
 // One plain closing line over every pass, whatever reads the log.
-const results = passes.map(([pass]) => resultsFile(pass)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
+const read = (pass) => (existsSync(resultsFile(pass)) ? JSON.parse(readFileSync(resultsFile(pass), 'utf8')) : undefined);
+const results = passes.map(([pass]) => read(pass)).filter(Boolean);
 if (results.length) {
-  const sum = (k) => results.reduce((n, r) => n + r[k], 0);
-  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${sum('numPendingTests') + sum('numTodoTests')} skipped; wall time by pass: ${seconds.join(', ')}`);
+  const sum = (k, of = results) => of.reduce((n, r) => n + r[k], 0);
+  const skipped = (of) => sum('numPendingTests', of) + sum('numTodoTests', of);
+  // The embedded pass skips, by design, what needs a PostgreSQL server (several processes, ...).
+  const embedded = passes.some(([pass]) => pass === '-embedded') && read('-embedded');
+  const note = embedded ? ` (${skipped([embedded])} of them PostgreSQL-only, in the embedded pass)` : '';
+  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped(results)} skipped${note}; wall time by pass: ${seconds.join(', ')}`);
 }
 process.exit(result.status ?? 1);

@@ -6,7 +6,7 @@ import { handlers } from '../http/handlers';
 import { jsonBytes } from '../lib/byte-budget';
 import { keysAt } from '../lib/json-keys';
 import { fieldErrors, HttpError, notFound, validationFailed } from '../http/errors';
-import { answerBudget, mapCoreErrors } from '../http/entry-http';
+import { answerBudget, invalidLocale, mapCoreErrors } from '../http/entry-http';
 import { bucketIdByName, cachedTypesOfBucketName } from '../core/entries/content-types';
 import type { EntryQueryBody } from '../core/entries/query/parse';
 import { REFERENCE_BUDGET } from '../core/entries/query/project';
@@ -26,8 +26,6 @@ async function queryContext(app: AppContext, principal: ApiKeyPrincipal | undefi
     now: app.clock.now(),
   };
 }
-
-const invalidLocale = () => new HttpError(400, { message: 'Invalid locale.' });
 
 export const entryQueryHandlers = mapCoreErrors(
   handlers({

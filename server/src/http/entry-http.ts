@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor, pageUrl } from './pagination';
 import { EntryError } from '../core/entries/errors';
 import { raw, sql, type Sql } from '../core/sql';
 import type { EntryRecord, FindOptions } from '../core/entries/store';
+import { isConfiguredLocale } from '../core/entries/locales';
 
 /** The core's refusals as the documents answer them (`noun`: "object" or "entry"). */
 function toHttp(err: unknown, noun: string): unknown {
@@ -46,17 +47,20 @@ export function mapCoreErrors<T extends Record<string, (...args: never[]) => Pro
   return out as T;
 }
 
+/** A locale parameter that names no locale of the workspace (core/entries/locales.ts). */
+export const invalidLocale = () => new HttpError(400, { message: 'Invalid locale.' });
+
 /** A read locale: `en-US`, a configured one or `*` (`400` otherwise, as the documents say). */
 export function readLocale(locale: string | undefined, locales: string[]): string {
   const value = locale ?? 'en-US';
-  if (value !== '*' && value !== 'en-US' && !locales.includes(value)) throw new HttpError(400, { message: 'Invalid locale.' });
+  if (value !== '*' && !isConfiguredLocale(value, locales)) throw invalidLocale();
   return value;
 }
 
 /** A write locale: `en-US` or a configured one (`400` otherwise). */
 export function writeLocale(locale: string | undefined, locales: string[]): string {
   const value = locale ?? 'en-US';
-  if (value !== 'en-US' && !locales.includes(value)) throw new HttpError(400, { message: 'Invalid locale.' });
+  if (!isConfiguredLocale(value, locales)) throw invalidLocale();
   return value;
 }
 

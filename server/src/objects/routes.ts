@@ -17,6 +17,7 @@ import { project, runQuery } from '../core/query/run';
 import { raw, sql, type Sql } from '../core/sql';
 import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../core/entries/object-envelope';
 import { openRunner } from '../core/transaction';
+import { isConfiguredLocale, unconfiguredLocale } from '../core/entries/locales';
 
 const COMPARE_LIMIT = 500;
 
@@ -98,7 +99,7 @@ export const objectHandlers = mapCoreErrors(
       const workspace = objectsWorkspace(app, principal);
       const errors = fieldErrors();
       const locale = body.locale ?? 'en-US';
-      if (locale !== 'en-US' && !workspace.locales.includes(locale)) errors.locale = [`The locale ${locale} is not configured for this workspace.`];
+      if (!isConfiguredLocale(locale, workspace.locales)) errors.locale = [unconfiguredLocale(locale)];
       const filter = parseFilter(body.filter, errors);
       const sort = parseSort(body.sort, errors);
       const fields = parseFields(body.fields, errors);

@@ -8,15 +8,16 @@ import type { SqlRunner } from '../../db/database';
 import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
 import { approximate } from '../../lib/exact-json';
-import { transaction } from '../transaction';
+import { openRunner, transaction } from '../transaction';
 import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { EntryError, invalidEntry } from './errors';
 import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { checkVersion, hasPendingReview, insertDocuments, insertEntry, lockLive, refTaken, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { insertDocuments, insertEntry, openForWrite, refTaken, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 
 export type { WriteContext } from './write';
-import { BASE_LOCALE, TRASH_DAYS, findEntries, scope, type EntryRecord, type EntryStatus } from './store';
+import { BASE_LOCALE, TRASH_DAYS, findEntries, type EntryRecord, type EntryStatus } from './store';
+import { isConfiguredLocale, unconfiguredLocale } from './locales';
 
 
 /** A ref: names separated by single slashes, no leading or trailing slash, no control characters. */
@@ -68,7 +69,7 @@ async function contractExists(db: SqlRunner, workspaceId: number, name: string):
 function translationErrors(translations: Record<string, unknown>, locales: string[], errors: FieldErrors): void {
   for (const locale of Object.keys(translations)) {
     if (locale === BASE_LOCALE) errors[`translations.${locale}`] = [`The translations field must not hold ${BASE_LOCALE}: it is the base document (data).`];
-    else if (!locales.includes(locale)) errors[`translations.${locale}`] = [`The locale ${locale} is not configured for this workspace.`];
+    else if (!isConfiguredLocale(locale, locales)) errors[`translations.${locale}`] = [unconfiguredLocale(locale)];
   }
 }
 
@@ -109,8 +110,11 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   const { app, workspace } = ctx;
   const errors = fieldErrors();
   addressErrors(input, errors);
-  const bucketId = await resolveBucket(app.db, workspace.id, input.bucketId, errors);
-  if (typeof input.contract === 'string' && !(await contractExists(app.db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
+  // In the caller's unit of work when there is one (a pipeline step's): the embedded database's one
+  // connection is that unit's until it ends.
+  const db = openRunner(app);
+  const bucketId = await resolveBucket(db, workspace.id, input.bucketId, errors);
+  if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
   throwIfAny(errors);
   const entryId = newEntryId();
   const ref = refOf(input, entryId);
@@ -163,9 +167,7 @@ export interface UpdateInput extends Address {
 export async function updateJsonEntry(ctx: WriteContext, id: number, input: UpdateInput): Promise<number> {
   const { app, workspace } = ctx;
   return transaction(app, async (tx) => {
-    const current = await lockLive(ctx, tx, sql`e.id = ${id}`, ['json']);
-    checkVersion(current, input.lockVersion);
-    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
+    const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: input.lockVersion } });
     const errors = fieldErrors();
     addressErrors(input, errors);
     let bucketId = current.bucket_id;
@@ -210,10 +212,7 @@ const currentChoice = (e: EntryRecord): ContractChoice =>
 /** Moves a JSON entry to Trash (kept TRASH_DAYS); legacy submissions are read-only. */
 export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion: number): Promise<void> {
   await transaction(ctx.app, async (tx) => {
-    const current = await lockLive(ctx, tx, sql`e.id = ${id}`, ['json', 'submission']);
-    if (current.kind === 'submission') throw new EntryError('read_only');
-    checkVersion(current, lockVersion);
-    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
+    const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json', 'submission'], version: { expected: lockVersion } });
     const now = ctx.app.clock.sqlNow();
     await rows(tx, sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`);
     await publishEntryEvent(ctx, tx, 'entry.deleted', current, 'object');
@@ -238,15 +237,8 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
   const { app, workspace } = ctx;
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
-    const [current] = await findEntries(
-      tx,
-      scope.and(sql`e.id = ${id}`, scope.workspace(workspace.id), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`),
-      { content: { kind: 'all' }, forUpdate: true },
-    );
-    if (!current) throw new EntryError('not_found');
+    const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: lockVersion }, inTrashAt: now });
     const recovering = current.deleted_at !== null;
-    checkVersion(current, lockVersion);
-    if (await hasPendingReview(tx, id)) throw new EntryError('review_pending');
     if (!recovering && revisionId === undefined) throw invalidEntry('revision_id', 'The revision_id field is required unless the object is in Trash.');
 
     let target: Snapshot = snapshotOf(current);

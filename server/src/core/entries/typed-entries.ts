@@ -15,8 +15,9 @@ import { EntryError, invalidEntry } from './errors';
 import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { checkVersion, hasPendingReview, insertDocuments, insertEntries, lockLive, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { hasPendingReview, insertDocuments, insertEntries, openForWrite, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
+import { isConfiguredLocale, unconfiguredLocale } from './locales';
 
 export interface TypedInput {
   fields?: Record<string, unknown>;
@@ -30,7 +31,7 @@ export interface TypedInput {
 /** Locales of an entry: en-US always; every other one configured for the workspace (422 on `locales.<n>`). */
 function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<string, string[]>): string[] {
   requested.forEach((l, i) => {
-    if (l !== BASE_LOCALE && !ctx.workspace.locales.includes(l)) errors[`locales.${i}`] = [`The locale ${l} is not configured for this workspace.`];
+    if (!isConfiguredLocale(l, ctx.workspace.locales)) errors[`locales.${i}`] = [unconfiguredLocale(l)];
   });
   return sortLocales(new Set([BASE_LOCALE, ...requested]));
 }
@@ -151,9 +152,7 @@ export interface TypedUpdate extends TypedInput {
 export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
   return transaction(ctx.app, async (tx) => {
     const { app } = ctx;
-    const current = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, bucketId), ['typed']);
-    if (input.expectedVersion !== undefined) checkVersion(current, input.expectedVersion, input.versionField);
-    if (await hasPendingReview(tx, current.id)) throw new EntryError('review_pending');
+    const current = await openForWrite(ctx, tx, { where: inBucket(sql`e.entry_id = ${entryId}`, bucketId), kinds: ['typed'], version: { expected: input.expectedVersion, field: input.versionField } });
     const type = await typeOf(tx, current);
     const errors = fieldErrors();
     const fields = input.fields ?? {};
@@ -203,9 +202,7 @@ async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef
  */
 export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {}): Promise<EntryRecord> {
   return transaction(ctx.app, async (tx) => {
-    const root = await lockLive(ctx, tx, inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), ['typed']);
-    if (opts.expectedVersion !== undefined) checkVersion(root, opts.expectedVersion, 'expected_version');
-    if (await hasPendingReview(tx, root.id)) throw new EntryError('review_pending');
+    const root = await openForWrite(ctx, tx, { where: inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), kinds: ['typed'], version: { expected: opts.expectedVersion, field: 'expected_version' } });
     const doomed = new Map<number, EntryRecord>([[root.id, root]]);
     const files = new Set<number>();
     // Breadth first, one query per level: the entries the cascading fields of the last level name.

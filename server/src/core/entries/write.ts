@@ -3,7 +3,7 @@
 // reviews and the event published with the transaction.
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import type { FieldErrors } from '../../lib/field-errors';
+import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { publishEvents, type EventName } from '../../events/outbox';
 import { stringifyExact } from '../../lib/exact-json';
 import { join, rows, sql, type Sql } from '../sql';
@@ -97,20 +97,40 @@ export async function insertEntries(tx: SqlRunner, list: NewEntry[]): Promise<(n
   return list.map((n) => ids.get(n.entryId));
 }
 
-/** The live entry matching `where` in the workspace, of one of `kinds`, locked for the transaction; 404 otherwise. */
-export async function lockLive(ctx: WriteContext, tx: SqlRunner, where: Sql, kinds: EntryKind[]): Promise<EntryRecord> {
-  const [entry] = await findEntries(tx, scope.and(where, scope.workspace(ctx.workspace.id), scope.kinds(...kinds), scope.live), {
+/** Which entry a write opens, and what the caller saw of it. */
+export interface WriteOpening {
+  /** A condition on `e` that matches at most one entry. */
+  where: Sql;
+  kinds: EntryKind[];
+  /** The version the caller saw, in the field that carried it (no check when undefined). */
+  version?: { expected: number | undefined; field?: string };
+  /** Entries in Trash (not yet expired at this time) may be opened too (a recovery). */
+  inTrashAt?: Sql;
+}
+
+/**
+ * Opens an entry for a write, the same way for every write of every API: the entry locked for
+ * the transaction (`not_found` unless it is live, of one of `kinds`, in the workspace), then, in
+ * this order, a legacy submission refused (`read_only`), the caller's version checked
+ * (`stale_version`), and a pending review refusing the write (`review_pending`).
+ */
+export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpening): Promise<EntryRecord> {
+  const alive = o.inTrashAt ? sql`(${scope.live} OR (${scope.inTrash(o.inTrashAt)}))` : scope.live;
+  const [entry] = await findEntries(tx, scope.and(o.where, scope.workspace(ctx.workspace.id), scope.kinds(...o.kinds), alive), {
     content: { kind: 'all' },
     forUpdate: true,
   });
   if (!entry) throw new EntryError('not_found');
+  if (entry.kind === 'submission') throw new EntryError('read_only');
+  if (o.version?.expected !== undefined) checkVersion(entry, o.version.expected, o.version.field);
+  if (await hasPendingReview(tx, entry.id)) throw new EntryError('review_pending');
   return entry;
 }
 
-/** A stale version is a 422 on `field` naming the current one. */
-export function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
+/** A stale version: answered as a 422 on `field` naming the current one. */
+function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
   if (entry.lock_version !== lockVersion) {
-    throw invalidEntry(field, `The ${field} is stale: the current version is ${entry.lock_version}.`);
+    throw new EntryError('stale_version', Object.assign(fieldErrors(), { [field]: [`The ${field} is stale: the current version is ${entry.lock_version}.`] }));
   }
 }
 

@@ -13,6 +13,7 @@ import { EntryError } from '../errors';
 import { runAggregate } from './aggregate';
 import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
 import { projectEntries, REFERENCE_BUDGET } from './project';
+import { isConfiguredLocale } from '../locales';
 
 export interface QueryContext {
   db: SqlRunner;
@@ -46,7 +47,7 @@ export function prepareQuery(body: EntryQueryBody, ctx: QueryContext, prefix = '
   const type = ctx.types.get(body.type);
   if (!type) return { kind: 'not_found' };
   const locale = body.locale ?? 'en-US';
-  if (locale !== 'en-US' && !ctx.workspace.locales.includes(locale)) return { kind: 'locale' };
+  if (!isConfiguredLocale(locale, ctx.workspace.locales)) return { kind: 'locale' };
   const errors = fieldErrors();
   const plan = parseEntryQuery(body, type, ctx.types, errors);
   if (Object.keys(errors).length) {
