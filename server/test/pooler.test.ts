@@ -13,7 +13,10 @@ import { ConfigError, loadConfig } from '../src/config';
 import { openDatabase, sessionSettingsDiffer } from '../src/db/database';
 import { PGBOUNCER, pgbouncerFound, startPgbouncer } from './support/pgbouncer';
 
-const SERVER_CONNECTIONS = 3;
+// Well under the four processes' pools (4 each, plus 2 relaxed and the job queue's), yet enough that
+// their background work (scheduler, job polling) does not starve a request past its 5 s wait for a
+// connection on a loaded machine (seen with 3 while the other jest worker ran).
+const SERVER_CONNECTIONS = 5;
 if (!pgbouncerFound && process.env.REQUIRE_POOLER === '1') throw new Error(`REQUIRE_POOLER=1 but ${PGBOUNCER} is missing (apt-get install pgbouncer)`);
 const describeWithPooler = pgbouncerFound ? describeWithPostgres : describe.skip;
 
@@ -30,7 +33,7 @@ describeWithPooler('behind a transaction-mode pooler', () => {
     pooled.port = String(port);
     pooledUrl = pooled.toString();
     const env = { DATABASE_URL: pooledUrl, DATABASE_DIRECT_URL: db.url!, DATABASE_POOLER: 'transaction', DATABASE_POOL_SIZE: '4' };
-    // One first (migrations), then three more: together their pools (16) exceed the pooler's (3).
+    // One first (migrations), then three more: together their pools (16) exceed the pooler's.
     servers.push(await spawnServer(db, env));
     servers.push(...(await Promise.all([1, 2, 3].map(() => spawnServer(db, env)))));
   }, 90_000);
