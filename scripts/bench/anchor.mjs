@@ -138,6 +138,7 @@ import {
   preparedPlan,
   embeddedDatabase,
   measureOnClients,
+  loadOptions,
 } from './support.mjs';
 
 const BUCKET = 'general';
@@ -1009,10 +1010,7 @@ function summary(r, e, count, embeddedCount) {
 export async function benchAnchor(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 20 }),
     rounds: Number(options.rounds ?? env.BENCH_ANCHOR_ROUNDS ?? 3),
   };
   if (!(opts.rounds >= 1)) throw new Error('BENCH_ANCHOR_ROUNDS must be at least 1');

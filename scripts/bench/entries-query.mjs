@@ -95,6 +95,7 @@ import {
   typedBulkInsert,
   bulkMatchesApi,
   withServerOutput,
+  loadOptions,
 } from './support.mjs';
 
 const BUCKET = 'general';
@@ -809,10 +810,7 @@ function report(r, count, opts) {
 export async function benchEntriesQuery(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 20 }),
     aggregateRounds: Number(options.aggregateRounds ?? env.BENCH_AGGREGATE_ROUNDS ?? 3),
   };
   if (!(opts.aggregateRounds >= 1)) throw new Error('BENCH_AGGREGATE_ROUNDS must be at least 1');

@@ -89,6 +89,7 @@ import {
   typedBulkInsert,
   seedTypedEntries,
   bulkMatchesApi,
+  loadOptions,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry', 'create-file', 'view-file'];
@@ -737,10 +738,7 @@ function reportRoundTrips(rt) {
 export async function benchEntries(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 20 }),
   };
   const count = Number(options.entries ?? env.BENCH_ENTRIES ?? 100_000);
   const roundTripRuns = Number(options.roundTripRequests ?? env.BENCH_ROUND_TRIP_REQUESTS ?? 20);

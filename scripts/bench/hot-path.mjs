@@ -50,6 +50,7 @@ import {
   tableLines,
   withServerOutput,
   runStandalone,
+  loadOptions,
 } from './support.mjs';
 
 const TARGETS = {
@@ -226,9 +227,7 @@ async function runOne({ database, variant, adminUrl, opts, profileRoot }) {
 export async function benchHotPath(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 20 }),
   };
   const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
   const databases = (options.databases ?? (env.BENCH_DATABASES || 'postgres,embedded').split(',')).map((s) => s.trim()).filter(Boolean);

@@ -78,6 +78,7 @@ import {
   checkStatement,
   preparedPlan,
   embeddedDatabase,
+  loadOptions,
 } from './support.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry'];
@@ -498,10 +499,7 @@ function reportPostgres(r, count, opts) {
 export async function benchObjects(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 20),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 20 }),
   };
   const count = Number(options.objects ?? env.BENCH_OBJECTS ?? 100_000);
   const embeddedCount = Number(options.embeddedObjects ?? env.BENCH_OBJECTS_EMBEDDED ?? 10_000);

@@ -83,6 +83,7 @@ import {
   stopServer,
   tableLines,
   withServerOutput,
+  loadOptions,
 } from './support.mjs';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';
@@ -445,10 +446,7 @@ function report({ rows, problems }, poolSize, opts) {
 export async function benchScale(options = {}) {
   const env = process.env;
   const opts = {
-    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
-    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
-    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? 5),
-    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+    ...loadOptions(options, { serverWarmupSeconds: 5 }),
   };
   const count = Number(options.entries ?? env.BENCH_SCALE_ENTRIES ?? 20_000);
   const counts = String(options.processes ?? env.BENCH_SCALE_PROCESSES ?? '1,2,4').split(',').map(Number);

@@ -291,6 +291,20 @@ export async function measure(url, headers, { seconds, warmupSeconds, connection
 // ---------------------------------------------------------------------------------------------
 // Report
 
+/**
+ * The load options every section takes, from its caller or the environment: seconds measured,
+ * seconds of load warm-up, seconds of warm-up after a server starts, and connections.
+ */
+export function loadOptions(options, { serverWarmupSeconds = 20 } = {}) {
+  const env = process.env;
+  return {
+    seconds: Number(options.seconds ?? env.BENCH_SECONDS ?? 10),
+    warmupSeconds: Number(options.warmupSeconds ?? env.BENCH_WARMUP_SECONDS ?? 2),
+    serverWarmupSeconds: Number(options.serverWarmupSeconds ?? env.BENCH_SERVER_WARMUP_SECONDS ?? serverWarmupSeconds),
+    connections: Number(options.connections ?? env.BENCH_CONNECTIONS ?? 10),
+  };
+}
+
 export const pad = (s, n) => String(s).padEnd(n);
 export const lpad = (s, n) => String(s).padStart(n);
 export const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : '-');
