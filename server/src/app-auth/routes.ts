@@ -2,7 +2,8 @@
 // opened the workspace (app-auth/workspace.ts); rate limits are the router's too.
 import { handlers } from '../http/handlers';
 import { requireWorkspace } from '../http/lookup';
-import { decodeCursor, encodeCursor, pageUrl } from '../http/pagination';
+import { pageUrl } from '../http/pagination';
+import { decodeCursor, encodeCursor } from '../core/cursors';
 import { formatTimestamp } from '../lib/time';
 import { authWorkspaceOf } from './workspace';
 import { login } from './login';

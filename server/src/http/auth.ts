@@ -11,6 +11,8 @@ import type { SqlRunner } from '../db/database';
 import { bearerToken, safeEqual, sha256 } from '../lib/secrets';
 import { forbidden, notFound, MESSAGES } from './errors';
 import type { LookupCache } from '../core/lookup-cache';
+import type { AppContext } from '../context';
+import { requireRights, type OperationContext } from '../core/operations/context';
 
 export interface ApiKeyPrincipal {
   keyId: number;
@@ -19,10 +21,6 @@ export interface ApiKeyPrincipal {
   origins: string[];
   user: { id: number; email: string; permissions: string[] };
   workspace: { id: number; name: string; locales: string[]; objectsEnabled: boolean };
-  /**
-   * Set when a pipeline step acts with the key: its writes carry the revision source `pipeline`.
-   */
-  pipelineStep?: true;
 }
 
 export function authenticateAdmin(ctx: Context, adminToken: string): void {
@@ -123,10 +121,16 @@ export async function principalOfKey(db: SqlRunner, keyId: number, workspaceId: 
   return toPrincipal(row);
 }
 
-/** Both the key's abilities (or `*`) and its creator's permissions must cover the operation. */
+/** Both the key's abilities (or `*`) and its creator's permissions must cover the operation (core/operations/context.ts). */
 export function authorize(principal: ApiKeyPrincipal, abilities: string[], permissions: string[]): void {
-  const hasAbility = (a: string) => principal.abilities.includes('*') || principal.abilities.includes(a);
-  if (!abilities.every(hasAbility) || !permissions.every((p) => principal.user.permissions.includes(p))) {
-    throw forbidden(MESSAGES.notPermitted);
-  }
+  requireRights({ abilities: principal.abilities, permissions: principal.user.permissions }, { abilities, permissions });
+}
+
+/**
+ * The key's request as an operation's context: who asks (key, rights, workspace), from where
+ * (`pipeline`: a step acting with the key that started its execution).
+ */
+export function operationContext(app: AppContext, principal: ApiKeyPrincipal | undefined, source: OperationContext['source'] = 'api'): OperationContext {
+  const p = principal!;
+  return { app, keyId: p.keyId, abilities: p.abilities, permissions: p.user.permissions, workspace: p.workspace, source };
 }

@@ -5,6 +5,7 @@ import type { Middleware } from 'koa';
 import { isDependencyDown, isQueryCanceled } from '../lib/sql-state';
 import { closeAfterUnreadBody } from './linger';
 import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../lib/field-errors';
+import { DomainError } from '../core/errors';
 
 export { fieldErrors, MAX_ERROR_PATHS, type FieldErrors };
 
@@ -55,6 +56,33 @@ export function validationFailed(found: FieldErrors): HttpError {
 /** Shorthand for a single-field 422. */
 export const invalid = (field: string, message: string) => validationFailed(Object.assign(fieldErrors(), { [field]: [message] }));
 
+/** A refusal of the core (core/errors.ts) as the documents answer it: the one place of that mapping. */
+export function httpErrorOf(err: DomainError): HttpError {
+  switch (err.kind) {
+    case 'not_found':
+      return new HttpError(404, { message: err.detail.message ?? MESSAGES.notFound });
+    case 'read_only':
+      return forbidden();
+    case 'not_permitted':
+      return forbidden(MESSAGES.notPermitted);
+    case 'invalid_locale':
+      return new HttpError(400, { message: 'Invalid locale.' });
+    case 'invalid':
+    case 'stale_version':
+    case 'review_pending':
+      return validationFailed(err.errors);
+    case 'condition_failed':
+      return new HttpError(409, { message: err.message, code: 'condition_failed', index: err.detail.index, committed: false });
+    case 'conflict':
+      return new HttpError(409, { message: err.message });
+    case 'contention':
+      return new HttpError(409, { message: err.message }, { 'Retry-After': '1' });
+  }
+}
+
+/** An error as an answer: HttpError as it is, the core's refusals mapped; anything else unchanged. */
+export const asHttpError = (err: unknown): unknown => (err instanceof DomainError ? httpErrorOf(err) : err);
+
 interface ParserError extends Error {
   status?: number;
   statusCode?: number;
@@ -87,7 +115,7 @@ export function errorResponder(log: (err: unknown, requestId: string) => void): 
       // An answer sent before the request body was read leaves the rest of it on the socket:
       // close the connection after the answer (lingering, so the client can read it).
       closeAfterUnreadBody(ctx);
-      const err = thrown instanceof HttpError ? thrown : isQueryCanceled(thrown) ? timedOut(ctx.state.body !== undefined) : fromParserError(thrown as ParserError);
+      const err = thrown instanceof HttpError ? thrown : thrown instanceof DomainError ? httpErrorOf(thrown) : isQueryCanceled(thrown) ? timedOut(ctx.state.body !== undefined) : fromParserError(thrown as ParserError);
       if (err) {
         ctx.status = err.status;
         ctx.body = err.body;

@@ -1,11 +1,12 @@
 // The spec's operations with their validation and handlers, as one table. The router runs an
-// operation for an HTTP request; a pipeline step runs the same operation on behalf of the key that
-// started its execution: the same rights, the same validation, the same handler, no second copy.
+// operation's handler for an HTTP request; a pipeline step, acting for the key that started its
+// execution, gets the same rights and validation (`checkCall`) and calls the same operation of
+// core/operations/ that the handler calls.
 import type { ErrorObject } from 'ajv/dist/2020';
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { authorize, type ApiKeyPrincipal } from './auth';
-import { fieldErrors, notFound, validationFailed, type FieldErrors } from './errors';
+import { fieldErrors, notFound, type FieldErrors } from './errors';
 import type { HandlerSet } from './handlers';
 import type { OperationSpec } from './spec';
 import { assertDepth, unstorable, type SpecValidator } from './validation';
@@ -75,33 +76,19 @@ export class Operations {
   }
 
   /**
-   * The checks `call` makes before the handler, for a caller that then does the operation's work
-   * itself in a transaction of its own (a pipeline step queueing an email with its step's result):
-   * rights, nesting, and the route's validation of `body` (`422` keyed by field).
+   * A call outside HTTP (a pipeline step acting for `principal`) checked as the route checks a
+   * request: the key's abilities and its creator's permissions, a path PostgreSQL could not even
+   * compare names no resource, the body's nesting limit, then the route's validation (defaults
+   * filled in). The caller then runs the operation itself (core/operations/). Request logs are
+   * the HTTP edge's; rate limits are the caller's to count (`countStep`).
    */
-  check(operationId: string, principal: ApiKeyPrincipal, body: unknown): void {
+  checkCall<P extends Record<string, string>, B>(operationId: string, principal: ApiKeyPrincipal, parts: { params: P; body: B }): { params: P; body: B } {
     const op = this.spec(operationId);
     authorize(principal, op.abilities, op.permissions);
-    assertDepth(body);
-    const errors = this.bodyErrors(operationId, body);
-    if (Object.keys(errors).length) throw validationFailed(errors);
-  }
-
-  /**
-   * Runs an operation outside HTTP on behalf of `principal`: the key's abilities and its creator's
-   * permissions as the route checks them, the body's nesting limit, the route's validation, then
-   * its handler. Such a call has no socket: handlers may read only headers (`headers`) and state
-   * from `koa`. Request logs are the HTTP edge's; rate limits are the caller's to count (a
-   * pipeline step counts those of its route: `countStep`).
-   */
-  async call(app: AppContext, operationId: string, principal: ApiKeyPrincipal, parts: { params: Record<string, string>; body: unknown; headers?: Record<string, string> }): Promise<OperationReply> {
-    const op = this.spec(operationId);
-    authorize(principal, op.abilities, op.permissions);
-    // As the router: a path PostgreSQL could not even compare names no resource.
     if (Object.values(parts.params).some(unstorable)) throw notFound();
     assertDepth(parts.body);
-    const headers = new Map(Object.entries(parts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    const koa = { state: {}, get: (name: string) => headers.get(name.toLowerCase()) ?? '' } as unknown as Context;
-    return this.handle(op, { params: { ...parts.params }, query: {}, body: parts.body, principal, koa }, app);
+    const req = { params: { ...parts.params } as Record<string, string>, query: {}, body: parts.body as unknown };
+    this.validator.validateRequest(op, req);
+    return { params: req.params as P, body: req.body as B };
   }
 }

@@ -1,27 +1,5 @@
-// Cursor pages of the public API: opaque cursors (base64url of a small JSON array of keys) and the
-// URLs to follow, which keep every other query parameter of the request.
+// The URLs of cursor pages (core/cursors.ts): each keeps every other query parameter of the request.
 import type { Context } from 'koa';
-import { invalid } from './errors';
-
-export function encodeCursor(keys: (string | number)[]): string {
-  return Buffer.from(JSON.stringify(keys)).toString('base64url');
-}
-
-/** The keys of a cursor of the expected shape (`kinds`: the type of each key), or a 422 on `cursor`. */
-export function decodeCursor<T extends (string | number)[]>(cursor: string, kinds: ('string' | 'integer')[]): T {
-  let keys: unknown;
-  try {
-    keys = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    keys = undefined;
-  }
-  const ok =
-    Array.isArray(keys) &&
-    keys.length === kinds.length &&
-    keys.every((k, i) => (kinds[i] === 'integer' ? Number.isSafeInteger(k) && (k as number) >= 0 && (k as number) <= 2147483647 : typeof k === 'string' && k.length <= 64));
-  if (!ok) throw invalid('cursor', 'The cursor is invalid.');
-  return keys as T;
-}
 
 /** The request's URL (on BASE_URL) without its query string. */
 export const pageBase = (baseUrl: string, koa: Context) => `${baseUrl}${koa.path}`;
@@ -33,3 +11,9 @@ export function pageUrl(baseUrl: string, koa: Context, cursor: string | null): s
   query.set('cursor', cursor);
   return `${pageBase(baseUrl, koa)}?${query.toString()}`;
 }
+
+/** The URLs of the pages around a page with `next` and `prev` cursors. */
+export const pageLinks = (baseUrl: string, koa: Context, p: { next: string | null; prev: string | null }) => ({
+  next_page_url: pageUrl(baseUrl, koa, p.next),
+  prev_page_url: pageUrl(baseUrl, koa, p.prev),
+});

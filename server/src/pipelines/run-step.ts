@@ -1,14 +1,19 @@
 // Runs one step with its resolved `with`, on behalf of the key that started the execution as it
-// is now: entries and objects steps through the very operation of their route (rights,
-// validation, handler; http/operations.ts), an email through the email route's rights and
+// is now: entries and objects steps checked as their route checks a request (rights, validation;
+// http/operations.ts `checkCall`), then the same operation of core/operations/ that the route's
+// handler calls, with the source `pipeline`; an email through the email route's rights and
 // validation with the message queued in the transaction that stores the step's output, an
 // `http.request` through the allowlisted client. An operation step first counts against its
 // route's rate limits (`app.operations.countStep`). Refusals become StepFailed with the route's
 // answer as the message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
 // shared transaction, the object's id recorded in its create's transaction.
 import type { AppContext } from '../context';
-import { HttpError } from '../http/errors';
-import type { ApiKeyPrincipal } from '../http/auth';
+import { asHttpError, HttpError } from '../http/errors';
+import { operationContext, type ApiKeyPrincipal } from '../http/auth';
+import type { OperationContext } from '../core/operations/context';
+import { createObject } from '../core/operations/objects';
+import { queryEntries } from '../core/operations/entry-queries';
+import { batchEntries } from '../core/operations/entry-batch';
 import type { SqlRunner } from '../db/database';
 import { queueEmail, type EmailMessage } from '../core/email-queue';
 import { readEnvelope } from '../core/entries/object-envelope';
@@ -63,23 +68,32 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   }
   if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
-  const { params, body } = operationParts(type, principal.workspace.name, resolved);
-  // A re-run after a crash replays the batch committed before it instead of writing again.
-  const headers = step.type === 'entries.batch' ? { 'Idempotency-Key': `pipeline:${run.executionId}:${step.id}` } : undefined;
-  const call = () => app.operations.call(app, type.operationId, { ...principal, pipelineStep: true }, { params, body, headers });
+  const parts = operationParts(type, principal.workspace.name, resolved);
   return refusing(async () => {
-    await app.operations.countStep(app, type.operationId, principal, body);
-    // An object create records itself in its unit of work, which the create joins (a re-run reads it back, above).
-    const reply =
-      step.type === 'objects.create'
-        ? await transaction(app, async (tx) => {
-            const created = await call();
-            await run.recordWrite(tx, { object_id: (created.body as { id: number }).id });
-            return created;
-          })
-        : await call();
-    return { output: reply.body };
+    await app.operations.countStep(app, type.operationId, principal, parts.body);
+    const { params, body } = app.operations.checkCall(type.operationId, principal, parts);
+    return { output: await runOperation(app, run, operationContext(app, principal, 'pipeline'), params.bucket, body as never) };
   });
+}
+
+/** The operation of an entries or objects step, called as its route's handler calls it. */
+async function runOperation(app: AppContext, run: StepRun, cx: OperationContext, bucket: string | undefined, body: never): Promise<unknown> {
+  switch (run.step.type) {
+    case 'entries.query':
+      return (await queryEntries(cx, bucket!, body)).body;
+    // A re-run after a crash replays the batch committed before it instead of writing again.
+    case 'entries.batch':
+      return (await batchEntries(cx, bucket!, body, `pipeline:${run.executionId}:${run.step.id}`)).body;
+    // The create records itself in the step's unit of work, which it joins (a re-run reads it back, above).
+    case 'objects.create':
+      return transaction(app, async (tx) => {
+        const created = await createObject(cx, body);
+        await run.recordWrite(tx, { object_id: created.body.id });
+        return created.body;
+      });
+    default:
+      throw new Error(`no operation for step type ${run.step.type}`);
+  }
 }
 
 /** The envelope of the object an interrupted objects.create step created (or why it is gone). */
@@ -93,9 +107,11 @@ async function objectWrittenBefore(app: AppContext, written: { object_id: number
 async function refusing<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
-  } catch (err) {
+  } catch (thrown) {
+    // The core's refusals as the route answers them.
+    const err = asHttpError(thrown);
     if (err instanceof HttpError && err.status < 500) throw refusal(err);
-    throw err;
+    throw thrown;
   }
 }
 
@@ -105,6 +121,6 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
  * crash never queues it twice.
  */
 function emailStep(app: AppContext, { resolved, principal }: StepRun): StepResult {
-  app.operations.check('sendEmail', principal, resolved);
-  return { output: { queued: true }, commit: (tx) => queueEmail(app, { workspaceId: principal.workspace.id, message: resolved as unknown as EmailMessage, tx }) };
+  const { body } = app.operations.checkCall('sendEmail', principal, { params: { workspace: principal.workspace.name }, body: resolved as unknown as EmailMessage });
+  return { output: { queued: true }, commit: (tx) => queueEmail(app, { workspaceId: principal.workspace.id, message: body, tx }) };
 }

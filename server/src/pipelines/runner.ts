@@ -7,7 +7,7 @@
 // after MAX_ATTEMPTS claims it fails.
 import type { AppContext } from '../context';
 import { authorize } from '../http/auth';
-import { HttpError } from '../http/errors';
+import { asHttpError, HttpError } from '../http/errors';
 import { principalOfKey } from '../http/auth';
 import { unstorableErrors } from '../http/validation';
 import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from '../core/pipelines/executions';
@@ -114,9 +114,10 @@ export class PipelineRunner {
       // A step runs only while the key may still start the pipeline: the rights of its route.
       const execute = app.operations.spec('executePipeline');
       authorize(principal, execute.abilities, execute.permissions);
-    } catch (err) {
+    } catch (thrown) {
+      const err = asHttpError(thrown);
       if (err instanceof HttpError) throw new StepFailed(err.body.message);
-      throw err;
+      throw thrown;
     }
     await app.clock.refresh();
     const resolved = resolveStepWith(step, { input: claimed.input, outputs });

@@ -12,7 +12,7 @@ import { candidates } from '../query/candidates';
 import { compileFilter, ROOT } from '../query/compile';
 import { rows, sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
-import { EntryError } from './errors';
+import { DomainError } from '../errors';
 import { ULID } from './field-values';
 import { parseEntryFilter } from './query/parse';
 import { resolvePath } from './query/paths';
@@ -150,7 +150,7 @@ export interface BatchRequest {
 
 /**
  * Runs the operations in `tx` (the caller's transaction, which commits or rolls back all of
- * them). Errors: EntryError `invalid` keyed `operations.<n>...`, `not_found`, ConditionFailed.
+ * them). Errors: DomainError `invalid` keyed `operations.<n>...`, `not_found`, ConditionFailed.
  */
 export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchResult[]> {
   const { ctx, types, locale, operations } = b;
@@ -168,7 +168,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
   const typeOf = (op: BatchOperation): ContentTypeDef => {
     const t = op.action === 'create' ? types.get(op.type!) : byId.get(targets.get(op.id!.toUpperCase())?.type ?? -1);
     const target = op.id && targets.get(op.id.toUpperCase());
-    if (!t || (op.action !== 'create' && (!target || target.bucket !== b.bucketId))) throw new EntryError('not_found');
+    if (!t || (op.action !== 'create' && (!target || target.bucket !== b.bucketId))) throw new DomainError('not_found');
     return t;
   };
   const opTypes = operations.map(typeOf);
@@ -184,7 +184,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     else refIndex.set(op.ref, n);
   });
   const resolved = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, opTypes[n], n, refIndex, newIds, errors) : undefined));
-  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
+  if (Object.keys(errors).length) throw new DomainError('invalid', errors);
 
   // The content types' write locks, in one order (no deadlock between batches), until commit.
   await rows(tx, sql`SELECT set_config('lock_timeout', ${`${LOCK_WAIT_MS}ms`}, true)`);
@@ -256,12 +256,12 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
 
 /** An operation's refusal, keyed under `operations.<n>.`. */
 function atOperation(err: unknown, n: number): unknown {
-  if (!(err instanceof EntryError)) return err;
+  if (!(err instanceof DomainError)) return err;
   const out = fieldErrors();
   if (err.kind === 'review_pending') out[`operations.${n}.id`] = [`The operations.${n}.id field names an entry with a pending review.`];
   else if (err.kind === 'invalid' || err.kind === 'stale_version') prefixErrors(err.errors, `operations.${n}.`, out);
   else return err;
-  return new EntryError('invalid', out);
+  return new DomainError('invalid', out);
 }
 
 /**

@@ -11,9 +11,9 @@ import { approximate } from '../../lib/exact-json';
 import { openRunner, transaction } from '../transaction';
 import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
-import { EntryError, invalidEntry } from './errors';
+import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { insertDocuments, insertEntry, openForWrite, refTaken, publishEntryEvent, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { insertDocuments, insertEntry, openForWrite, refTaken, publishEntryEvent, sortLocales, writeDocuments, type WriteContext } from './write';
 
 export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, type EntryRecord, type EntryStatus } from './store';
@@ -84,7 +84,7 @@ async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref:
   if (!contract) return { contract: undefined, issues: [] };
   const plain = new Map([...documents].map(([locale, data]) => [locale, approximate(data as object, exact)]));
   const { errors, issues } = checkLanguages(ctx.app.contractValidators.get(contract), plain);
-  if (contract.mode === 'enforce' && Object.keys(errors).length) throw new EntryError('invalid', errors);
+  if (contract.mode === 'enforce' && Object.keys(errors).length) throw new DomainError('invalid', errors);
   return { contract, issues };
 }
 
@@ -115,7 +115,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   const db = openRunner(app);
   const bucketId = await resolveBucket(db, workspace.id, input.bucketId, errors);
   if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
-  throwIfAny(errors);
+  throwIfInvalid(errors);
   const entryId = newEntryId();
   const ref = refOf(input, entryId);
   const choice = toChoice(input.contract);
@@ -140,7 +140,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
 export async function createSubmission(app: AppContext, workspaceId: number, bucketId: number, ref: string, data: object): Promise<{ id: number; entry_id: string; ref: string }> {
   const errors = fieldErrors();
   addressErrors({ ref }, errors);
-  throwIfAny(errors);
+  throwIfInvalid(errors);
   const entryId = newEntryId();
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
@@ -177,7 +177,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     }
     if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
     if (input.translations) translationErrors(input.translations, workspace.locales, errors);
-    throwIfAny(errors);
+    throwIfInvalid(errors);
 
     const ref = refOf(input, current.entry_id);
     const choice = input.contract === undefined ? currentChoice(current) : toChoice(input.contract);
@@ -239,13 +239,13 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     const now = app.clock.sqlNow();
     const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: lockVersion }, inTrashAt: now });
     const recovering = current.deleted_at !== null;
-    if (!recovering && revisionId === undefined) throw invalidEntry('revision_id', 'The revision_id field is required unless the object is in Trash.');
+    if (!recovering && revisionId === undefined) throw invalidAt('revision_id', 'The revision_id field is required unless the object is in Trash.');
 
     let target: Snapshot = snapshotOf(current);
     let exact = current.exact;
     if (revisionId !== undefined) {
       const revision = await getRevision(tx, id, revisionId);
-      if (!revision) throw invalidEntry('revision_id', 'The selected revision_id is not a revision of this object.');
+      if (!revision) throw invalidAt('revision_id', 'The selected revision_id is not a revision of this object.');
       target = revision.snapshot;
       exact = exact || revision.exact;
     }
@@ -253,7 +253,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     const buckets = await rows(tx, sql`SELECT 1 FROM buckets WHERE id = ${target.bucket_id} AND workspace_id = ${workspace.id}`);
     if (!buckets.length) errors.revision_id = ['The bucket of the revision no longer exists.'];
     if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract))) errors.revision_id = ['The contract of the revision no longer exists.'];
-    throwIfAny(errors);
+    throwIfInvalid(errors);
 
     const documents = new Map<string, unknown>();
     if (target.data !== null) documents.set(BASE_LOCALE, target.data);
@@ -272,7 +272,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
              AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.bucket_id = ${target.bucket_id} AND o.live_ref = ${target.ref} AND o.id <> ${id})
           RETURNING id, entry_id, ref, lock_version, status`,
     );
-    if (!row) throw invalidEntry('ref', 'The ref of the object is taken by another entry.');
+    if (!row) throw invalidAt('ref', 'The ref of the object is taken by another entry.');
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });

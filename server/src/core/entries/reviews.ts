@@ -2,7 +2,7 @@
 // documents say it blocks (json-entries.ts asks `hasPendingReview`).
 import type { AppContext } from '../../context';
 import { isoTimestamp, rows, sql } from '../sql';
-import { EntryError, invalidEntry } from './errors';
+import { DomainError, invalidAt } from '../errors';
 
 export interface ReviewRow {
   id: number;
@@ -21,7 +21,7 @@ export async function createReview(app: AppContext, workspaceId: number, entryId
          WHERE workspace_id = ${workspaceId} AND entry_id = ${entryId} AND deleted_at IS NULL
         ${RETURNING}`,
   );
-  if (!row) throw invalidEntry('entry_id', 'The selected entry_id is invalid.');
+  if (!row) throw invalidAt('entry_id', 'The selected entry_id is invalid.');
   return row;
 }
 
@@ -32,6 +32,6 @@ export async function resolveReview(app: AppContext, workspaceId: number, id: nu
          WHERE id = ${id} AND workspace_id = ${workspaceId}
         ${RETURNING}`,
   );
-  if (!row) throw new EntryError('not_found');
+  if (!row) throw new DomainError('not_found');
   return row;
 }

@@ -11,11 +11,11 @@ import { transaction } from '../transaction';
 import { deleteWorkspaceFiles } from '../file-records';
 import { rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
-import { EntryError, invalidEntry } from './errors';
+import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { hasPendingReview, insertDocuments, insertEntries, openForWrite, refTaken, publishEntryEvent, publishEntryEvents, sortLocales, throwIfAny, writeDocuments, type WriteContext } from './write';
+import { hasPendingReview, insertDocuments, insertEntries, openForWrite, refTaken, reviewPending, publishEntryEvent, publishEntryEvents, sortLocales, writeDocuments, type WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
 import { isConfiguredLocale, unconfiguredLocale } from './locales';
 
@@ -73,7 +73,7 @@ export interface TypedCreate {
 export class CreateRefused extends Error {
   constructor(
     readonly index: number,
-    readonly error: EntryError,
+    readonly error: DomainError,
   ) {
     super(`create ${index} refused`);
   }
@@ -97,7 +97,7 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
     });
     const refuse = () => {
       const i = prepared.findIndex((p) => Object.keys(p.errors).length);
-      if (i >= 0) throw new CreateRefused(i, new EntryError('invalid', prepared[i].errors));
+      if (i >= 0) throw new CreateRefused(i, new DomainError('invalid', prepared[i].errors));
     };
     refuse();
     const pending: PendingEntries = new Map(prepared.map((p) => [p.entryId, { bucketId: p.type.bucketId, type: p.type.name }]));
@@ -159,9 +159,9 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
     const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
     const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
     const publishAt = publishAtOf(input.publishAt, errors);
-    throwIfAny(errors);
+    throwIfInvalid(errors);
     await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
-    throwIfAny(errors);
+    throwIfInvalid(errors);
 
     const documents = new Map(current.documents);
     documents.set(locale, doc);
@@ -190,7 +190,7 @@ const inBucket = (where: Sql, bucketId: number | undefined) => (bucketId === und
 
 async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef> {
   const type = (await contentTypesById(tx, [entry.content_type_id!])).get(entry.content_type_id!);
-  if (!type) throw new EntryError('not_found');
+  if (!type) throw new DomainError('not_found');
   return type;
 }
 
@@ -230,8 +230,8 @@ export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { buc
       level = found.filter((e) => !doomed.has(e.id));
       for (const e of level) doomed.set(e.id, e);
     }
-    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidEntry('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
-    if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw new EntryError('review_pending');
+    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidAt('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
+    if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw reviewPending('entry');
     await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
     await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
     for (const e of doomed.values()) {
@@ -268,8 +268,8 @@ export async function convertTypedEntry(app: AppContext, workspaceId: number, en
       tx,
       sql`SELECT id, kind, migrated FROM entries WHERE entry_id = ${entryId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL FOR UPDATE`,
     );
-    if (!entry || (entry.kind !== 'typed' && !entry.migrated)) throw new EntryError('not_found');
-    if (entry.migrated) throw invalidEntry('entry_id', 'The entry is already a JSON-backed (migrated) entry.');
+    if (!entry || (entry.kind !== 'typed' && !entry.migrated)) throw new DomainError('not_found');
+    if (entry.migrated) throw invalidAt('entry_id', 'The entry is already a JSON-backed (migrated) entry.');
     const now = app.clock.sqlNow();
     // Documents are kept as they are: each locale's field values become its data.
     await rows(tx, sql`UPDATE entries SET kind = 'json', migrated = true, contract_choice = 'auto', lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${entry.id}`);

@@ -3,12 +3,12 @@
 // reviews and the event published with the transaction.
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
+import { fieldErrors } from '../../lib/field-errors';
 import { publishEvents, type EventName } from '../../events/outbox';
 import { stringifyExact } from '../../lib/exact-json';
 import { join, rows, sql, type Sql } from '../sql';
 import type { ContractChoice } from './contracts';
-import { EntryError, invalidEntry } from './errors';
+import { DomainError, invalidAt } from '../errors';
 import type { Author } from './revisions';
 import { BASE_LOCALE, findEntries, scope, type EntryKind, type EntryRecord, type EntryStatus } from './store';
 
@@ -19,10 +19,6 @@ export interface WriteContext {
   author: Author;
   skipWebhooks?: boolean;
 }
-
-export const throwIfAny = (errors: FieldErrors) => {
-  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
-};
 
 /** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
 export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
@@ -68,7 +64,7 @@ export interface NewEntry {
 }
 
 /** The refusal of a ref already held by a live entry of the bucket (`at`: the field that named it). */
-export const refTaken = (at = 'ref') => invalidEntry(at, 'The ref has already been taken.');
+export const refTaken = (at = 'ref') => invalidAt(at, 'The ref has already been taken.');
 
 /** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
 export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
@@ -120,17 +116,20 @@ export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpe
     content: { kind: 'all' },
     forUpdate: true,
   });
-  if (!entry) throw new EntryError('not_found');
-  if (entry.kind === 'submission') throw new EntryError('read_only');
+  if (!entry) throw new DomainError('not_found');
+  if (entry.kind === 'submission') throw new DomainError('read_only');
   if (o.version?.expected !== undefined) checkVersion(entry, o.version.expected, o.version.field);
-  if (await hasPendingReview(tx, entry.id)) throw new EntryError('review_pending');
+  if (await hasPendingReview(tx, entry.id)) throw reviewPending(o.kinds.includes('json') ? 'object' : 'entry');
   return entry;
 }
+
+/** A pending review refuses the write, answered as a 422 on `review`. */
+export const reviewPending = (noun: 'object' | 'entry') => new DomainError('review_pending', Object.assign(fieldErrors(), { review: [`The ${noun} has a pending review.`] }));
 
 /** A stale version: answered as a 422 on `field` naming the current one. */
 function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
   if (entry.lock_version !== lockVersion) {
-    throw new EntryError('stale_version', Object.assign(fieldErrors(), { [field]: [`The ${field} is stale: the current version is ${entry.lock_version}.`] }));
+    throw new DomainError('stale_version', Object.assign(fieldErrors(), { [field]: [`The ${field} is stale: the current version is ${entry.lock_version}.`] }));
   }
 }
 

@@ -3,7 +3,7 @@
 // reports in the same statement whether any matched row holds a value a sort key cannot order:
 // such rows sort first, so the page's first row tells, and the sort stays a top-N sort.
 import type { SqlRunner } from '../../db/database';
-import { invalidEntry } from '../entries/errors';
+import { invalidAt } from '../errors';
 import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
 import { join, raw, rows, sql } from '../sql';
 import type { QueryPlan } from './ast';
@@ -34,7 +34,7 @@ export async function runQuery(db: SqlRunner, visibility: Visibility, plan: Quer
   // A filter and sort of the same shape is the same statement: kept prepared, within a bound.
   const found = await rows<Record<string, unknown>>(db, statement, 'bounded');
   sort.violations.forEach((v, i) => {
-    if (found[0]?.[`sort_violation_${i}`]) throw invalidEntry(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
+    if (found[0]?.[`sort_violation_${i}`]) throw invalidAt(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
   });
   const page = found.filter((r) => Number(r.page_pos) > plan.offset);
   const records = page.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));

@@ -7,7 +7,7 @@
 import Decimal from 'decimal.js';
 import type { SqlRunner } from '../../../db/database';
 import { sqlState } from '../../../lib/sql-state';
-import { EntryError } from '../errors';
+import { DomainError } from '../../errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
 import { candidates, type Visibility } from '../../query/candidates';
 import { compileFilter, jsonAt, overTwelvePlaces, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
@@ -228,7 +228,7 @@ function run(db: SqlRunner, q: AggregateRequest, statement: Sql): Promise<Record
     const bucket = q.plan.groupBy.findIndex((g) => g.bucket);
     if (bucket < 0 || !UNREADABLE_DATE.has(sqlState(err) ?? '')) throw err;
     const key = `${q.errorPrefix}groupBy.${bucket}`;
-    throw new EntryError('invalid', { [key]: [`The ${key} field holds stored values that are not valid dates.`] });
+    throw new DomainError('invalid', { [key]: [`The ${key} field holds stored values that are not valid dates.`] });
   });
 }
 
@@ -358,7 +358,7 @@ function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<strin
       break;
     }
   }
-  if (Object.keys(errors).length) throw new EntryError('invalid', errors);
+  if (Object.keys(errors).length) throw new DomainError('invalid', errors);
   const data = found.filter((r) => r.pos !== null);
   const out = data.slice(0, grouped ? q.limit : 1).map((row) => {
     const result: Record<string, unknown> = {};

@@ -8,7 +8,7 @@
 import type { Config } from '../../../config';
 import type { ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
-import { invalidEntry } from '../errors';
+import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
 import { workspaceFiles } from '../../file-records';
 import { sql } from '../../sql';
@@ -62,7 +62,7 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
   const files: Slot[] = [];
   const spend = (n: number) => {
     o.budget.used += n;
-    if (o.budget.used > o.budget.limit) throw invalidEntry(o.errorPath, `The ${o.errorPath} field references more than ${o.budget.limit} entries and files in one response; narrow the selection or the page.`);
+    if (o.budget.used > o.budget.limit) throw invalidAt(o.errorPath, `The ${o.errorPath} field references more than ${o.budget.limit} entries and files in one response; narrow the selection or the page.`);
   };
 
   const fill = (entry: EntryRecord, sel: Selection): { out: Out; slots: Slot[] } => {

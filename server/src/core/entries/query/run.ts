@@ -9,7 +9,7 @@ import { fieldErrors, type FieldErrors } from '../../../lib/field-errors';
 import { runQuery } from '../../query/run';
 import { rows, sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';
-import { EntryError } from '../errors';
+import { DomainError } from '../../errors';
 import { runAggregate } from './aggregate';
 import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
 import { projectEntries, REFERENCE_BUDGET } from './project';
@@ -98,7 +98,7 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: B
   const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: type.typedReady };
   if (plan.aggregate) {
     const zones = await unknownTimeZones(ctx.db, q);
-    if (Object.keys(zones).length) throw new EntryError('invalid', zones);
+    if (Object.keys(zones).length) throw new DomainError('invalid', zones);
     const grouped = plan.aggregate.groupBy.length > 0;
     const result = await runAggregate(ctx.db, { visibility, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
     const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };

@@ -1,0 +1,45 @@
+// What an operation can refuse, in the core's words: a kind (a code programs can switch on), the
+// field errors it found (data keyed by request path), and what the kind needs besides. The HTTP
+// edge renders each kind as the documents answer it, in one place (http/errors.ts
+// `httpErrorOf`); a pipeline step reports the same answer as its failure.
+import { fieldErrors, type FieldErrors } from '../lib/field-errors';
+
+export type DomainErrorKind =
+  /** No such resource for this caller (missing, foreign, wrong kind, expired); `message` may name it. */
+  | 'not_found'
+  /** The resource cannot be changed through this API (legacy form submissions). */
+  | 'read_only'
+  /** The key lacks an ability, or its creator a permission. */
+  | 'not_permitted'
+  /** The request is invalid; `errors` keyed by request path. */
+  | 'invalid'
+  /** A locale parameter names no locale of the workspace. */
+  | 'invalid_locale'
+  /** The version the caller saw is not the current one; `errors` on the field that carried it. */
+  | 'stale_version'
+  /** A pending review blocks the write; `errors` say where. */
+  | 'review_pending'
+  /** A batch operation's `check` did not hold; `index` names it. */
+  | 'condition_failed'
+  /** The request conflicts with an earlier one (an idempotency key reused for another request). */
+  | 'conflict'
+  /** Another request holds what this one needs; worth retrying shortly. */
+  | 'contention';
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    readonly errors: FieldErrors = fieldErrors(),
+    readonly detail: { message?: string; index?: number } = {},
+  ) {
+    super(detail.message ?? kind);
+  }
+}
+
+/** A single-path `invalid`. */
+export const invalidAt = (path: string, message: string) => new DomainError('invalid', Object.assign(fieldErrors(), { [path]: [message] }));
+
+/** Refuses when any error was found. */
+export function throwIfInvalid(errors: FieldErrors): void {
+  if (Object.keys(errors).length) throw new DomainError('invalid', errors);
+}

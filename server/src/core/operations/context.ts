@@ -1,0 +1,40 @@
+// Who asks for an operation, given to it explicitly: the API key and its rights, its creator's
+// permissions, the workspace, and where the request came from. The HTTP edge builds one from the
+// request's key (http/auth.ts `operationContext`); a pipeline step from the key that started its
+// execution, with `source: 'pipeline'`. The app (database, clock, caches) rides along.
+import type { operations } from '@workspace-api/sdk/openapi';
+import type { AppContext } from '../../context';
+import { apiKeyActor } from '../../events/audit';
+import { DomainError } from '../errors';
+import type { WriteContext } from '../entries/write';
+
+export interface OperationContext {
+  app: AppContext;
+  keyId: number;
+  /** The key's abilities (`*` for all). */
+  abilities: string[];
+  /** Its creator's permissions. */
+  permissions: string[];
+  workspace: { id: number; name: string; locales: string[]; objectsEnabled: boolean };
+  /** Recorded as the revision source of writes. */
+  source: 'api' | 'pipeline';
+}
+
+/** Refuses unless the key has every ability and its creator every permission. */
+export function requireRights(who: Pick<OperationContext, 'abilities' | 'permissions'>, rights: { abilities: string[]; permissions: string[] }): void {
+  const hasAbility = (a: string) => who.abilities.includes('*') || who.abilities.includes(a);
+  if (!rights.abilities.every(hasAbility) || !rights.permissions.every((p) => who.permissions.includes(p))) throw new DomainError('not_permitted');
+}
+
+/** What the entry core needs to write on the caller's behalf. */
+export const writeContext = (cx: OperationContext, skipWebhooks?: boolean): WriteContext => ({
+  app: cx.app,
+  workspace: { id: cx.workspace.id, locales: cx.workspace.locales },
+  author: { actor: apiKeyActor(cx.keyId), source: cx.source },
+  skipWebhooks,
+});
+
+// The typed inputs of an operation, from the spec's generated `operations`.
+type Parameters<Op extends keyof operations> = operations[Op]['parameters'];
+export type QueryOf<Op extends keyof operations> = Parameters<Op> extends { query?: infer Q } ? NonNullable<Q> : never;
+export type BodyOf<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;

@@ -1,0 +1,126 @@
+// The typed Entries API's reads and single writes: delivery lists and reads of published entries,
+// and create, update and delete (core/entries/typed-entries.ts), each answered with the entry as
+// rendered (core/entries/render.ts).
+import { DomainError, invalidAt } from '../errors';
+import { answerBudget } from '../answer-budget';
+import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../entries/content-types';
+import { ULID } from '../entries/field-values';
+import { findWithRelated, renderEntries, summariesOf } from '../entries/render';
+import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../entries/typed-entries';
+import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord } from '../entries/store';
+import { readLocale, writeLocale } from '../entries/locales';
+import { idCursorPage } from '../entries/pages';
+import { sql, type Sql } from '../sql';
+import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
+
+/** The plain (unpaged) v1 list holds at most this many entries; pages reach the rest. */
+export const PLAIN_LIST_LIMIT = 1000;
+
+async function requireType(cx: OperationContext, bucket: string, type: string): Promise<ContentTypeDef> {
+  const found = (await cachedTypesOfBucketName(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id, bucket)).get(type);
+  if (!found) throw new DomainError('not_found');
+  return found;
+}
+
+/** An entry ULID of a path, upper-cased (a malformed one names nothing). */
+function entryIdOf(entryId: string): string {
+  if (!ULID.test(entryId)) throw new DomainError('not_found');
+  return entryId.toUpperCase();
+}
+
+const renderOptions = (cx: OperationContext, locale: string, publishedOnly: boolean) => ({
+  config: cx.app.config,
+  workspace: { id: cx.workspace.id, name: cx.workspace.name },
+  locale,
+  publishedOnly,
+  now: cx.app.clock.now(),
+  contentTypes: (bucketId: number) => cachedTypesOfBucket(cx.app.db, cx.app.lookups.contentTypes, bucketId),
+  // Delivery reads only: a write renders its entry with the file rows of the moment.
+  fileRows: publishedOnly ? cx.app.fileRows : undefined,
+});
+
+/** The entry as a write answers it: as its transaction left it, rendered in the written locale, drafts included. */
+async function written(cx: OperationContext, entry: EntryRecord, locale: string) {
+  const { entries, exact } = await renderEntries(cx.app.db, [entry], renderOptions(cx, locale, false));
+  return { body: entries[0], exact };
+}
+
+type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
+
+/**
+ * v1 and v2 lists of published entries of one content type: a plain v1 list (`paged: false`) or
+ * a page with the cursors around it.
+ */
+export async function listEntries(cx: OperationContext, query: ListQuery, v2: boolean) {
+  const { app, workspace } = cx;
+  const type = await requireType(cx, query.contentBucket, query.contentType);
+  const locale = readLocale(query.locale, workspace.locales);
+  const paged = v2 || query.per_page !== undefined || query.cursor !== undefined || query.view !== undefined;
+  const view = query.view ?? (v2 ? 'summary' : 'full');
+  const where = scope.and(scope.workspace(workspace.id), scope.kinds('typed'), scope.live, scope.published, sql`e.content_type_id = ${type.id}`);
+  // Summaries name entries from the base document when every locale is asked for.
+  const content: ContentChoice = view === 'summary' && locale === '*' ? { kind: 'locale', locale: 'en-US' } : documentsIn(locale);
+  const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
+  const options = { ...renderOptions(cx, locale, true), bytes: answerBudget(app.config.deliveryAnswerBytes, 'per_page', advice) };
+  // Summaries hold no document values; rendered entries say whether theirs need exact JSON.
+  const present = async (entries: EntryRecord[]) =>
+    view === 'summary' ? { entries: summariesOf(entries, type, options), exact: false } : renderEntries(app.db, entries, options);
+  if (!paged) {
+    const shown = await present(await findEntries(app.db, where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
+    return { paged: false as const, ...shown };
+  }
+  const page = await idCursorPage((after, p) => findEntries(app.db, scope.and(where, after), { content, typedOnly: true, page: p }), query.cursor, query.per_page ?? 50);
+  return { paged: true as const, ...(await present(page.page)), next: page.next, prev: page.prev };
+}
+
+/** Where a published typed entry of the workspace has this ULID. */
+const publishedWhere = (workspaceId: number, entryId: string): Sql =>
+  scope.and(sql`e.entry_id = ${entryIdOf(entryId)}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, scope.published);
+
+/** The delivery read: the entry and its first level of relations in one round trip. */
+export async function getEntry(cx: OperationContext, entryId: string, query: QueryOf<'getEntry'>) {
+  const locale = readLocale(query.locale, cx.workspace.locales);
+  const bytes = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
+  const options = { ...renderOptions(cx, locale, true), bytes };
+  const { entry, prefetched } = await findWithRelated(cx.app.db, publishedWhere(cx.workspace.id, entryId), options);
+  if (!entry) throw new DomainError('not_found');
+  const { entries, exact } = await renderEntries(cx.app.db, [entry], options, prefetched);
+  return { body: entries[0], exact };
+}
+
+export async function createEntry(cx: OperationContext, query: QueryOf<'createEntry'>, body: BodyOf<'createEntry'>) {
+  const locale = writeLocale(query.locale, cx.workspace.locales);
+  const type = await requireType(cx, query.contentBucket, query.contentType);
+  const entry = await createTypedEntry(writeContext(cx, body.skipWebhooks), type, locale, {
+    fields: body.fields,
+    status: body.status,
+    publishAt: body.publish_at,
+    locales: body.locales,
+    tags: body.tags,
+  });
+  return written(cx, entry, locale);
+}
+
+export async function updateEntry(cx: OperationContext, entryId: string, query: QueryOf<'updateEntry'>, body: BodyOf<'updateEntry'>) {
+  const locale = writeLocale(query.locale, cx.workspace.locales);
+  const id = entryIdOf(entryId);
+  // `check` is another name for expected_version on a single update.
+  if (body.check !== undefined && body.expected_version !== undefined && body.check !== body.expected_version) {
+    throw invalidAt('check', 'The check field must match expected_version when both are given.');
+  }
+  const entry = await updateTypedEntry(writeContext(cx, body.skipWebhooks), id, locale, {
+    fields: body.fields,
+    status: body.status,
+    publishAt: body.publish_at,
+    locales: body.locales,
+    tags: body.tags,
+    expectedVersion: body.expected_version ?? body.check,
+    versionField: body.expected_version !== undefined ? 'expected_version' : 'check',
+  });
+  return written(cx, entry, locale);
+}
+
+export async function deleteEntry(cx: OperationContext, entryId: string, query: QueryOf<'deleteEntry'>): Promise<void> {
+  await deleteTypedEntry(writeContext(cx, query.skipWebhooks), entryIdOf(entryId));
+}
+
