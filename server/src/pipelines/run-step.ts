@@ -66,7 +66,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
       return emailStep(app, run);
     });
   }
-  if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number });
+  if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number }, run.principal.workspace.id);
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
   const parts = operationParts(type, principal.workspace.name, resolved);
   return refusing(async () => {
@@ -97,8 +97,8 @@ async function runOperation(app: AppContext, run: StepRun, cx: OperationContext,
 }
 
 /** The envelope of the object an interrupted objects.create step created (or why it is gone). */
-async function objectWrittenBefore(app: AppContext, written: { object_id: number }): Promise<StepResult> {
-  const found = await readEnvelope(app.db, written.object_id);
+async function objectWrittenBefore(app: AppContext, written: { object_id: number }, workspaceId: number): Promise<StepResult> {
+  const found = await readEnvelope(app.db, { workspaceId, kinds: ['json'], state: 'history', now: app.clock.sqlNow() }, written.object_id);
   if (!found) throw new StepFailed(`The object ${written.object_id} this step created before an interruption no longer exists.`);
   return { output: found.envelope };
 }

@@ -13,7 +13,7 @@ import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { insertDocuments, insertEntry, openForWrite, refTaken, publishEntryEvent, sortLocales, writeDocuments, type WriteContext } from './write';
+import { insertDocuments, insertEntry, liveIn, openForWrite, refTaken, publishEntryEvent, sortLocales, writeDocuments, type WriteContext } from './write';
 
 export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, type EntryRecord, type EntryStatus } from './store';
@@ -125,7 +125,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
     const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validationIssues: v.issues, checkedAt: v.contract ? now : undefined, now });
     await insertDocuments(tx, [{ entryPk: id, documents }]);
-    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordCreated(tx, [{ entryPk: id, after: snapshotOf(entry) }], { author: ctx.author, now });
     await publishEntryEvent(ctx, tx, 'entry.created', entry, 'object');
     return id;
@@ -199,7 +199,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     );
     if (!updated) throw refTaken(input.ref !== undefined ? 'ref' : 'path');
     await writeDocuments(tx, id, documents);
-    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before, skipUnchanged: true });
     await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'object');
     return id;
@@ -274,7 +274,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     );
     if (!row) throw invalidAt('ref', 'The ref of the object is taken by another entry.');
     await writeDocuments(tx, id, documents);
-    const [entry] = await findEntries(tx, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });
     await publishEntryEvent(ctx, tx, 'entry.restored', entry, 'object');
     return row;

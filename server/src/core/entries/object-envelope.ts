@@ -2,7 +2,7 @@
 import type { components } from '@workspace-api/sdk/openapi';
 import type { SqlRunner } from '../../db/database';
 import { sql } from '../sql';
-import { BASE_LOCALE, findEntries, type EntryRecord } from './store';
+import { BASE_LOCALE, findEntries, type EntryRecord, type Sight } from './store';
 import type { RevisionRow } from './revisions';
 import { emptyRecord } from '../../lib/records';
 
@@ -75,7 +75,7 @@ export const presentRevision = (r: RevisionRow): S['Revision'] => ({
 });
 
 /** The full envelope (base language) of object `id`, as a write answers it; undefined when it is gone. */
-export async function readEnvelope(db: SqlRunner, id: number): Promise<{ envelope: S['ObjectEnvelope']; exact: boolean } | undefined> {
-  const [entry] = await findEntries(db, sql`e.id = ${id}`, { content: { kind: 'locale', locale: BASE_LOCALE } });
+export async function readEnvelope(db: SqlRunner, sight: Sight, id: number): Promise<{ envelope: S['ObjectEnvelope']; exact: boolean } | undefined> {
+  const [entry] = await findEntries(db, sight, sql`e.id = ${id}`, { content: { kind: 'locale', locale: BASE_LOCALE } });
   return entry && { envelope: presentObject(entry, { locale: BASE_LOCALE, view: 'full' }), exact: entry.exact };
 }

@@ -18,7 +18,7 @@ import type { File } from '../../generated/prisma/client';
 import { raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { referencesOf } from './field-values';
-import { BASE_LOCALE, documentsIn, entrySelect, findEntries, scope, toRecord, type EntryRecord } from './store';
+import { BASE_LOCALE, documentsIn, entrySelect, findEntries, scope, sightOn, toRecord, type EntryRecord, type Sight } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -88,8 +88,7 @@ interface Slot {
 }
 
 /** The entries a relation of an entry of `bucket` may show: live typed entries of that bucket (published ones on delivery reads). */
-const relatedScope = (o: RenderOptions, bucket: Sql) =>
-  scope.and(scope.workspace(o.workspace.id), sql`e.bucket_id = ${bucket}`, scope.kinds('typed'), scope.live, o.publishedOnly ? scope.published : sql`true`);
+const relatedSight = (o: RenderOptions): Sight => ({ workspaceId: o.workspace.id, kinds: ['typed'], state: o.publishedOnly ? 'published' : 'live' });
 
 /** Related entries read with the roots: the references looked up, and the visible entries found. */
 export interface Prefetched {
@@ -98,19 +97,19 @@ export interface Prefetched {
 }
 
 /**
- * One entry (`where`, a condition on `e` that matches at most one) read together with the entries
+ * One entry `sight` sees (`where`, a condition on `e` that matches at most one) read together with the entries
  * its documents may refer to, in one statement instead of two: every string at the top level of
  * its documents and the first RELATION_WINDOW items of each top-level array, looked up as related
  * entries. Rendering takes the first level from them when they hold all its references.
  */
-export async function findWithRelated(db: SqlRunner, where: Sql, o: RenderOptions): Promise<{ entry?: EntryRecord; prefetched: Prefetched }> {
+export async function findWithRelated(db: SqlRunner, sight: Sight, where: Sql, o: RenderOptions): Promise<{ entry?: EntryRecord; prefetched: Prefetched }> {
   const candidates = sql`SELECT x.ref FROM root r JOIN entry_contents rc ON rc.entry_pk = r.id
       CROSS JOIN LATERAL jsonb_each(rc.data) f(k, v)
       CROSS JOIN LATERAL jsonb_array_elements_text(CASE jsonb_typeof(f.v) WHEN 'array' THEN f.v WHEN 'string' THEN jsonb_build_array(f.v) ELSE '[]'::jsonb END) WITH ORDINALITY x(ref, n)
      WHERE x.n <= ${RELATION_WINDOW}::int`;
   const source = sql`(SELECT root.*, true AS is_root FROM root UNION ALL
-      SELECT e.*, false FROM entries e WHERE e.entry_id IN (${candidates}) AND ${relatedScope(o, sql`(SELECT bucket_id FROM root)`)}) e`;
-  const statement = sql`WITH root AS MATERIALIZED (SELECT e.* FROM entries e WHERE ${where})
+      SELECT e.*, false FROM entries e WHERE e.entry_id IN (${candidates}) AND e.bucket_id = (SELECT bucket_id FROM root) AND ${sightOn(relatedSight(o))}) e`;
+  const statement = sql`WITH root AS MATERIALIZED (SELECT e.* FROM entries e WHERE ${scope.and(sightOn(sight), where)})
     ${entrySelect(documentsIn(o.locale), { source, typedOnly: true, columns: [raw('e.is_root')] })}`;
   const read = await rows<Parameters<typeof toRecord>[0] & { is_root: boolean }>(db, statement, true);
   const row = read.find((r) => r.is_root);
@@ -204,7 +203,7 @@ export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: Rend
     if (first && ids.every((id) => first!.considered.has(id))) byId = first.found;
     else {
       const found = ids.length
-        ? await findEntries(db, scope.and(sql`e.entry_id = ANY(${ids}::text[])`, relatedScope(o, sql`${roots[0].bucket_id}::int`)), { content: documentsIn(o.locale), typedOnly: true })
+        ? await findEntries(db, relatedSight(o), sql`e.entry_id = ANY(${ids}::text[]) AND e.bucket_id = ${roots[0].bucket_id}::int`, { content: documentsIn(o.locale), typedOnly: true })
         : [];
       byId = new Map(found.map((e) => [e.entry_id, e]));
     }

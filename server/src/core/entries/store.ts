@@ -169,10 +169,38 @@ export type FindOptions = {
 );
 
 /**
- * Entries matching `where` (a condition on `e`): the few rows of a lookup, or a page. Prepared:
- * `where` is one of a few shapes per caller (the query compiler's statements use `pagedSelect`).
+ * What a read may see: entries of the workspace, of these kinds, in this state. Every read of the
+ * store takes one and applies it itself, so that no read can be written without it (a handler
+ * that forgot `published` would leak drafts).
+ * - `published`: live and published (delivery reads);
+ * - `live`: live, drafts included (writes, and what a write answers);
+ * - `history`: live, or in Trash within its retention at `now` (revisions, a recovery);
+ * - `trash`: in Trash within its retention at `now`.
  */
-export async function findEntries(db: SqlRunner, where: Sql, opts: FindOptions): Promise<EntryRecord[]> {
+export type Sight = { workspaceId: number; kinds: EntryKind[] } & ({ state: 'published' | 'live' } | { state: 'history' | 'trash'; now: Sql });
+
+/** A sight's conditions on the entry row `e`. */
+export function sightOn(v: Sight): Sql {
+  const base = [scope.workspace(v.workspaceId), scope.kinds(...v.kinds)];
+  switch (v.state) {
+    case 'published':
+      return scope.and(...base, scope.live, scope.published);
+    case 'live':
+      return scope.and(...base, scope.live);
+    case 'trash':
+      return scope.and(...base, scope.inTrash(v.now));
+    case 'history':
+      return scope.and(...base, sql`${scope.live} OR (${scope.inTrash(v.now)})`);
+  }
+}
+
+/**
+ * Entries `sight` sees that match `where` (a condition on `e`): the few rows of a lookup, or a
+ * page. Prepared: `where` is one of a few shapes per caller (the query compiler's statements use
+ * `pagedSelect`).
+ */
+export async function findEntries(db: SqlRunner, sight: Sight, where: Sql, opts: FindOptions): Promise<EntryRecord[]> {
+  where = scope.and(sightOn(sight), where);
   const statement = opts.page
     ? pagedSelect(opts.content, where, opts.page, opts.typedOnly)
     : sql`${entrySelect(opts.content, { typedOnly: opts.typedOnly })} WHERE ${where}${opts.forUpdate ? raw(' FOR UPDATE OF e') : raw('')}`;

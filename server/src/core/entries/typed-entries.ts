@@ -15,7 +15,7 @@ import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { hasPendingReview, insertDocuments, insertEntries, openForWrite, refTaken, reviewPending, publishEntryEvent, publishEntryEvents, sortLocales, writeDocuments, type WriteContext } from './write';
+import { hasPendingReview, insertDocuments, insertEntries, liveIn, openForWrite, refTaken, reviewPending, publishEntryEvent, publishEntryEvents, sortLocales, writeDocuments, type WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
 import { isConfiguredLocale, unconfiguredLocale } from './locales';
 
@@ -130,7 +130,7 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
     if (clash >= 0) throw new CreateRefused(clash, refTaken());
     const pks = ids as number[];
     await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
-    const found = new Map((await findEntries(tx, sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
+    const found = new Map((await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
     const entries = pks.map((pk) => found.get(pk)!);
     await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
     await publishEntryEvents(ctx, tx, 'entry.created', entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })), 'entry');
@@ -179,7 +179,7 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
            WHERE id = ${current.id}`,
     );
     await writeDocuments(tx, current.id, documents);
-    const [entry] = await findEntries(tx, sql`e.id = ${current.id}`, { content: { kind: 'all' } });
+    const [entry] = await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ${current.id}`, { content: { kind: 'all' } });
     await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
     await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
     return entry;
@@ -222,7 +222,7 @@ export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { buc
         }
       }
       const found = next.size
-        ? await findEntries(tx, sql`e.entry_id = ANY(${[...next]}::text[]) AND e.workspace_id = ${ctx.workspace.id} AND e.kind = 'typed' AND e.deleted_at IS NULL`, {
+        ? await findEntries(tx, liveIn(ctx, 'typed'), sql`e.entry_id = ANY(${[...next]}::text[])`, {
             content: { kind: 'all' },
             forUpdate: true,
           })

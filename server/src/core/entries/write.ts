@@ -10,7 +10,7 @@ import { join, rows, sql, type Sql } from '../sql';
 import type { ContractChoice } from './contracts';
 import { DomainError, invalidAt } from '../errors';
 import type { Author } from './revisions';
-import { BASE_LOCALE, findEntries, scope, type EntryKind, type EntryRecord, type EntryStatus } from './store';
+import { BASE_LOCALE, findEntries, type EntryKind, type EntryRecord, type EntryStatus, type Sight } from './store';
 
 /** Who writes, for which workspace. */
 export interface WriteContext {
@@ -93,6 +93,9 @@ export async function insertEntries(tx: SqlRunner, list: NewEntry[]): Promise<(n
   return list.map((n) => ids.get(n.entryId));
 }
 
+/** What a write sees: the live entries of its workspace of `kind`, drafts included. */
+export const liveIn = (ctx: WriteContext, kind: EntryKind): Sight => ({ workspaceId: ctx.workspace.id, kinds: [kind], state: 'live' });
+
 /** Which entry a write opens, and what the caller saw of it. */
 export interface WriteOpening {
   /** A condition on `e` that matches at most one entry. */
@@ -111,8 +114,8 @@ export interface WriteOpening {
  * (`stale_version`), and a pending review refusing the write (`review_pending`).
  */
 export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpening): Promise<EntryRecord> {
-  const alive = o.inTrashAt ? sql`(${scope.live} OR (${scope.inTrash(o.inTrashAt)}))` : scope.live;
-  const [entry] = await findEntries(tx, scope.and(o.where, scope.workspace(ctx.workspace.id), scope.kinds(...o.kinds), alive), {
+  const sight: Sight = o.inTrashAt ? { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'history', now: o.inTrashAt } : { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'live' };
+  const [entry] = await findEntries(tx, sight, o.where, {
     content: { kind: 'all' },
     forUpdate: true,
   });

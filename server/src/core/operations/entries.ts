@@ -7,10 +7,10 @@ import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } fro
 import { ULID } from '../entries/field-values';
 import { findWithRelated, renderEntries, summariesOf } from '../entries/render';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../entries/typed-entries';
-import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord } from '../entries/store';
+import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord, type Sight } from '../entries/store';
 import { readLocale, writeLocale } from '../entries/locales';
 import { idCursorPage } from '../entries/pages';
-import { sql, type Sql } from '../sql';
+import { sql } from '../sql';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
 
 /** The plain (unpaged) v1 list holds at most this many entries; pages reach the rest. */
@@ -57,7 +57,7 @@ export async function listEntries(cx: OperationContext, query: ListQuery, v2: bo
   const locale = readLocale(query.locale, workspace.locales);
   const paged = v2 || query.per_page !== undefined || query.cursor !== undefined || query.view !== undefined;
   const view = query.view ?? (v2 ? 'summary' : 'full');
-  const where = scope.and(scope.workspace(workspace.id), scope.kinds('typed'), scope.live, scope.published, sql`e.content_type_id = ${type.id}`);
+  const where = sql`e.content_type_id = ${type.id}`;
   // Summaries name entries from the base document when every locale is asked for.
   const content: ContentChoice = view === 'summary' && locale === '*' ? { kind: 'locale', locale: 'en-US' } : documentsIn(locale);
   const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
@@ -66,23 +66,22 @@ export async function listEntries(cx: OperationContext, query: ListQuery, v2: bo
   const present = async (entries: EntryRecord[]) =>
     view === 'summary' ? { entries: summariesOf(entries, type, options), exact: false } : renderEntries(app.db, entries, options);
   if (!paged) {
-    const shown = await present(await findEntries(app.db, where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
+    const shown = await present(await findEntries(app.db, published(cx), where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
     return { paged: false as const, ...shown };
   }
-  const page = await idCursorPage((after, p) => findEntries(app.db, scope.and(where, after), { content, typedOnly: true, page: p }), query.cursor, query.per_page ?? 50);
+  const page = await idCursorPage((after, p) => findEntries(app.db, published(cx), scope.and(where, after), { content, typedOnly: true, page: p }), query.cursor, query.per_page ?? 50);
   return { paged: true as const, ...(await present(page.page)), next: page.next, prev: page.prev };
 }
 
-/** Where a published typed entry of the workspace has this ULID. */
-const publishedWhere = (workspaceId: number, entryId: string): Sql =>
-  scope.and(sql`e.entry_id = ${entryIdOf(entryId)}`, scope.workspace(workspaceId), scope.kinds('typed'), scope.live, scope.published);
+/** What delivery reads of entries see. */
+const published = (cx: OperationContext): Sight => ({ workspaceId: cx.workspace.id, kinds: ['typed'], state: 'published' });
 
 /** The delivery read: the entry and its first level of relations in one round trip. */
 export async function getEntry(cx: OperationContext, entryId: string, query: QueryOf<'getEntry'>) {
   const locale = readLocale(query.locale, cx.workspace.locales);
   const bytes = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
   const options = { ...renderOptions(cx, locale, true), bytes };
-  const { entry, prefetched } = await findWithRelated(cx.app.db, publishedWhere(cx.workspace.id, entryId), options);
+  const { entry, prefetched } = await findWithRelated(cx.app.db, published(cx), sql`e.entry_id = ${entryIdOf(entryId)}`, options);
   if (!entry) throw new DomainError('not_found');
   const { entries, exact } = await renderEntries(cx.app.db, [entry], options, prefetched);
   return { body: entries[0], exact };

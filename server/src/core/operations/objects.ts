@@ -5,11 +5,11 @@ import type { components } from '@workspace-api/sdk/openapi';
 import { DomainError, throwIfInvalid } from '../errors';
 import { fieldErrors } from '../../lib/field-errors';
 import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry } from '../entries/json-entries';
-import { documentsIn, findEntries, refUnderPrefix, scope, type ContentChoice } from '../entries/store';
+import { documentsIn, findEntries, refUnderPrefix, scope, type ContentChoice, type Sight } from '../entries/store';
 import { getRevision, listRevisions } from '../entries/revisions';
 import { diff } from '../entries/diff';
 import { parseFields, parseFilter, parseSort } from '../query/parse';
-import { visibleOn, type Visibility } from '../query/candidates';
+import { narrowedOn, type Visibility } from '../query/candidates';
 import { project, runQuery } from '../query/run';
 import { raw, sql, type Sql } from '../sql';
 import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../entries/object-envelope';
@@ -47,20 +47,21 @@ function placeVisibility(workspaceId: number, q: { bucket?: string; bucket_id?: 
   return { workspaceId, kinds: ['json'], bucketIds, also };
 }
 
+/** What delivery reads of objects see. */
+const published = (workspaceId: number): Sight => ({ workspaceId, kinds: ['json'], state: 'published' });
+
 /** A live JSON entry of the workspace, or one in Trash within its retention (history reads). */
 async function requireObjectWithHistory(cx: OperationContext, id: number) {
   const workspace = objectsWorkspace(cx);
-  const now = cx.app.clock.sqlNow();
-  const [entry] = await findEntries(cx.app.db, scope.and(sql`e.id = ${id}`, scope.workspace(workspace.id), scope.kinds('json'), sql`(${scope.live} OR (${scope.inTrash(now)}))`), {
-    content: { kind: 'none' },
-  });
+  const sight: Sight = { workspaceId: workspace.id, kinds: ['json'], state: 'history', now: cx.app.clock.sqlNow() };
+  const [entry] = await findEntries(cx.app.db, sight, sql`e.id = ${id}`, { content: { kind: 'none' } });
   if (!entry) throw new DomainError('not_found');
   return entry;
 }
 
 /** The envelope of an entry just written (base language), in the caller's unit of work when there is one. */
 async function readBack(cx: OperationContext, id: number): Promise<Exactly<S['ObjectEnvelope']>> {
-  const found = await readEnvelope(openRunner(cx.app), id);
+  const found = await readEnvelope(openRunner(cx.app), { workspaceId: cx.workspace.id, kinds: ['json'], state: 'live' }, id);
   if (!found) throw new DomainError('not_found');
   return { body: found.envelope, exact: found.exact };
 }
@@ -71,16 +72,16 @@ export async function listObjects(cx: OperationContext, query: QueryOf<'listObje
   const locale = readLocale(query.locale, workspace.locales);
   const view = query.view ?? 'summary';
   const perPage = query.per_page ?? 50;
-  const where = scope.and(visibleOn('e', placeVisibility(workspace.id, query)), scope.published);
-  const { page, next, prev } = await idCursorPage((after, p) => findEntries(cx.app.db, scope.and(where, after), { content: contentFor(view, locale), page: p }), query.cursor, perPage);
+  const where = narrowedOn('e', placeVisibility(workspace.id, query));
+  const sight = published(workspace.id);
+  const { page, next, prev } = await idCursorPage((after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }), query.cursor, perPage);
   return { data: page.map((r) => presentObject(r, { locale, view })), exact: page.some((r) => r.exact), perPage, next, prev };
 }
 
 export async function getObject(cx: OperationContext, id: number, query: QueryOf<'getObject'>): Promise<Exactly<S['ObjectEnvelope']>> {
   const workspace = objectsWorkspace(cx);
   const locale = readLocale(query.locale, workspace.locales);
-  const where = scope.and(sql`e.id = ${id}`, scope.workspace(workspace.id), scope.kinds('json'), scope.live, scope.published);
-  const [entry] = await findEntries(cx.app.db, where, { content: contentFor('full', locale) });
+  const [entry] = await findEntries(cx.app.db, published(workspace.id), sql`e.id = ${id}`, { content: contentFor('full', locale) });
   if (!entry) throw new DomainError('not_found');
   return { body: presentObject(entry, { locale, view: 'full' }), exact: entry.exact };
 }
@@ -149,13 +150,8 @@ export async function listObjectTrash(cx: OperationContext, query: QueryOf<'list
   const workspace = objectsWorkspace(cx);
   const perPage = query.per_page ?? 25;
   const after = query.cursor ? decodeCursor<[string, number]>(query.cursor, ['string', 'integer']) : undefined;
-  const where = scope.and(
-    scope.workspace(workspace.id),
-    scope.kinds('json'),
-    scope.inTrash(cx.app.clock.sqlNow()),
-    after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true'),
-  );
-  const found = await findEntries(cx.app.db, where, { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } });
+  const where = after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true');
+  const found = await findEntries(cx.app.db, { workspaceId: workspace.id, kinds: ['json'], state: 'trash', now: cx.app.clock.sqlNow() }, where, { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } });
   const page = found.slice(0, perPage);
   const next = found.length > perPage ? encodeCursor([page[page.length - 1].deleted_at!, page[page.length - 1].id]) : null;
   return { data: page.map(presentTrashRow), next };

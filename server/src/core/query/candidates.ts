@@ -29,7 +29,12 @@ export interface Visibility {
  */
 export function visibleOn(alias: 'e' | 'c', v: Visibility): Sql {
   const on = alias === 'e' ? scope : copiedScope;
-  const conditions = [on.workspace(v.workspaceId), on.kinds(...v.kinds), on.live];
+  return scope.and(on.workspace(v.workspaceId), on.kinds(...v.kinds), on.live, narrowedOn(alias, v));
+}
+
+/** The narrowing part of a visibility (bucket, content type, `also`), for a read whose sight (store.ts) is the rest. */
+export function narrowedOn(alias: 'e' | 'c', v: Visibility): Sql {
+  const conditions: Sql[] = [raw('true')];
   for (const id of v.bucketIds ?? []) conditions.push(sql`${raw(alias)}.bucket_id = ${typeof id === 'number' ? sql`${id}::int` : id}`);
   if (v.contentTypeId !== undefined) conditions.push(sql`${raw(alias)}.content_type_id = ${v.contentTypeId}::int`);
   conditions.push(...(v.also ?? []));

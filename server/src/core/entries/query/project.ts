@@ -106,7 +106,8 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
     const found = ids.length
       ? await findEntries(
           db,
-          scope.and(sql`e.entry_id = ANY(${ids}::text[])`, sql`e.bucket_id = ${o.bucketId}::int`, scope.kinds('typed'), scope.live, sql`e.content_type_id = ANY(${typeIds}::int[])`),
+          { workspaceId: o.workspace.id, kinds: ['typed'], state: 'live' },
+          scope.and(sql`e.entry_id = ANY(${ids}::text[])`, sql`e.bucket_id = ${o.bucketId}::int`, sql`e.content_type_id = ANY(${typeIds}::int[])`),
           { content: { kind: 'locale', locale: o.locale }, typedOnly: true, page: { orderBy: sql`e.id`, limit: remaining + 1 } },
         )
       : [];
