@@ -4,8 +4,8 @@ import { startTestServer, type TestServer } from './support/server';
 import { client } from './support/http';
 import { createWorkspace, setupWorkspace, TIMESTAMP } from './support/fixtures';
 import { startReceiver, eventually, type Receiver } from './support/receiver';
-import { publishEvent, withEvents } from '../src/events/outbox';
-import { prismaSql } from '../src/db/database';
+import { publishEvent } from '../src/events/outbox';
+import { transaction } from '../src/core/transaction';
 import { parseWebhookEvent, verifyWebhookSignature } from '../../sdk/src';
 
 let s: TestServer;
@@ -197,7 +197,7 @@ describe('the event bus', () => {
     const app = s.server.app;
     const workspaceId = (await app.db.prisma.workspace.findUniqueOrThrow({ where: { name: ws.workspace.name } })).id;
 
-    const eventId = await withEvents(app, (tx) => publishEvent(prismaSql(tx), app.clock.now(), { workspaceId, event: 'entry.deleted', data: { kind: 'object', id: 7 } }));
+    const eventId = await transaction(app, (tx) => publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.deleted', data: { kind: 'object', id: 7 } }));
     const [got] = await matching.waitFor(1);
     expect(got.body).toEqual({ id: eventId, event: 'entry.deleted', workspace: ws.workspace.name, created_at: expect.stringMatching(TIMESTAMP), data: { kind: 'object', id: 7 } });
     expect((await wildcard.waitFor(1))[0].body.id).toBe(eventId);
@@ -213,12 +213,12 @@ describe('the event bus', () => {
     const app = s.server.app;
     const workspaceId = (await app.db.prisma.workspace.findUniqueOrThrow({ where: { name: ws.name } })).id;
     await expect(
-      withEvents(app, async (tx) => {
-        await publishEvent(prismaSql(tx), app.clock.now(), { workspaceId, event: 'entry.created', data: {} });
+      transaction(app, async (tx) => {
+        await publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.created', data: {} });
         throw new Error('validation failed');
       }),
     ).rejects.toThrow('validation failed');
-    await withEvents(app, (tx) => publishEvent(prismaSql(tx), app.clock.now(), { workspaceId, event: 'entry.updated', data: {}, skipWebhooks: true }));
+    await transaction(app, (tx) => publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.updated', data: {}, skipWebhooks: true }));
     await app.scheduler.idle();
     await new Promise((res) => setTimeout(res, 500));
     expect(r.requests).toHaveLength(0);
@@ -234,9 +234,9 @@ describe('the event bus', () => {
     await subscribe(ws.name, 'http://127.0.0.1:9/unreachable');
     const app = s.server.app;
     const workspaceId = (await app.db.prisma.workspace.findUniqueOrThrow({ where: { name: ws.name } })).id;
-    const bucket = await withEvents(app, async (tx) => {
-      const b = await tx.bucket.create({ data: { workspaceId, name: 'kept', createdAt: app.clock.now() } });
-      await publishEvent(prismaSql(tx), app.clock.now(), { workspaceId, event: 'entry.created', data: { bucket: b.id } });
+    const bucket = await transaction(app, async (tx) => {
+      const [b] = (await tx.query<{ id: number }>(`INSERT INTO buckets (workspace_id, name, created_at) VALUES ($1, 'kept', $2) RETURNING id`, [workspaceId, app.clock.now()])).rows;
+      await publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.created', data: { bucket: b.id } });
       return b;
     });
     const hook = (await s.admin.get(hooks(ws.name))).body.data[0];

@@ -1,5 +1,6 @@
 // API keys: the secret is returned once and stored as its SHA-256.
-import { prismaSql } from '../db/database';
+import type { ApiKey } from '../generated/prisma/client';
+import { transaction } from '../core/transaction';
 import { handlers } from '../http/handlers';
 import { invalid, notFound } from '../http/errors';
 import { newApiKeySecret, sha256 } from '../lib/secrets';
@@ -14,20 +15,17 @@ export const apiKeyHandlers = handlers({
     if (!user) throw invalid('user_id', 'The selected user_id is invalid.');
     const secret = newApiKeySecret();
     const now = app.clock.now();
-    const key = await app.db.prisma.$transaction(async (tx) => {
-      const created = await tx.apiKey.create({
-        data: {
-          workspaceId: workspace.id,
-          userId: user.id,
-          name: body.name,
-          abilities: body.abilities ?? [],
-          origins: body.origins ?? [],
-          keyHash: sha256(secret),
-          createdAt: now,
-        },
-      });
-      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'api_key.created', actor: ADMIN_ACTOR });
-      return created;
+    const key = await transaction(app, async (tx) => {
+      // The row as Prisma's ApiKey (presentApiKey reads it).
+      const { rows } = await tx.query<ApiKey>(
+        `INSERT INTO api_keys (workspace_id, user_id, name, abilities, origins, key_hash, created_at)
+         VALUES ($1, $2, $3, $4::text[], $5::text[], $6, $7)
+         RETURNING id, workspace_id AS "workspaceId", user_id AS "userId", name, abilities, origins, key_hash AS "keyHash",
+                   created_at AS "createdAt", last_used_at AS "lastUsedAt"`,
+        [workspace.id, user.id, body.name, body.abilities ?? [], body.origins ?? [], sha256(secret), now],
+      );
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.created', actor: ADMIN_ACTOR });
+      return rows[0];
     });
     return { status: 201, body: { ...presentApiKey(key), key: secret } };
   },
@@ -41,10 +39,10 @@ export const apiKeyHandlers = handlers({
   async deleteApiKey({ params }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const now = app.clock.now();
-    await app.db.prisma.$transaction(async (tx) => {
-      const res = await tx.apiKey.deleteMany({ where: { id: params.id, workspaceId: workspace.id } });
-      if (res.count === 0) throw notFound();
-      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'api_key.deleted', actor: ADMIN_ACTOR });
+    await transaction(app, async (tx) => {
+      const res = await tx.query('DELETE FROM api_keys WHERE id = $1 AND workspace_id = $2', [params.id, workspace.id]);
+      if (res.rowCount === 0) throw notFound();
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'api_key.deleted', actor: ADMIN_ACTOR });
     });
     return { status: 204 };
   },

@@ -10,7 +10,9 @@ import { presentContract } from './presenters';
 import { normalizePrefix, schemaProblems } from '../core/contract-schema';
 import { requireWorkspace } from '../http/lookup';
 import { REVALIDATE_JOB, markForRevalidation } from '../core/entries/revalidate';
-import { prismaSql } from '../db/database';
+import { transaction } from '../core/transaction';
+import type { SqlRunner } from '../db/database';
+import type { Bucket, Contract } from '../generated/prisma/client';
 
 type ContractInput = components['schemas']['ContractInput'];
 
@@ -30,15 +32,44 @@ async function contractData(app: AppContext, workspaceId: number, body: Contract
   return { name: body.name, schema: body.schema as object, mode: body.mode ?? 'enforce', bucketId, prefix };
 }
 
+type ContractData = Awaited<ReturnType<typeof contractData>>;
+
+/**
+ * Runs `write` (an INSERT or UPDATE of one contract, without RETURNING) and returns the row as
+ * Prisma's `Contract` with its bucket, as presentContract reads it; undefined when it wrote none.
+ */
+async function writeContract(tx: SqlRunner, write: string, values: unknown[]): Promise<(Contract & { bucket: Bucket | null }) | undefined> {
+  type Row = Contract & { bucketWorkspaceId: number | null; bucketName: string | null; bucketCreatedAt: Date | null };
+  const { rows } = await tx.query<Row>(
+    `WITH c AS (${write} RETURNING *)
+     SELECT c.id, c.workspace_id AS "workspaceId", c.name, c.schema, c.mode, c.bucket_id AS "bucketId", c.prefix,
+            c.created_at AS "createdAt", c.updated_at AS "updatedAt",
+            b.workspace_id AS "bucketWorkspaceId", b.name AS "bucketName", b.created_at AS "bucketCreatedAt"
+       FROM c LEFT JOIN buckets b ON b.id = c.bucket_id`,
+    values,
+  );
+  if (!rows[0]) return undefined;
+  const { bucketWorkspaceId, bucketName, bucketCreatedAt, ...contract } = rows[0];
+  const bucket = contract.bucketId === null ? null : { id: contract.bucketId, workspaceId: bucketWorkspaceId!, name: bucketName!, createdAt: bucketCreatedAt! };
+  return { ...contract, bucket };
+}
+
+/** The columns of `data` as parameters $2 to $6 (name, schema, mode, bucket_id, prefix). */
+const dataValues = (data: ContractData) => [data.name, JSON.stringify(data.schema), data.mode, data.bucketId, data.prefix];
+
 export const contractHandlers = handlers({
   async createContract({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const data = await contractData(app, workspace.id, body);
     const now = app.clock.now();
     const contract = await uniqueOr422('name', () =>
-      app.db.prisma.$transaction(async (tx) => {
-        const created = await tx.contract.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now }, include: { bucket: true } });
-        await markForRevalidation(prismaSql(tx), workspace.id, created.name);
+      transaction(app, async (tx) => {
+        const created = (await writeContract(
+          tx,
+          `INSERT INTO contracts (workspace_id, name, schema, mode, bucket_id, prefix, created_at, updated_at) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $7)`,
+          [workspace.id, ...dataValues(data), now],
+        ))!;
+        await markForRevalidation(tx, workspace.id, created.name);
         return created;
       }),
     );
@@ -68,10 +99,16 @@ export const contractHandlers = handlers({
     if (!current) throw notFound();
     const data = await contractData(app, workspace.id, body);
     const contract = await uniqueOr422('name', () =>
-      app.db.prisma.$transaction(async (tx) => {
-        const updated = await tx.contract.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() }, include: { bucket: true } });
+      transaction(app, async (tx) => {
+        const updated = await writeContract(
+          tx,
+          `UPDATE contracts SET name = $2, schema = $3::jsonb, mode = $4, bucket_id = $5, prefix = $6, updated_at = $7 WHERE id = $1`,
+          [current.id, ...dataValues(data), app.clock.now()],
+        );
+        // Deleted meanwhile: a failure, as Prisma's update raised one (P2025).
+        if (!updated) throw new Error(`replaceContract: contract ${current.id} is gone`);
         // Entries under the old and the new name (a rename) are rechecked.
-        for (const name of new Set([current.name, updated.name])) await markForRevalidation(prismaSql(tx), workspace.id, name);
+        for (const name of new Set([current.name, updated.name])) await markForRevalidation(tx, workspace.id, name);
         return updated;
       }),
     );

@@ -1,5 +1,4 @@
 // Webhook subscriptions, their delivery log, and ping.
-import { prismaSql } from '../db/database';
 import { randomUUID } from 'node:crypto';
 import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
@@ -10,6 +9,7 @@ import type { AppContext } from '../context';
 import type { Webhook, WebhookDelivery } from '../generated/prisma/client';
 import type { components } from '@workspace-api/sdk/openapi';
 import { requireWorkspace } from '../http/lookup';
+import { transaction } from '../core/transaction';
 
 type S = components['schemas'];
 
@@ -44,12 +44,15 @@ export const webhookHandlers = handlers({
   async createWebhook({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const now = app.clock.now();
-    const webhook = await app.db.prisma.$transaction(async (tx) => {
-      const created = await tx.webhook.create({
-        data: { workspaceId: workspace.id, url: body.url, events: [...new Set(body.events)], secret: body.secret, createdAt: now },
-      });
-      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'webhook.created', actor: ADMIN_ACTOR });
-      return created;
+    const webhook = await transaction(app, async (tx) => {
+      // The row as Prisma's Webhook (presentWebhook reads it).
+      const { rows } = await tx.query<Webhook>(
+        `INSERT INTO webhooks (workspace_id, url, events, secret, created_at) VALUES ($1, $2, $3::text[], $4, $5)
+         RETURNING id, workspace_id AS "workspaceId", url, events, secret, created_at AS "createdAt"`,
+        [workspace.id, body.url, [...new Set(body.events)], body.secret, now],
+      );
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.created', actor: ADMIN_ACTOR });
+      return rows[0];
     });
     return { status: 201, body: presentWebhook(webhook) };
   },
@@ -63,9 +66,11 @@ export const webhookHandlers = handlers({
   async deleteWebhook({ params }, app) {
     const { workspace, webhook } = await requireWebhook(app, params.workspace, params.id);
     const now = app.clock.now();
-    await app.db.prisma.$transaction(async (tx) => {
-      await tx.webhook.delete({ where: { id: webhook.id } });
-      await recordAudit(prismaSql(tx), now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
+    await transaction(app, async (tx) => {
+      const res = await tx.query('DELETE FROM webhooks WHERE id = $1', [webhook.id]);
+      // Deleted meanwhile: a failure, as Prisma's delete raised one (P2025).
+      if (res.rowCount === 0) throw new Error(`deleteWebhook: webhook ${webhook.id} is gone`);
+      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
     });
     return { status: 204 };
   },

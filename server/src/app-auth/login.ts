@@ -5,6 +5,7 @@ import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { invalid } from '../http/errors';
 import { queueEmail, type EmailMessage } from '../core/email-queue';
+import { transaction } from '../core/transaction';
 import { newOtp, newSalt, otpHash, OTP_TTL_SECONDS } from './credentials';
 import type { AuthWorkspace } from './workspace';
 
@@ -40,7 +41,7 @@ export async function login(app: AppContext, workspace: AuthWorkspace, body: Log
   const salt = newSalt();
   const now = app.clock.now();
   const link = body.redirect_uri === undefined ? undefined : signInLink(body.redirect_uri, email, otp);
-  await app.db.transaction(async (tx) => {
+  await transaction(app, async (tx) => {
     // One pending code per address: a new login replaces the previous one (and its attempts).
     await tx.query(
       `INSERT INTO auth_otps (workspace_id, email, salt, otp_hash, attempts, expires_at, used_at, created_at)

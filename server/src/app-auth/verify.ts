@@ -6,6 +6,7 @@ import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { invalid } from '../http/errors';
 import { formatTimestamp } from '../lib/time';
+import { transaction } from '../core/transaction';
 import { CODE_TTL_SECONDS, MAX_OTP_ATTEMPTS, findPresented, matchesHash, newSplitToken, otpHash } from './credentials';
 import type { AuthWorkspace } from './workspace';
 
@@ -37,7 +38,7 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
   }
   const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
   const code = newSplitToken('wsac');
-  await app.db.transaction(async (tx) => {
+  await transaction(app, async (tx) => {
     const claimed = await tx.query(
       `UPDATE auth_otps SET used_at = $3
         WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL AND expires_at > $3 AND attempts < $4
@@ -66,7 +67,7 @@ export async function exchangeCode(app: AppContext, workspace: AuthWorkspace, bo
   if (!row) throw wrongCode();
   const expiresAt = new Date(now.getTime() + app.config.authTokenTtlSeconds * 1000);
   const token = newSplitToken('wsat');
-  await app.db.transaction(async (tx) => {
+  await transaction(app, async (tx) => {
     const claimed = await tx.query('UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id', [row.id, now]);
     if (claimed.rowCount === 0) throw wrongCode();
     await tx.query(

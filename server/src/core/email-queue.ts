@@ -5,6 +5,7 @@
 import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
+import { transaction } from './transaction';
 
 /** The validated body of `POST /api/v1/{workspace}/emails`. */
 export type EmailMessage = components['schemas']['EmailSend'];
@@ -26,7 +27,7 @@ export interface QueueEmailInput {
 /** Queues a validated message from the workspace's sender. Resolves once it is in the outbox. */
 export async function queueEmail(app: AppContext, input: QueueEmailInput): Promise<void> {
   if (input.tx) return insertMessage(app, input.tx, input);
-  return app.db.transaction((tx) => insertMessage(app, tx, input));
+  return transaction(app, (tx) => insertMessage(app, tx, input));
 }
 
 async function insertMessage(app: AppContext, tx: SqlRunner, { workspaceId, message, kind = 'email' }: QueueEmailInput): Promise<void> {

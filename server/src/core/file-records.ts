@@ -12,15 +12,18 @@ import { raw, rows, sql } from './sql';
  * dominated the profile; rendered entries read their attachments with it.
  */
 export async function workspaceFiles(db: SqlRunner, workspaceId: number, ids: number[]): Promise<File[]> {
-  const found = await rows<Omit<File, 'size'> & { size: number }>(
-    db,
-    sql`SELECT id, workspace_id AS "workspaceId", user_id AS "userId", uuid, token, name, mime_type AS "mimeType", size,
-               content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"
-          FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL`,
-    true,
-  );
-  return found.map((f) => ({ ...f, size: BigInt(f.size) }));
+  const found = await rows<FileRow>(db, sql`SELECT ${FILE_COLUMNS} FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL`, true);
+  return found.map(asFile);
 }
+
+/** A `files` row's columns named as Prisma's `File` (for a SELECT or a RETURNING). */
+export const FILE_COLUMNS = raw(`id, workspace_id AS "workspaceId", user_id AS "userId", uuid, token, name, mime_type AS "mimeType", size,
+  content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"`);
+
+export type FileRow = Omit<File, 'size'> & { size: number | string };
+
+/** A row read with FILE_COLUMNS as Prisma's `File` (its size a bigint). */
+export const asFile = (f: FileRow): File => ({ ...f, size: BigInt(f.size) });
 
 export const fileEventData = (f: { id: number; name: string; mimeType: string; size: bigint | number }) => ({
   file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) },

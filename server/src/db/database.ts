@@ -458,26 +458,6 @@ function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
 }
 
 /**
- * A Prisma interactive transaction as a SqlRunner, so that code written in raw SQL (events,
- * audit records) joins a transaction that Prisma opened.
- */
-export function prismaSql(tx: { $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>; $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> }): SqlRunner {
-  return {
-    async query<T>(text: string, values: unknown[] = []) {
-      const rows = normalizeRows(await tx.$queryRawUnsafe<T[]>(text, ...values));
-      return { rows, rowCount: rows.length };
-    },
-    async exec(sql: string) {
-      await tx.$executeRawUnsafe(sql);
-    },
-    async execReturning<T>(sql: string) {
-      const rows = normalizeRows(await tx.$queryRawUnsafe<T[]>(sql));
-      return { rows, rowCount: rows.length };
-    },
-  };
-}
-
-/**
  * `databaseStatementTimeoutMs`: the pools' statement timeout (unset or 0: none, as for the
  * migration CLI). The embedded database has none: PGlite accepts `statement_timeout` but never
  * fires it (its single-threaded WebAssembly build has no timer signal to cancel a statement),

@@ -44,6 +44,7 @@ export function readMigrations(dir = migrationsDir): Migration[] {
 export async function withSchemaLock<T>(db: Database, fn: () => Promise<T>): Promise<T> {
   if (db.kind === 'pglite') return fn();
   // The lock is held by a transaction on one connection while `fn` uses others of the pool.
+  // (A bare transaction: start-up work on the Database alone, before there is an app or a scheduler.)
   return db.transaction(async (tx) => {
     // Waiting for another process's schema work is no runaway statement.
     await withoutStatementTimeout(tx);
@@ -54,6 +55,7 @@ export async function withSchemaLock<T>(db: Database, fn: () => Promise<T>): Pro
 
 /** Returns the names of the migrations applied by this call. */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
+  // A bare transaction: start-up work on the Database alone, before there is an app or a scheduler.
   return db.transaction(async (tx) => {
     // A migration (or the wait for another process's) must not be cut by the pool's statement
     // timeout: a migration stopped half-way would stop every start after it.

@@ -14,7 +14,7 @@ export interface AuditRecord {
 export const ADMIN_ACTOR = 'admin';
 export const apiKeyActor = (keyId: number) => `api_key:${keyId}`;
 
-/** Writes the record in the caller's transaction (raw, or Prisma through `prismaSql`). */
+/** Writes the record in the caller's unit of work (core/transaction.ts). */
 export async function recordAudit(tx: SqlRunner, now: Date, r: AuditRecord): Promise<void> {
   await tx.query(
     `INSERT INTO audit_logs (workspace_id, event, actor, entry_id, object_id, created_at) VALUES ($1::int, $2::text, $3::text, $4::text, $5::int, $6::timestamptz)`,

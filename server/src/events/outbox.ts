@@ -20,8 +20,8 @@ export interface PublishedEvent {
 }
 
 /**
- * Writes the event in the caller's transaction (a raw transaction, or a Prisma one through
- * `prismaSql`); returns its ID (the `id` subscribers see).
+ * Writes the event in the caller's unit of work (core/transaction.ts, which wakes the dispatcher
+ * once it commits); returns its ID (the `id` subscribers see).
  */
 export async function publishEvent(tx: SqlRunner, now: Date, e: PublishedEvent): Promise<string> {
   const [id] = await publishEvents(tx, now, [e]);
@@ -45,16 +45,6 @@ export function webhookPayload(id: string, event: string, workspace: string, cre
   return JSON.stringify({ id, event, workspace, created_at: formatTimestamp(createdAt), data });
 }
 
-/**
- * Runs `fn` in one Prisma transaction and wakes the dispatcher after it commits. The way for a
- * feature to change content and publish its events together.
- */
-export async function withEvents<T>(app: AppContext, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  const result = await app.db.prisma.$transaction(fn);
-  app.scheduler.kick();
-  return result;
-}
-
 interface OutboxRow {
   id: string;
   workspace_id: number;
@@ -71,6 +61,7 @@ interface OutboxRow {
  * Returns how many events it dispatched.
  */
 export async function dispatchOutbox(app: AppContext, batch = 100): Promise<number> {
+  // A bare transaction: this is the scheduler's own pass, which transaction() would wake again after each commit.
   return app.db.transaction(async (tx) => {
     const { rows } = await tx.query<OutboxRow>(
       `SELECT o.id, o.workspace_id, w.name AS workspace, o.event, o.data, o.skip_webhooks, o.created_at

@@ -1,14 +1,15 @@
 // The rules of files: storing an upload, finding a workspace's file, deleting one, usage.
-import { prismaSql } from '../db/database';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { AppContext } from '../context';
 import type { File, Workspace } from '../generated/prisma/client';
 import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
-import { publishEvent, withEvents } from '../events/outbox';
+import { publishEvent } from '../events/outbox';
+import { transaction } from '../core/transaction';
 import { detect } from './detect';
 import type { StagedFile } from './staging';
-import { afterFilesDeleted, fileEventData, workspaceFiles } from '../core/file-records';
+import { afterFilesDeleted, asFile, FILE_COLUMNS, fileEventData, workspaceFiles, type FileRow } from '../core/file-records';
+import { rows, sql } from '../core/sql';
 
 export const USAGE_JOB = 'usage.record';
 
@@ -26,22 +27,15 @@ export async function storeUpload(app: AppContext, workspaceId: number, staged: 
     await rm(staged.tempPath, { force: true });
   }
   const now = app.clock.now();
-  return withEvents(app, async (tx) => {
-    const file = await tx.file.create({
-      data: {
-        workspaceId,
-        userId,
-        uuid: randomUUID(),
-        token: randomBytes(24).toString('base64url'),
-        name: staged.name,
-        mimeType,
-        size: staged.size,
-        contentHash: staged.sha256,
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
-    if (userId === null) await publishEvent(prismaSql(tx), now, { workspaceId, event: 'file.created', data: fileEventData(file) });
+  return transaction(app, async (tx) => {
+    const [row] = await rows<FileRow>(
+      tx,
+      sql`INSERT INTO files (workspace_id, user_id, uuid, token, name, mime_type, size, content_hash, created_at, updated_at)
+          VALUES (${workspaceId}::int, ${userId}::int, ${randomUUID()}::uuid, ${randomBytes(24).toString('base64url')}, ${staged.name}, ${mimeType}, ${staged.size}::bigint, ${staged.sha256}, ${now}::timestamptz, ${now}::timestamptz)
+          RETURNING ${FILE_COLUMNS}`,
+    );
+    const file = asFile(row);
+    if (userId === null) await publishEvent(tx, now, { workspaceId, event: 'file.created', data: fileEventData(file) });
     return file;
   });
 }
@@ -70,11 +64,11 @@ export async function requireOpenWorkspace(app: AppContext, name: string): Promi
  */
 export async function deleteFile(app: AppContext, file: File): Promise<void> {
   const now = app.clock.now();
-  await withEvents(app, async (tx) => {
-    const res = await tx.file.deleteMany({ where: { id: file.id } });
-    if (res.count === 0) throw notFound();
+  await transaction(app, async (tx) => {
+    const res = await tx.query('DELETE FROM files WHERE id = $1', [file.id]);
+    if (res.rowCount === 0) throw notFound();
     // Attachment fields let go of it in the same transaction; `file.deleted` is published.
-    await afterFilesDeleted(prismaSql(tx), now, file.workspaceId, [file]);
+    await afterFilesDeleted(tx, now, file.workspaceId, [file]);
   });
 }
 

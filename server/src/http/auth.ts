@@ -12,7 +12,7 @@ import { bearerToken, safeEqual, sha256 } from '../lib/secrets';
 import { forbidden, notFound, MESSAGES } from './errors';
 import type { LookupCache } from '../core/lookup-cache';
 import type { AppContext } from '../context';
-import { requireRights, type OperationContext } from '../core/operations/context';
+import { hasRights, type OperationContext } from '../core/operations/context';
 
 export interface ApiKeyPrincipal {
   keyId: number;
@@ -123,7 +123,7 @@ export async function principalOfKey(db: SqlRunner, keyId: number, workspaceId: 
 
 /** Both the key's abilities (or `*`) and its creator's permissions must cover the operation (core/operations/context.ts). */
 export function authorize(principal: ApiKeyPrincipal, abilities: string[], permissions: string[]): void {
-  requireRights({ abilities: principal.abilities, permissions: principal.user.permissions }, { abilities, permissions });
+  if (!hasRights({ abilities: principal.abilities, permissions: principal.user.permissions }, { abilities, permissions })) throw forbidden(MESSAGES.notPermitted);
 }
 
 /**

@@ -75,6 +75,7 @@ export class Scheduler {
     for (const task of app.tasks.list()) {
       const period = periodOf(task.cadence, now);
       if (this.seen.get(task.name) === period) continue;
+      // A bare transaction: this is the scheduler's own pass, which transaction() would wake again after each commit.
       await app.db.transaction(async (tx) => {
         const claimed = await tx.query(
           `INSERT INTO task_runs (task, period, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING task`,

@@ -20,10 +20,17 @@ export interface OperationContext {
   source: 'api' | 'pipeline';
 }
 
-/** Refuses unless the key has every ability and its creator every permission. */
-export function requireRights(who: Pick<OperationContext, 'abilities' | 'permissions'>, rights: { abilities: string[]; permissions: string[] }): void {
+type Rights = { abilities: string[]; permissions: string[] };
+
+/** Whether the key has every ability (or `*`) and its creator every permission: the one place of that rule. */
+export function hasRights(who: Rights, needed: Rights): boolean {
   const hasAbility = (a: string) => who.abilities.includes('*') || who.abilities.includes(a);
-  if (!rights.abilities.every(hasAbility) || !rights.permissions.every((p) => who.permissions.includes(p))) throw new DomainError('not_permitted');
+  return needed.abilities.every(hasAbility) && needed.permissions.every((p) => who.permissions.includes(p));
+}
+
+/** Refuses (`not_permitted`) unless the caller `hasRights`. */
+export function requireRights(cx: Rights, needed: Rights): void {
+  if (!hasRights(cx, needed)) throw new DomainError('not_permitted');
 }
 
 /** What the entry core needs to write on the caller's behalf. */

@@ -33,6 +33,7 @@ export async function createExecution(app: AppContext, e: { workspaceId: number;
   const id = randomUUID();
   const lease = randomUUID();
   const now = app.clock.now();
+  // A bare transaction: the pipeline runner's records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
   await app.db.transaction(async (tx) => {
     await rows(
       tx,
@@ -166,6 +167,7 @@ export class ExecutionState {
     const set = sql`status = 'succeeded', output = ${stringifyExact(output ?? null)}::jsonb, finished_at = ${this.now()}::timestamptz`;
     if (!commit) return this.stepUpdate(this.app.db, position, set);
     try {
+      // A bare transaction: the pipeline runner's records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
       return await this.app.db.transaction(async (tx) => {
         if (!(await this.stepUpdate(tx, position, set))) throw new LeaseLost();
         await commit(tx);
@@ -179,6 +181,7 @@ export class ExecutionState {
 
   /** The step failed: later steps are skipped and the execution fails, in one transaction. */
   async failStep(position: number, stepId: string, message: string): Promise<boolean> {
+    // A bare transaction: see succeedStep.
     return this.app.db.transaction(async (tx) => {
       if (!(await this.stepUpdate(tx, position, sql`status = 'failed', error = ${message}::text, finished_at = ${this.now()}::timestamptz`))) return false;
       await rows(tx, sql`UPDATE pipeline_step_runs SET status = 'skipped' WHERE execution_id = ${this.id}::uuid AND position > ${position}::int`);
@@ -188,6 +191,7 @@ export class ExecutionState {
 
   /** The execution fails as a whole (out of attempts): an interrupted step fails, the ones after it are skipped. */
   async giveUp(message: string): Promise<boolean> {
+    // A bare transaction: see succeedStep.
     return this.app.db.transaction(async (tx) => {
       if (!(await this.finish(tx, 'failed', null, { step: null, message }))) return false;
       await rows(
