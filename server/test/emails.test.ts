@@ -7,6 +7,7 @@ import { eventually } from './support/receiver';
 import { startSmtpSink, type SmtpSink } from './support/smtp';
 import { MAX_EMAIL_ATTEMPTS } from '../src/core/email-queue';
 import { deliverEmail } from '../src/email/deliver';
+import { renderFieldErrors } from '../src/lib/field-errors';
 
 let local: TestServer;
 let smtp: TestServer;
@@ -145,7 +146,7 @@ describe('POST /emails without SMTP_URL', () => {
 
   it('validates a message for other callers (pipelines) with the same error map', () => {
     const pointer = local.server.app.operations.spec('sendEmail').jsonBodyPointer!;
-    const validateEmail = (value: unknown) => local.server.app.operations.validator.errorsAt(pointer, value);
+    const validateEmail = (value: unknown) => renderFieldErrors(local.server.app.operations.validator.errorsAt(pointer, value));
     expect(validateEmail({ to: 'a@example.com', subject: 'x', text: 'y' })).toEqual({});
     expect(validateEmail({ to: ['a@example.com', 'bad'], subject: 'a\nb', html: 'y' })).toEqual({
       'to.1': ['The to.1 field must be a valid email address.'],

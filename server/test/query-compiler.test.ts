@@ -1,7 +1,7 @@
 // The query compiler without a database: each clause checked on the SQL text and bound values it
 // produces, and every parse rule on its error path. (The black-box query tests run the same
 // statements on PostgreSQL and on the embedded database.)
-import { fieldErrors } from '../src/http/errors';
+import { fieldErrors, renderFieldErrors } from '../src/lib/field-errors';
 import { compileFilter, compileSort } from '../src/core/query/compile';
 import { parseFields, parseFilter, parseSort } from '../src/core/query/parse';
 import { project } from '../src/core/query/run';
@@ -17,7 +17,7 @@ const compile = (filter: Record<string, unknown>) => {
 const problems = (filter: Record<string, unknown>) => {
   const errors = fieldErrors();
   parseFilter(filter, errors);
-  return { ...errors };
+  return { ...renderFieldErrors(errors) };
 };
 
 describe('filters', () => {
@@ -106,7 +106,7 @@ describe('projection', () => {
   it('refuses overlapping selections and metadata', () => {
     const errors = fieldErrors();
     parseFields(['a.b', 'c', 'a', '@id', 'c'], errors);
-    expect({ ...errors }).toEqual({
+    expect({ ...renderFieldErrors(errors) }).toEqual({
       'fields.2': ['The fields.2 field overlaps fields.0: parent and child selections must not overlap.'],
       'fields.3': ['The fields.3 field cannot select metadata (the envelope is always complete).'],
       'fields.4': ['The fields.4 field overlaps fields.1: parent and child selections must not overlap.'],

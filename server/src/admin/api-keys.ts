@@ -12,7 +12,7 @@ export const apiKeyHandlers = handlers({
   async createApiKey({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const user = await app.db.prisma.user.findFirst({ where: { id: body.user_id, workspaceId: workspace.id } });
-    if (!user) throw invalid('user_id', 'The selected user_id is invalid.');
+    if (!user) throw invalid('user_id', 'The selected :attribute is invalid.');
     const secret = newApiKeySecret();
     const now = app.clock.now();
     const key = await transaction(app, async (tx) => {

@@ -4,7 +4,8 @@
 import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
-import { notFound, validationFailed, type FieldErrors } from '../http/errors';
+import { notFound, validationFailed } from '../http/errors';
+import { fieldError, fieldErrors } from '../lib/field-errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
 import { normalizePrefix, schemaProblems } from '../core/contract-schema';
@@ -17,15 +18,15 @@ import type { Bucket, Contract } from '../generated/prisma/client';
 type ContractInput = components['schemas']['ContractInput'];
 
 async function contractData(app: AppContext, workspaceId: number, body: ContractInput) {
-  const errors: FieldErrors = {};
+  const errors = fieldErrors();
   const problems = schemaProblems(body.schema);
-  if (problems.length) errors.schema = problems;
+  if (problems.length) errors.schema = problems.map((problem) => fieldError('schema', ':problem', { problem }));
   const prefix = normalizePrefix(body.prefix);
-  if (prefix !== null && prefix.split('/').some((s) => s === '')) errors.prefix = ['The prefix field must not contain empty folder names.'];
+  if (prefix !== null && prefix.split('/').some((s) => s === '')) errors.prefix = [fieldError('format', 'The :attribute field must not contain empty folder names.')];
   let bucketId: number | null = null;
   if (body.bucket !== undefined && body.bucket !== null) {
     const bucket = await app.db.prisma.bucket.findUnique({ where: { workspaceId_name: { workspaceId, name: body.bucket } } });
-    if (!bucket) errors.bucket = ['The selected bucket is invalid.'];
+    if (!bucket) errors.bucket = [fieldError('exists', 'The selected :attribute is invalid.')];
     else bucketId = bucket.id;
   }
   if (Object.keys(errors).length) throw validationFailed(errors);

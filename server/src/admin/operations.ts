@@ -33,7 +33,7 @@ export const operationHandlers = handlers({
     let now: Date;
     if (body.now !== undefined) {
       const target = new Date(body.now);
-      if (Number.isNaN(target.getTime())) throw invalid('now', 'The now field must be a valid date-time.');
+      if (Number.isNaN(target.getTime())) throw invalid('now', 'The :attribute field must be a valid date-time.');
       if (!clockInRange(target)) throw invalid('now', CLOCK_RANGE);
       now = await app.clock.setNow(target);
     } else {

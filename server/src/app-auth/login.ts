@@ -34,7 +34,7 @@ function otpMail(workspace: AuthWorkspace, email: string, otp: string, link: str
 export async function login(app: AppContext, workspace: AuthWorkspace, body: LoginBody): Promise<void> {
   // Exact match against the allowlist: only URIs the operator named ever appear in a mail.
   if (body.redirect_uri !== undefined && !workspace.redirectUris.includes(body.redirect_uri)) {
-    throw invalid('redirect_uri', 'The redirect_uri is not an allowed redirect URI of the workspace.');
+    throw invalid('redirect_uri', 'The :attribute is not an allowed redirect URI of the workspace.');
   }
   const email = body.email.toLowerCase();
   const otp = newOtp();

@@ -12,8 +12,8 @@ import type { AuthWorkspace } from './workspace';
 
 type S = components['schemas'];
 
-const wrongOtp = () => invalid('otp', 'The otp is invalid or has expired.');
-const wrongCode = () => invalid('code', 'The code is invalid or has expired.');
+const wrongOtp = () => invalid('otp', 'The :attribute is invalid or has expired.');
+const wrongCode = () => invalid('code', 'The :attribute is invalid or has expired.');
 
 /** A salt for addresses without a code, so that they cost the same HMAC as the others. */
 const NO_SALT = 'none';

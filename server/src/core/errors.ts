@@ -2,7 +2,7 @@
 // field errors it found (data keyed by request path), and what the kind needs besides. The HTTP
 // edge renders each kind as the documents answer it, in one place (http/errors.ts
 // `httpErrorOf`); a pipeline step reports the same answer as its failure.
-import { fieldErrors, type FieldErrors } from '../lib/field-errors';
+import { fieldError, fieldErrors, oneFieldError, type FieldErrors } from '../lib/field-errors';
 
 export type DomainErrorKind =
   /** No such resource for this caller (missing, foreign, wrong kind, expired); `message` may name it. */
@@ -36,8 +36,9 @@ export class DomainError extends Error {
   }
 }
 
-/** A single-path `invalid`. */
-export const invalidAt = (path: string, message: string) => new DomainError('invalid', Object.assign(fieldErrors(), { [path]: [message] }));
+/** A single-path `invalid`: `template` names the field `:attribute` (lib/field-errors.ts). */
+export const invalidAt = (path: string, template: string, params?: Record<string, string | number>, rule = 'invalid') =>
+  new DomainError('invalid', oneFieldError(path, fieldError(rule, template, params)));
 
 /** Refuses when any error was found. */
 export function throwIfInvalid(errors: FieldErrors): void {

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { HttpError, MESSAGES, invalid, validationFailed } from '../http/errors';
+import { fieldError, fieldErrors } from '../lib/field-errors';
 import { loadDocument, resolvePointer } from '../http/spec';
 import { textProblem } from '../http/validation';
 import { StagingSink, TooLarge, safeFileName, type StagedFile } from './staging';
@@ -18,7 +19,7 @@ function maxLengthOf(field: 'name' | 'type'): number {
 const MAX_LENGTH = { name: maxLengthOf('name'), type: maxLengthOf('type') };
 /** Characters, as JSON Schema counts them (code points, not UTF-16 units). */
 const characters = (s: string) => [...s].length;
-const tooLong = (field: 'name' | 'type') => invalid(`file.${field}`, `The file.${field} field must not be greater than ${MAX_LENGTH[field]} characters.`);
+const tooLong = (field: 'name' | 'type') => invalid(`file.${field}`, 'The :attribute field must not be greater than :limit characters.', { limit: MAX_LENGTH[field] });
 
 type Token = { name: string; value?: unknown };
 
@@ -61,7 +62,7 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
     switch (t.name) {
       case 'startObject':
         if (path.length === 0) rootIsObject = true;
-        else if (!(path.length === 1 && key === 'file')) throw invalid(where() || 'file', `The ${where() || 'file'} field must be a string.`);
+        else if (!(path.length === 1 && key === 'file')) throw invalid(where() || 'file', 'The :attribute field must be a string.');
         path.push(key);
         key = undefined;
         return;
@@ -70,11 +71,11 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
         key = undefined;
         return;
       case 'startArray':
-        throw invalid(where() || 'file', `The ${where() || 'file'} field must not be an array.`);
+        throw invalid(where() || 'file', 'The :attribute field must not be an array.');
       case 'keyValue': {
         key = String(t.value);
         const allowed = path.length === 1 ? ['file'] : ['name', 'type', 'content'];
-        if (!allowed.includes(key)) throw invalid(where(), `The ${where()} field is not allowed.`);
+        if (!allowed.includes(key)) throw invalid(where(), 'The :attribute field is not allowed.');
         return;
       }
       case 'startString':
@@ -103,7 +104,7 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
           const value = (current === 'name' ? name : type)!;
           if (characters(value) > MAX_LENGTH[current]) throw tooLong(current);
           const problem = textProblem(value);
-          if (problem) throw invalid(`file.${current}`, `The file.${current} field ${problem}.`);
+          if (problem) throw invalid(`file.${current}`, 'The :attribute field :detail.', { detail: problem });
         }
         current = undefined;
         return;
@@ -111,7 +112,7 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
       case 'nullValue':
       case 'trueValue':
       case 'falseValue':
-        throw invalid(where() || 'file', path.length <= 1 ? 'The file field must be an object.' : `The ${where()} field must be a string.`);
+        throw invalid(where() || 'file', path.length <= 1 ? 'The :attribute field must be an object.' : 'The :attribute field must be a string.');
       default:
         return;
     }
@@ -142,18 +143,18 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
     await sink.discard();
     req.resume();
     if (err instanceof HttpError) throw err;
-    if (err instanceof TooLarge) throw invalid('file', 'The file may not be greater than 153600 kilobytes.');
+    if (err instanceof TooLarge) throw invalid('file', 'The :attribute may not be greater than 153600 kilobytes.');
     const message = (err as Error).message ?? '';
-    if (/base64|padding/.test(message)) throw invalid('file', 'The file content must be valid base64.');
+    if (/base64|padding/.test(message)) throw invalid('file', 'The :attribute content must be valid base64.');
     throw new HttpError(400, { message: MESSAGES.malformedJson });
   }
-  const errors: Record<string, string[]> = {};
-  if (!rootIsObject) errors.file = ['The file field is required.'];
-  else if (name === undefined && !sawContent) errors.file = ['The file field is required.'];
+  const errors = fieldErrors();
+  if (!rootIsObject) errors.file = [fieldError('required', 'The :attribute field is required.')];
+  else if (name === undefined && !sawContent) errors.file = [fieldError('required', 'The :attribute field is required.')];
   else {
-    if (!name) errors['file.name'] = ['The file.name field is required.'];
-    if (!sawContent) errors['file.content'] = ['The file.content field is required.'];
-    else if (sink.size === 0) errors.file = ['The file must not be empty.'];
+    if (!name) errors['file.name'] = [fieldError('required', 'The :attribute field is required.')];
+    if (!sawContent) errors['file.content'] = [fieldError('required', 'The :attribute field is required.')];
+    else if (sink.size === 0) errors.file = [fieldError('empty', 'The :attribute must not be empty.')];
   }
   if (Object.keys(errors).length) {
     await sink.discard();

@@ -53,7 +53,7 @@ export async function stageMultipart(req: IncomingMessage, dataDir: string): Pro
       staged.catch((err: Error) => fail(err));
     });
     parser.on('error', (err: Error) => {
-      fail(fileError(`The upload could not be read: ${err.message}.`));
+      fail(invalid('file', 'The upload could not be read: :reason.', { reason: err.message }));
       resolve();
     });
     parser.on('close', () => resolve());

@@ -22,11 +22,11 @@ import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFi
 /** Reads an upload body of either documented kind into a staging file. */
 function stageUpload(koa: Context, app: AppContext, kinds: ('multipart' | 'json')[]): Promise<StagedFile> {
   const hasBody = Number(koa.get('Content-Length') || 0) > 0 || koa.get('Transfer-Encoding') !== '';
-  if (!hasBody) throw invalid('file', 'The file field is required.');
+  if (!hasBody) throw invalid('file', 'The :attribute field is required.');
   // A declared length over the limit is refused before anything is read.
   const declared = Number(koa.get('Content-Length') || 0);
   if (koa.is('multipart/form-data') && declared > MULTIPART_LIMIT + MULTIPART_OVERHEAD) throw new HttpError(413, { message: MESSAGES.tooLarge }, { Connection: 'close' });
-  if (koa.is('application/json', '+json') && declared > Math.ceil(BASE64_LIMIT / 3) * 4 + JSON_OVERHEAD) throw invalid('file', 'The file may not be greater than 153600 kilobytes.');
+  if (koa.is('application/json', '+json') && declared > Math.ceil(BASE64_LIMIT / 3) * 4 + JSON_OVERHEAD) throw invalid('file', 'The :attribute may not be greater than 153600 kilobytes.');
   if (kinds.includes('multipart') && koa.is('multipart/form-data')) return stageMultipart(koa.req, app.config.dataDir);
   if (kinds.includes('json') && koa.is('application/json', '+json')) return stageJsonUpload(koa.req, app.config.dataDir);
   throw new HttpError(415, { message: `Unsupported Media Type: expected ${kinds.includes('multipart') ? 'multipart/form-data or ' : ''}application/json.` });

@@ -4,7 +4,7 @@
 import type { Middleware } from 'koa';
 import { isDependencyDown, isQueryCanceled } from '../lib/sql-state';
 import { closeAfterUnreadBody } from './linger';
-import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from '../lib/field-errors';
+import { fieldError, fieldErrors, MAX_ERROR_PATHS, oneFieldError, renderFieldErrors, type FieldErrors } from '../lib/field-errors';
 import { DomainError } from '../core/errors';
 
 export { fieldErrors, MAX_ERROR_PATHS, type FieldErrors };
@@ -12,7 +12,7 @@ export { fieldErrors, MAX_ERROR_PATHS, type FieldErrors };
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly body: { message: string; errors?: FieldErrors; [extra: string]: unknown },
+    readonly body: { message: string; errors?: Record<string, string[]>; [extra: string]: unknown },
     readonly headers: Record<string, string> = {},
   ) {
     super(body.message);
@@ -43,18 +43,22 @@ export const notFound = () => new HttpError(404, { message: MESSAGES.notFound })
 export const badGateway = () => new HttpError(502, { message: 'Bad Gateway' });
 export const forbidden = (message: string = MESSAGES.forbidden) => new HttpError(403, { message });
 
-/** A `422` whose message is the first error, followed by how many more there are (of those listed). */
+/**
+ * A `422` with the field errors rendered (lib/field-errors.ts): its message is the first error,
+ * followed by how many more there are (of those listed).
+ */
 export function validationFailed(found: FieldErrors): HttpError {
-  const errors = fieldErrors();
-  for (const key of Object.keys(found).slice(0, MAX_ERROR_PATHS)) errors[key] = found[key];
+  const listed = fieldErrors();
+  for (const key of Object.keys(found).slice(0, MAX_ERROR_PATHS)) listed[key] = found[key];
+  const errors = renderFieldErrors(listed);
   const all = Object.values(errors).flat();
   const more = all.length - 1;
   const message = more > 0 ? `${all[0]} (and ${more} more error${more > 1 ? 's' : ''})` : (all[0] ?? 'The given data was invalid.');
   return new HttpError(422, { message, errors });
 }
 
-/** Shorthand for a single-field 422. */
-export const invalid = (field: string, message: string) => validationFailed(Object.assign(fieldErrors(), { [field]: [message] }));
+/** A single-field 422: `template` names the field `:attribute` (lib/field-errors.ts). */
+export const invalid = (field: string, template: string, params?: Record<string, string | number>, rule = 'invalid') => validationFailed(oneFieldError(field, fieldError(rule, template, params)));
 
 /** A refusal of the core (core/errors.ts) as the documents answer it: the one place of that mapping. */
 export function httpErrorOf(err: DomainError): HttpError {

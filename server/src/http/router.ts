@@ -45,7 +45,7 @@ function jsonBody(op: OperationSpec): Middleware {
     const options = { limit: op.bodyLimit, strict: false, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<typeof parseJson>[1];
     const { parsed, raw } = (await parseJson(ctx, options).catch((err: { status?: number }) => {
       // A route may document malformed JSON as a validation failure (the Objects query does).
-      if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The body must be valid JSON.');
+      if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The :attribute must be valid JSON.');
       throw err;
     })) as { parsed: unknown; raw: string };
     // An empty body (chunked, with no chunk) is no body, as without Content-Length.

@@ -6,6 +6,7 @@ import type Ajv2020 from 'ajv/dist/2020';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import { allErrorsAjv } from '../lib/ajv';
 import { toFieldErrors } from '../lib/schema-errors';
+import { fieldDetail } from '../lib/field-errors';
 import { arrayBounds, cutToBounds, type ArrayBounds } from './array-bounds';
 import { fieldErrors, forbidden, invalid, MAX_ERROR_PATHS, validationFailed, notFound, type FieldErrors } from './errors';
 import { deref, escapePointer, resolvePointer, type OpenApiDocument, type OperationSpec } from './spec';
@@ -22,7 +23,7 @@ export const MAX_JSON_DEPTH = 32;
 
 /** The one nesting limit of every JSON body (`422` on `body`), before any code walks it. */
 export function assertDepth(body: unknown): void {
-  if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', `The body must not be nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', 'The :attribute must not be nested more than :depth levels deep.', { depth: MAX_JSON_DEPTH });
 }
 
 /**
@@ -62,7 +63,7 @@ function textErrors(value: unknown, path: string[], out: FieldErrors, root: stri
   const put = (p: string[], problem: string) => {
     const key = p.length ? p.join('.') : root;
     if (!(key in out)) room--;
-    out[key] = [`The ${key} field ${problem}.`];
+    out[key] = [fieldDetail('text', problem)];
   };
   while (stack.length && room > 0) {
     const [v, p] = stack.pop()!;

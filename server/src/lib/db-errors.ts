@@ -9,7 +9,7 @@ export async function uniqueOr422<T>(field: string, write: () => Promise<T>): Pr
   try {
     return await write();
   } catch (err) {
-    if (isUniqueViolation(err)) throw invalid(field, `The ${field} has already been taken.`);
+    if (isUniqueViolation(err)) throw invalid(field, 'The :attribute has already been taken.', undefined, 'taken');
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 // Ajv's errors as the documented field-error map and messages (Laravel's wording, as the
 // documents show it): request validation (http/validation.ts) and contracts (core) both answer so.
 import type { ErrorObject } from 'ajv/dist/2020';
-import { fieldErrors, MAX_ERROR_PATHS, type FieldErrors } from './field-errors';
+import { addFieldError, fieldError, fieldErrors, MAX_ERROR_PATHS, type FieldError, type FieldErrors } from './field-errors';
 
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string',
@@ -13,45 +13,45 @@ const TYPE_WORDS: Record<string, string> = {
   null: 'null',
 };
 
-function describe(err: ErrorObject, label: string): string {
+/** Ajv's error as a field error: its keyword is the rule, its parameters the message's. */
+function describe(err: ErrorObject): FieldError {
   const p = err.params as Record<string, string | number>;
+  const rule = err.keyword;
   switch (err.keyword) {
     case 'required':
-      return `The ${label} field is required.`;
+      return fieldError(rule, 'The :attribute field is required.');
     case 'additionalProperties':
-      return `The ${label} field is not allowed.`;
-    case 'type': {
-      const types = String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t);
-      return `The ${label} field must be ${types.join(' or ')}.`;
-    }
+      return fieldError(rule, 'The :attribute field is not allowed.');
+    case 'type':
+      return fieldError(rule, 'The :attribute field must be :types.', { types: String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ') });
     case 'enum':
-      return `The selected ${label} is invalid.`;
+      return fieldError(rule, 'The selected :attribute is invalid.');
     case 'const':
-      return `The ${label} field must be ${JSON.stringify(p.allowedValue)}.`;
+      return fieldError(rule, 'The :attribute field must be :value.', { value: JSON.stringify(p.allowedValue) });
     case 'pattern':
-      return `The ${label} field format is invalid.`;
+      return fieldError(rule, 'The :attribute field format is invalid.');
     case 'format':
-      return p.format === 'email' ? `The ${label} field must be a valid email address.` : `The ${label} field must be a valid ${p.format}.`;
+      return p.format === 'email' ? fieldError(rule, 'The :attribute field must be a valid email address.') : fieldError(rule, 'The :attribute field must be a valid :format.', { format: p.format });
     case 'minLength':
-      return p.limit === 1 ? `The ${label} field must not be empty.` : `The ${label} field must be at least ${p.limit} characters.`;
+      return p.limit === 1 ? fieldError(rule, 'The :attribute field must not be empty.') : fieldError(rule, 'The :attribute field must be at least :limit characters.', { limit: p.limit });
     case 'maxLength':
-      return `The ${label} field must not be greater than ${p.limit} characters.`;
+      return fieldError(rule, 'The :attribute field must not be greater than :limit characters.', { limit: p.limit });
     case 'minimum':
-      return `The ${label} field must be at least ${p.limit}.`;
+      return fieldError(rule, 'The :attribute field must be at least :limit.', { limit: p.limit });
     case 'maximum':
-      return `The ${label} field must not be greater than ${p.limit}.`;
+      return fieldError(rule, 'The :attribute field must not be greater than :limit.', { limit: p.limit });
     case 'minItems':
-      return `The ${label} field must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}.`;
+      return fieldError(rule, p.limit === 1 ? 'The :attribute field must have at least :limit item.' : 'The :attribute field must have at least :limit items.', { limit: p.limit });
     case 'maxItems':
-      return `The ${label} field must not have more than ${p.limit} items.`;
+      return fieldError(rule, 'The :attribute field must not have more than :limit items.', { limit: p.limit });
     case 'uniqueItems':
-      return `The ${label} field has a duplicate value.`;
+      return fieldError(rule, 'The :attribute field has a duplicate value.');
     case 'minProperties':
-      return p.limit === 1 ? `The ${label} must not be empty.` : `The ${label} must have at least ${p.limit} properties.`;
+      return p.limit === 1 ? fieldError(rule, 'The :attribute must not be empty.') : fieldError(rule, 'The :attribute must have at least :limit properties.', { limit: p.limit });
     case 'maxProperties':
-      return `The ${label} must not have more than ${p.limit} propert${p.limit === 1 ? 'y' : 'ies'}.`;
+      return fieldError(rule, p.limit === 1 ? 'The :attribute must not have more than :limit property.' : 'The :attribute must not have more than :limit properties.', { limit: p.limit });
     default:
-      return `The ${label} field is invalid.`;
+      return fieldError(rule, 'The :attribute field is invalid.');
   }
 }
 
@@ -74,8 +74,7 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
     if (named !== undefined) segments.push(named);
     const key = segments.length ? segments.join('.') : root;
     if (!(key in out) && paths++ === MAX_ERROR_PATHS) break;
-    const message = named !== undefined ? `The name of ${key} is invalid.` : describe(err, key);
-    (out[key] ??= []).includes(message) || out[key].push(message);
+    addFieldError(out, key, named !== undefined ? fieldError('propertyNames', 'The name of :attribute is invalid.') : describe(err));
   }
   return out;
 }

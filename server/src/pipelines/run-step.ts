@@ -9,6 +9,7 @@
 // shared transaction, the object's id recorded in its create's transaction.
 import type { AppContext } from '../context';
 import { asHttpError, HttpError } from '../http/errors';
+import { renderFieldErrors } from '../lib/field-errors';
 import { operationContext, type ApiKeyPrincipal } from '../http/auth';
 import type { OperationContext } from '../core/operations/context';
 import { createObject } from '../core/operations/objects';
@@ -57,7 +58,7 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   const type = STEP_TYPES[step.type];
   if (type.kind === 'http') {
     const errors = app.operations.validator.errorsAt(HTTP_WITH_POINTER, resolved);
-    if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(errors)}`);
+    if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(renderFieldErrors(errors))}`);
     return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
   }
   if (step.type === 'email.send') {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { newEntryId } from './ids';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
+import { addFieldError, fieldDetail, fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../lib/field-errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { candidates } from '../query/candidates';
 import { compileFilter, ROOT } from '../query/compile';
@@ -16,7 +16,6 @@ import { DomainError } from '../errors';
 import { ULID } from './field-values';
 import { parseEntryFilter } from './query/parse';
 import { resolvePath } from './query/paths';
-import { prefixErrors } from './query/run';
 import { CreateRefused, createTypedEntries, deleteTypedEntry, updateTypedEntry } from './typed-entries';
 import type { WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
@@ -78,7 +77,7 @@ export function checkShapes(operations: BatchOperation[]): FieldErrors {
   const errors = fieldErrors();
   const ids = new Map<string, number>();
   operations.forEach((op, n) => {
-    const at = (key: string, message: string) => ((errors[`operations.${n}.${key}`] ??= []).push(`The operations.${n}.${key} field ${message}.`), undefined);
+    const at = (key: string, detail: string) => addFieldError(errors, `operations.${n}.${key}`, fieldDetail('shape', detail));
     for (const key of Object.keys(op)) if (!ALLOWED[op.action].includes(key)) at(key, `is not allowed in a ${op.action}`);
     if (op.action === 'create' && op.type === undefined) at('type', 'is required');
     if (op.action !== 'create') {
@@ -125,12 +124,12 @@ function checkCondition(check: NonNullable<BatchOperation['check']>, type: Conte
       const end = path.end;
       const supported =
         !path.hops.length && ((end.kind === 'meta' && end.name === '@id') || (end.kind === 'field' && CHECK_FIELD_TYPES.has(end.def.type) && !end.def.multiple && !end.json.length));
-      if (!supported) local[`${at}.${key}`] = [`The ${at}.${key} field is not supported in a check: only own text, number, boolean and date fields and @id are.`];
-      else if (Object.hasOwn(value as object, 'some')) local[`${at}.${key}.some`] = [`The ${at}.${key}.some field is not supported in a check.`];
+      if (!supported) local[`${at}.${key}`] = [fieldError('check', 'The :attribute field is not supported in a check: only own text, number, boolean and date fields and @id are.')];
+      else if (Object.hasOwn(value as object, 'some')) local[`${at}.${key}.some`] = [fieldError('check', 'The :attribute field is not supported in a check.')];
     }
   };
   walk(check.filter, base);
-  if (Buffer.byteLength(stringifyExact(check)) > CHECK_BYTES) local[`operations.${n}.check`] = [`The operations.${n}.check field must not be larger than 64 KiB.`];
+  if (Buffer.byteLength(stringifyExact(check)) > CHECK_BYTES) local[`operations.${n}.check`] = [fieldError('size', 'The :attribute field must not be larger than 64 KiB.')];
   const unsupported = Object.keys(local);
   const filter = parseEntryFilter(check.filter, [type], types, local, base);
   // An unsupported target is one error, not one more per operator.
@@ -180,7 +179,7 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
   const refIndex = new Map<string, number>();
   operations.forEach((op, n) => {
     if (op.ref === undefined) return;
-    if (refIndex.has(op.ref)) (errors[`operations.${n}.ref`] ??= []).push(`The operations.${n}.ref field repeats the reference name of an earlier create.`);
+    if (refIndex.has(op.ref)) addFieldError(errors, `operations.${n}.ref`, fieldError('repeated', 'The :attribute field repeats the reference name of an earlier create.'));
     else refIndex.set(op.ref, n);
   });
   const resolved = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, opTypes[n], n, refIndex, newIds, errors) : undefined));
@@ -258,8 +257,8 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
 function atOperation(err: unknown, n: number): unknown {
   if (!(err instanceof DomainError)) return err;
   const out = fieldErrors();
-  if (err.kind === 'review_pending') out[`operations.${n}.id`] = [`The operations.${n}.id field names an entry with a pending review.`];
-  else if (err.kind === 'invalid' || err.kind === 'stale_version') prefixErrors(err.errors, `operations.${n}.`, out);
+  if (err.kind === 'review_pending') out[`operations.${n}.id`] = [fieldError('review', 'The :attribute field names an entry with a pending review.')];
+  else if (err.kind === 'invalid' || err.kind === 'stale_version') moveUnder(err.errors, `operations.${n}.`, out);
   else return err;
   return new DomainError('invalid', out);
 }
@@ -287,7 +286,7 @@ function resolveReferences(
     const one = (v: unknown, at: string): unknown => {
       if (!isRefObject(v)) return v;
       const key = `${at}.$ref`;
-      const fail = (message: string) => ((errors[key] ??= []).push(`The ${key} field ${message}.`), v);
+      const fail = (detail: string) => (addFieldError(errors, key, fieldDetail('reference', detail)), v);
       if (def.type === 'attachment') return fail('is not allowed: attachments take file IDs, not entry references');
       if (Object.keys(v).length !== 1 || typeof v.$ref !== 'string') return fail('must be the only property, holding a reference name');
       const target = refIndex.get(v.$ref);
@@ -301,7 +300,7 @@ function resolveReferences(
       const list = value.map((v, i) => one(v, `${base}.${i}`));
       const seen = new Set<unknown>();
       list.forEach((v, i) => {
-        if (typeof v === 'string' && ULID.test(v) && seen.has(v.toUpperCase())) (errors[`${base}.${i}`] ??= []).push(`The ${base}.${i} field repeats an entry of this field.`);
+        if (typeof v === 'string' && ULID.test(v) && seen.has(v.toUpperCase())) addFieldError(errors, `${base}.${i}`, fieldError('repeated', 'The :attribute field repeats an entry of this field.'));
         if (typeof v === 'string') seen.add(v.toUpperCase());
       });
       out[name] = list;

@@ -2,7 +2,7 @@
 // as UTC strings with seconds, relations as entry ULIDs, attachments as file IDs. Checks that need
 // the database (relation targets, files, unique values) run as one query per kind, not per value.
 import type { SqlRunner } from '../../db/database';
-import type { FieldErrors } from '../../lib/field-errors';
+import { addFieldError, fieldDetail, fieldError, type FieldErrors } from '../../lib/field-errors';
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { rows, sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
@@ -99,7 +99,7 @@ const isEmpty = (v: unknown) => v === null || v === undefined || (Array.isArray(
 export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unknown>, current: Record<string, unknown>, creating: boolean, errors: FieldErrors): Record<string, unknown> {
   const out = emptyRecord();
   for (const def of type.fields) if (Object.hasOwn(current, def.name)) out[def.name] = current[def.name];
-  const add = (name: string, message: string) => (errors[`fields.${name}`] ??= []).push(`The fields.${name} field ${message}.`);
+  const add = (name: string, detail: string) => addFieldError(errors, `fields.${name}`, fieldDetail('value', detail));
   for (const name of Object.keys(input)) {
     const def = type.byName.get(name);
     if (!def) {
@@ -118,7 +118,7 @@ export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unk
         const values: unknown[] = [];
         v.forEach((item, i) => {
           const c = checkScalar(def, item);
-          if ('error' in c) (errors[`fields.${name}.${i}`] ??= []).push(`The fields.${name}.${i} field ${c.error}.`);
+          if ('error' in c) addFieldError(errors, `fields.${name}.${i}`, fieldDetail('value', c.error));
           else values.push(c.value);
         });
         out[name] = values;
@@ -204,9 +204,9 @@ export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[],
       valuesOf(it.doc, def).forEach((v, n) => {
         if (def.type === 'relation') {
           const t = targets.get(v as string);
-          if (t === undefined || t.bucketId !== it.type.bucketId) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be an entry of this bucket.`);
-          else if (!def.targets.includes(t.type)) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be an entry of the type ${def.targets.join(' or ')}.`);
-        } else if (def.type === 'attachment' && !files.has(`${it.type.workspaceId}:${v as number}`)) (it.errors[at(n)] ??= []).push(`The ${at(n)} field must be a file of this workspace.`);
+          if (t === undefined || t.bucketId !== it.type.bucketId) addFieldError(it.errors, at(n), fieldError('relation', 'The :attribute field must be an entry of this bucket.'));
+          else if (!def.targets.includes(t.type)) addFieldError(it.errors, at(n), fieldError('relation', 'The :attribute field must be an entry of the type :types.', { types: def.targets.join(' or ') }));
+        } else if (def.type === 'attachment' && !files.has(`${it.type.workspaceId}:${v as number}`)) addFieldError(it.errors, at(n), fieldError('attachment', 'The :attribute field must be a file of this workspace.'));
       });
     }
   });
@@ -235,7 +235,7 @@ async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: Field
   );
   for (const { n } of taken) {
     const { item, field } = claims[n - 1];
-    (item.errors[`fields.${field}`] ??= []).push(`The fields.${field} has already been taken.`);
+    addFieldError(item.errors, `fields.${field}`, fieldError('unique', 'The :attribute has already been taken.'));
   }
 }
 

@@ -5,7 +5,7 @@
 import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
+import { fieldError, fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
 import { approximate } from '../../lib/exact-json';
 import { openRunner, transaction } from '../transaction';
@@ -31,12 +31,12 @@ export interface Address {
 }
 
 function addressErrors(input: Address, errors: FieldErrors): void {
-  if (input.ref !== undefined && input.path !== undefined) errors.ref = ['The ref and path fields must not both be present.'];
-  else if (input.ref === undefined && input.path === undefined) errors.ref = ['The ref field is required when path is not present.'];
-  else if (input.ref !== undefined && !REF.test(input.ref)) errors.ref = ['The ref field must be folder names separated by single slashes, without a leading or trailing slash.'];
+  if (input.ref !== undefined && input.path !== undefined) errors.ref = [fieldError('exclusive', 'The ref and path fields must not both be present.')];
+  else if (input.ref === undefined && input.path === undefined) errors.ref = [fieldError('required', 'The :attribute field is required when path is not present.')];
+  else if (input.ref !== undefined && !REF.test(input.ref)) errors.ref = [fieldError('format', 'The :attribute field must be folder names separated by single slashes, without a leading or trailing slash.')];
   else if (input.path) {
     const folder = input.path.replace(/^\/+|\/+$/g, '');
-    if (folder !== '' && !REF.test(folder)) errors.path = ['The path field must be folder names separated by single slashes.'];
+    if (folder !== '' && !REF.test(folder)) errors.path = [fieldError('format', 'The :attribute field must be folder names separated by single slashes.')];
   }
 }
 
@@ -57,7 +57,7 @@ async function resolveBucket(db: SqlRunner, workspaceId: number, bucketId: numbe
       ? sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND name = 'general'`
       : sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND id = ${bucketId}`,
   );
-  if (!bucket) errors.bucket_id = [bucketId === undefined ? 'The workspace has no General bucket.' : 'The selected bucket_id is invalid.'];
+  if (!bucket) errors.bucket_id = [bucketId === undefined ? fieldError('exists', 'The workspace has no General bucket.') : fieldError('exists', 'The selected :attribute is invalid.')];
   return bucket?.id;
 }
 
@@ -68,7 +68,7 @@ async function contractExists(db: SqlRunner, workspaceId: number, name: string):
 /** Translations must be keyed by configured locales other than the base one. */
 function translationErrors(translations: Record<string, unknown>, locales: string[], errors: FieldErrors): void {
   for (const locale of Object.keys(translations)) {
-    if (locale === BASE_LOCALE) errors[`translations.${locale}`] = [`The translations field must not hold ${BASE_LOCALE}: it is the base document (data).`];
+    if (locale === BASE_LOCALE) errors[`translations.${locale}`] = [fieldError('base_locale', 'The translations field must not hold :locale: it is the base document (data).', { locale: BASE_LOCALE })];
     else if (!isConfiguredLocale(locale, locales)) errors[`translations.${locale}`] = [unconfiguredLocale(locale)];
   }
 }
@@ -114,7 +114,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   // connection is that unit's until it ends.
   const db = openRunner(app);
   const bucketId = await resolveBucket(db, workspace.id, input.bucketId, errors);
-  if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
+  if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract))) errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
   throwIfInvalid(errors);
   const entryId = newEntryId();
   const ref = refOf(input, entryId);
@@ -172,10 +172,10 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     addressErrors(input, errors);
     let bucketId = current.bucket_id;
     if (input.bucketId !== undefined && input.bucketId !== current.bucket_id) {
-      if (current.migrated) errors.bucket_id = ['A migrated entry cannot move to another bucket.'];
+      if (current.migrated) errors.bucket_id = [fieldError('migrated', 'A migrated entry cannot move to another bucket.')];
       else bucketId = (await resolveBucket(tx, workspace.id, input.bucketId, errors)) ?? bucketId;
     }
-    if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract))) errors.contract = ['The selected contract is invalid.'];
+    if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract))) errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
     if (input.translations) translationErrors(input.translations, workspace.locales, errors);
     throwIfInvalid(errors);
 
@@ -239,20 +239,20 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     const now = app.clock.sqlNow();
     const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: lockVersion }, inTrashAt: now });
     const recovering = current.deleted_at !== null;
-    if (!recovering && revisionId === undefined) throw invalidAt('revision_id', 'The revision_id field is required unless the object is in Trash.');
+    if (!recovering && revisionId === undefined) throw invalidAt('revision_id', 'The :attribute field is required unless the object is in Trash.');
 
     let target: Snapshot = snapshotOf(current);
     let exact = current.exact;
     if (revisionId !== undefined) {
       const revision = await getRevision(tx, id, revisionId);
-      if (!revision) throw invalidAt('revision_id', 'The selected revision_id is not a revision of this object.');
+      if (!revision) throw invalidAt('revision_id', 'The selected :attribute is not a revision of this object.');
       target = revision.snapshot;
       exact = exact || revision.exact;
     }
     const errors = fieldErrors();
     const buckets = await rows(tx, sql`SELECT 1 FROM buckets WHERE id = ${target.bucket_id} AND workspace_id = ${workspace.id}`);
-    if (!buckets.length) errors.revision_id = ['The bucket of the revision no longer exists.'];
-    if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract))) errors.revision_id = ['The contract of the revision no longer exists.'];
+    if (!buckets.length) errors.revision_id = [fieldError('exists', 'The bucket of the revision no longer exists.')];
+    if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract))) errors.revision_id = [fieldError('exists', 'The contract of the revision no longer exists.')];
     throwIfInvalid(errors);
 
     const documents = new Map<string, unknown>();
@@ -272,7 +272,7 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
              AND NOT EXISTS (SELECT 1 FROM entries o WHERE o.bucket_id = ${target.bucket_id} AND o.live_ref = ${target.ref} AND o.id <> ${id})
           RETURNING id, entry_id, ref, lock_version, status`,
     );
-    if (!row) throw invalidAt('ref', 'The ref of the object is taken by another entry.');
+    if (!row) throw invalidAt('ref', 'The :attribute of the object is taken by another entry.');
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });

@@ -5,11 +5,12 @@
 // field (an entry's `locales`, an object's `translations`, the Objects query's `locale`) is a
 // `422` on its path, with `unconfiguredLocale` as the message.
 import { DomainError } from '../errors';
+import { fieldError, type FieldError } from '../../lib/field-errors';
 import { BASE_LOCALE } from './store';
 
 export const isConfiguredLocale = (locale: string, configured: readonly string[]): boolean => locale === BASE_LOCALE || configured.includes(locale);
 
-export const unconfiguredLocale = (locale: string) => `The locale ${locale} is not configured for this workspace.`;
+export const unconfiguredLocale = (locale: string): FieldError => fieldError('locale', 'The locale :locale is not configured for this workspace.', { locale });
 
 const invalidLocale = () => new DomainError('invalid_locale');
 

@@ -21,7 +21,7 @@ export async function createReview(app: AppContext, workspaceId: number, entryId
          WHERE workspace_id = ${workspaceId} AND entry_id = ${entryId} AND deleted_at IS NULL
         ${RETURNING}`,
   );
-  if (!row) throw invalidAt('entry_id', 'The selected entry_id is invalid.');
+  if (!row) throw invalidAt('entry_id', 'The selected :attribute is invalid.');
   return row;
 }
 

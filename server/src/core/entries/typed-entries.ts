@@ -5,7 +5,7 @@
 import { newEntryId } from './ids';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors } from '../../lib/field-errors';
+import { fieldDetail, fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
 import { transaction } from '../transaction';
 import { deleteWorkspaceFiles } from '../file-records';
@@ -29,7 +29,7 @@ export interface TypedInput {
 }
 
 /** Locales of an entry: en-US always; every other one configured for the workspace (422 on `locales.<n>`). */
-function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<string, string[]>): string[] {
+function enabledLocales(ctx: WriteContext, requested: string[], errors: FieldErrors): string[] {
   requested.forEach((l, i) => {
     if (!isConfiguredLocale(l, ctx.workspace.locales)) errors[`locales.${i}`] = [unconfiguredLocale(l)];
   });
@@ -37,7 +37,7 @@ function enabledLocales(ctx: WriteContext, requested: string[], errors: Record<s
 }
 
 /** A `publish_at` (RFC 3339, checked by the schema) whose offset is a real one (14:00 at most either side) and whose UTC year is 0001 to 9999, as for datetime fields. */
-function publishAtOf(value: string | null | undefined, errors: Record<string, string[]>): Date | null | undefined {
+function publishAtOf(value: string | null | undefined, errors: FieldErrors): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const at = new Date(value);
   const problem = Number.isNaN(at.getTime())
@@ -47,7 +47,7 @@ function publishAtOf(value: string | null | undefined, errors: Record<string, st
       : !inStoredYears(at)
         ? `${YEARS_RULE} (in UTC)`
         : undefined;
-  if (problem) errors.publish_at = [`The publish_at field ${problem}.`];
+  if (problem) errors.publish_at = [fieldDetail('date', problem)];
   return at;
 }
 
@@ -230,7 +230,7 @@ export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { buc
       level = found.filter((e) => !doomed.has(e.id));
       for (const e of level) doomed.set(e.id, e);
     }
-    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidAt('id', 'The id field names an entry whose deletion would cascade into other entries or files.');
+    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidAt('id', 'The :attribute field names an entry whose deletion would cascade into other entries or files.');
     if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw reviewPending('entry');
     await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
     await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);

@@ -3,7 +3,7 @@
 // reviews and the event published with the transaction.
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { fieldErrors } from '../../lib/field-errors';
+import { fieldError, oneFieldError } from '../../lib/field-errors';
 import { publishEvents, type EventName } from '../../events/outbox';
 import { stringifyExact } from '../../lib/exact-json';
 import { join, rows, sql, type Sql } from '../sql';
@@ -64,7 +64,8 @@ export interface NewEntry {
 }
 
 /** The refusal of a ref already held by a live entry of the bucket (`at`: the field that named it). */
-export const refTaken = (at = 'ref') => invalidAt(at, 'The ref has already been taken.');
+/** A live ref taken in the bucket; at `path`, the clash still names the ref the path made. */
+export const refTaken = (at = 'ref') => invalidAt(at, at === 'ref' ? 'The :attribute has already been taken.' : 'The ref has already been taken.', undefined, 'taken');
 
 /** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
 export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
@@ -127,12 +128,12 @@ export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpe
 }
 
 /** A pending review refuses the write, answered as a 422 on `review`. */
-export const reviewPending = (noun: 'object' | 'entry') => new DomainError('review_pending', Object.assign(fieldErrors(), { review: [`The ${noun} has a pending review.`] }));
+export const reviewPending = (noun: 'object' | 'entry') => new DomainError('review_pending', oneFieldError('review', fieldError('review_pending', 'The :noun has a pending review.', { noun })));
 
 /** A stale version: answered as a 422 on `field` naming the current one. */
 function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
   if (entry.lock_version !== lockVersion) {
-    throw new DomainError('stale_version', Object.assign(fieldErrors(), { [field]: [`The ${field} is stale: the current version is ${entry.lock_version}.`] }));
+    throw new DomainError('stale_version', oneFieldError(field, fieldError('stale', 'The :attribute is stale: the current version is :version.', { version: entry.lock_version })));
   }
 }
 

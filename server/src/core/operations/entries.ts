@@ -105,7 +105,7 @@ export async function updateEntry(cx: OperationContext, entryId: string, query: 
   const id = entryIdOf(entryId);
   // `check` is another name for expected_version on a single update.
   if (body.check !== undefined && body.expected_version !== undefined && body.check !== body.expected_version) {
-    throw invalidAt('check', 'The check field must match expected_version when both are given.');
+    throw invalidAt('check', 'The :attribute field must match expected_version when both are given.');
   }
   const entry = await updateTypedEntry(writeContext(cx, body.skipWebhooks), id, locale, {
     fields: body.fields,

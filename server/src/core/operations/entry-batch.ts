@@ -63,7 +63,7 @@ export async function batchEntries(cx: OperationContext, bucket: string, body: B
   if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw invalidAt(
       'Idempotency-Key',
-      idempotencyKey === '' ? 'The Idempotency-Key header is required.' : 'The Idempotency-Key header must be 1 to 128 visible ASCII characters without spaces.',
+      idempotencyKey === '' ? 'The :attribute header is required.' : 'The :attribute header must be 1 to 128 visible ASCII characters without spaces.',
     );
   }
   const locale = writeLocale(body.locale, workspace.locales);

@@ -1,7 +1,7 @@
 // The structured query of typed entries, single and batched (core/entries/query: parse, compile,
 // project, aggregate).
 import { DomainError, throwIfInvalid } from '../errors';
-import { fieldErrors } from '../../lib/field-errors';
+import { fieldError, fieldErrors, oneFieldError } from '../../lib/field-errors';
 import { jsonBytes } from '../../lib/byte-budget';
 import { emptyRecord } from '../../lib/records';
 import { answerBudget } from '../answer-budget';
@@ -42,7 +42,7 @@ export async function queryEntries(cx: OperationContext, bucket: string, body: B
 /** Member names must be unique as the request wrote them, JSON escapes decoded. */
 export function checkMemberNames(names: string[]): void {
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined) throw new DomainError('invalid', Object.assign(fieldErrors(), { queries: [`The queries field names the query ${repeated} more than once.`] }));
+  if (repeated !== undefined) throw new DomainError('invalid', oneFieldError('queries', fieldError('repeated', 'The :attribute field names the query :name more than once.', { name: repeated })));
 }
 
 /**
@@ -71,7 +71,7 @@ export async function queryEntriesBatch(cx: OperationContext, bucket: string, bo
   if (locale) throw new DomainError('invalid_locale');
   const rowsAsked = prepared.reduce((n, [, p]) => n + pageRows(p), 0);
   if (!Object.keys(errors).length && rowsAsked > BATCH_QUERY_LIMITS.rows) {
-    errors.queries = [`The queries field asks for ${rowsAsked} rows; the members of a batch may return at most ${BATCH_QUERY_LIMITS.rows} together.`];
+    errors.queries = [fieldError('rows', 'The :attribute field asks for :rows rows; the members of a batch may return at most :limit together.', { rows: rowsAsked, limit: BATCH_QUERY_LIMITS.rows })];
   }
   throwIfInvalid(errors);
   const budget = { used: 0, limit: REFERENCE_BUDGET };

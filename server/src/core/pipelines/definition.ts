@@ -4,8 +4,7 @@
 // defers the type checks of the value it stands in to the run.
 import type { ErrorObject } from 'ajv/dist/2020';
 import type { Config } from '../../config';
-import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
-import { prefixErrors } from '../entries/query/run';
+import { addFieldError, fieldDetail, fieldErrors, moveUnder, type FieldErrors } from '../../lib/field-errors';
 import { containsPlaceholder, placeholderErrors } from './placeholders';
 import { savedUrlProblem } from './http-request';
 import { operationParts, PIPELINE_LIMITS, STEP_TYPES, type HttpRequestWith, type PipelineStep } from './step-types';
@@ -24,9 +23,7 @@ function valueAt(root: unknown, instancePath: string): unknown {
 /** Ajv errors a placeholder may cure: about a value that is or holds one (not missing or extra properties). */
 const deferredBy = (body: unknown) => (err: ErrorObject) => err.keyword !== 'required' && err.keyword !== 'additionalProperties' && containsPlaceholder(valueAt(body, err.instancePath));
 
-function put(errors: FieldErrors, key: string, message: string) {
-  (errors[key] ??= []).push(`The ${key} field ${message}.`);
-}
+const put = (errors: FieldErrors, key: string, detail: string) => addFieldError(errors, key, fieldDetail('step', detail));
 
 /** What checking a step's body needs of the API's operations (http/operations.ts has it). */
 export interface StepBodyCheck {
@@ -54,11 +51,10 @@ function withErrors(config: Config, operations: StepBodyCheck, step: PipelineSte
 }
 
 function prefixed(errors: FieldErrors, prefix: string): FieldErrors {
-  const out = fieldErrors();
   // Errors on the body as a whole are errors on `with`.
   const { body, ...rest } = errors;
-  if (body) out[prefix.slice(0, -1)] = body.map((m) => m.replace('The body ', `The ${prefix.slice(0, -1)} `));
-  prefixErrors(rest, prefix, out);
+  const out = moveUnder(rest, prefix);
+  if (body) out[prefix.slice(0, -1)] = body;
   return out;
 }
 

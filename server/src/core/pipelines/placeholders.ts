@@ -4,7 +4,7 @@
 // exactly one placeholder becomes the value with its JSON type, placeholders inside a longer
 // string become the value's text. Walks are iterative and lookups read own properties only, so
 // `__proto__` or `constructor` in a path is an ordinary (usually missing) name.
-import { fieldErrors, type FieldErrors } from '../../lib/field-errors';
+import { addFieldError, fieldError, fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { StepFailed } from './step-failed';
 
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
@@ -67,7 +67,7 @@ export function placeholderErrors(value: unknown, earlier: Set<string>, prefix: 
       const ref = parseReference(match[1]);
       const problem =
         typeof ref === 'string' ? `The placeholder ${match[0]} ${ref}.` : ref.root === 'steps' && !earlier.has(ref.step!) ? `The placeholder ${match[0]} names no earlier step (${ref.step}).` : undefined;
-      if (problem) (errors[key] ??= []).push(`The ${key} field is invalid: ${problem}`);
+      if (problem) addFieldError(errors, key, fieldError('placeholder', 'The :attribute field is invalid: :problem', { problem }));
     }
   }
   return errors;

@@ -1,7 +1,7 @@
 // From a query body (its shape already checked against the spec) to the typed tree: data path
 // syntax, metadata selectors and their operand types, group nesting and size limits, projection
 // rules. Every problem is reported at its request path (`filter.$or.1.title.gt`), all at once.
-import type { FieldErrors } from '../../lib/field-errors';
+import { fieldDetail, fieldError, type FieldErrors } from '../../lib/field-errors';
 import { META_FIELDS, type Condition, type FilterNode, type MetaName, type Scalar, type SortKey, type Target } from './ast';
 
 export const QUERY_LIMITS = {
@@ -61,7 +61,7 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
       if (key === '$and' || key === '$or') {
         items++;
         if (depth + 1 > QUERY_LIMITS.groupDepth) {
-          errors[at] = [`The ${at} field must not nest filter groups more than ${QUERY_LIMITS.groupDepth} deep.`];
+          errors[at] = [fieldError('depth', 'The :attribute field must not nest filter groups more than :depth deep.', { depth: QUERY_LIMITS.groupDepth })];
           continue;
         }
         const list = value as RawFilter[];
@@ -70,7 +70,7 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
       }
       const target = parseTarget(key);
       if (typeof target === 'string') {
-        errors[at] = [`The ${at} field ${target}.`];
+        errors[at] = [fieldDetail('target', target)];
         continue;
       }
       for (const [op, operand] of Object.entries(value as Record<string, unknown>)) {
@@ -79,7 +79,7 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
         const values = op === 'in' ? (operand as unknown[]) : [operand];
         const problem = values.map((v) => operandProblem(target, op as Condition['op'], v)).find(Boolean);
         if (problem) {
-          errors[opAt] = [`The ${opAt} field ${problem}.`];
+          errors[opAt] = [fieldDetail('operand', problem)];
           continue;
         }
         const condition =
@@ -90,7 +90,7 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
     return out.length === 1 ? out[0] : { kind: 'and', items: out };
   };
   const tree = walk(filter ?? {}, base, 0);
-  if (items > QUERY_LIMITS.filterItems) errors[base] = [`The ${base} field must not hold more than ${QUERY_LIMITS.filterItems} groups, operators and in operands in total.`];
+  if (items > QUERY_LIMITS.filterItems) errors[base] = [fieldError('size', 'The :attribute field must not hold more than :limit groups, operators and in operands in total.', { limit: QUERY_LIMITS.filterItems })];
   return tree;
 }
 
@@ -98,8 +98,8 @@ export function parseSort(sort: { field: string; direction: 'asc' | 'desc'; type
   const keys: SortKey[] = [];
   (sort ?? []).forEach((s, i) => {
     const target = parseTarget(s.field);
-    if (typeof target === 'string') errors[`sort.${i}.field`] = [`The sort.${i}.field field ${target}.`];
-    else if (target.kind === 'meta' && s.type) errors[`sort.${i}.type`] = [`The sort.${i}.type field cannot be used with a metadata selector.`];
+    if (typeof target === 'string') errors[`sort.${i}.field`] = [fieldDetail('target', target)];
+    else if (target.kind === 'meta' && s.type) errors[`sort.${i}.type`] = [fieldError('metadata', 'The :attribute field cannot be used with a metadata selector.')];
     else keys.push({ target, direction: s.direction, type: s.type });
   });
   return keys;
@@ -113,11 +113,11 @@ export function parseFields(fields: string[] | undefined, errors: FieldErrors): 
     const at = `fields.${i}`;
     const path = text.startsWith('@') ? 'cannot select metadata (the envelope is always complete)' : parseDataPath(text);
     if (typeof path === 'string') {
-      errors[at] = [`The ${at} field ${path}.`];
+      errors[at] = [fieldDetail('path', path)];
       return;
     }
     const overlap = paths.findIndex((other) => other.length <= path.length ? other.every((s, k) => s === path[k]) : path.every((s, k) => s === other[k]));
-    if (overlap >= 0) errors[at] = [`The ${at} field overlaps fields.${fields.indexOf(paths[overlap].join('.'))}: parent and child selections must not overlap.`];
+    if (overlap >= 0) errors[at] = [fieldError('overlap', 'The :attribute field overlaps :other: parent and child selections must not overlap.', { other: `fields.${fields.indexOf(paths[overlap].join('.'))}` })];
     else paths.push(path);
   });
   return paths;

@@ -34,7 +34,7 @@ export async function runQuery(db: SqlRunner, visibility: Visibility, plan: Quer
   // A filter and sort of the same shape is the same statement: kept prepared, within a bound.
   const found = await rows<Record<string, unknown>>(db, statement, 'bounded');
   sort.violations.forEach((v, i) => {
-    if (found[0]?.[`sort_violation_${i}`]) throw invalidAt(`sort.${v.index}.field`, `The sort.${v.index}.field field ${v.message}.`);
+    if (found[0]?.[`sort_violation_${i}`]) throw invalidAt(`sort.${v.index}.field`, 'The :attribute field :detail.', { detail: v.message });
   });
   const page = found.filter((r) => Number(r.page_pos) > plan.offset);
   const records = page.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));

@@ -8,6 +8,7 @@ import Decimal from 'decimal.js';
 import type { SqlRunner } from '../../../db/database';
 import { sqlState } from '../../../lib/sql-state';
 import { DomainError } from '../../errors';
+import { fieldDetail, fieldError, fieldErrors, oneFieldError } from '../../../lib/field-errors';
 import type { FilterNode, RelationScope, Target } from '../../query/ast';
 import { candidates, type Visibility } from '../../query/candidates';
 import { compileFilter, jsonAt, overTwelvePlaces, relatedFrom, ROOT, text, textAt, type Scope } from '../../query/compile';
@@ -15,7 +16,6 @@ import { isoTimestamp, join, raw, rows, sql, type Sql } from '../../sql';
 import { ENTRY_QUERY_LIMITS, type AggregatePlan, type GroupPlan } from './parse';
 import { columnOf, typedColumnOf, typedTable, type TypedColumn } from '../../query/typed';
 import type { FieldDef } from '../content-types';
-import { emptyRecord } from '../../../lib/records';
 
 /** Exact decimal arithmetic for `avg` (the sum has at most 26 + 12 digits plus the count's). */
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -1000, toExpPos: 1000 });
@@ -228,7 +228,7 @@ function run(db: SqlRunner, q: AggregateRequest, statement: Sql): Promise<Record
     const bucket = q.plan.groupBy.findIndex((g) => g.bucket);
     if (bucket < 0 || !UNREADABLE_DATE.has(sqlState(err) ?? '')) throw err;
     const key = `${q.errorPrefix}groupBy.${bucket}`;
-    throw new DomainError('invalid', { [key]: [`The ${key} field holds stored values that are not valid dates.`] });
+    throw new DomainError('invalid', oneFieldError(key, fieldError('stored_dates', 'The :attribute field holds stored values that are not valid dates.')));
   });
 }
 
@@ -346,15 +346,15 @@ function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<strin
   const { plan } = q;
   const grouped = groups.length > 0;
   const first = found[0] ?? {};
-  const errors = emptyRecord<string[]>();
+  const errors = fieldErrors();
   groups.forEach((g, i) => {
-    if (g.problem && first[`group_problem_${i}`]) errors[`${q.errorPrefix}groupBy.${i}`] = [`The ${q.errorPrefix}groupBy.${i} field ${g.problem.message}.`];
+    if (g.problem && first[`group_problem_${i}`]) errors[`${q.errorPrefix}groupBy.${i}`] = [fieldDetail('stored_values', g.problem.message)];
   });
   for (const { op, paths } of plan.ops) {
     const bad = paths.findIndex((p) => first[`bad_${p.index}`]);
     if (bad >= 0) {
       const key = `${q.errorPrefix}aggregate.${op}.${bad}`;
-      errors[key] = [`The ${key} field has contributing values that are not decimals within DECIMAL(38,12).`];
+      errors[key] = [fieldError('stored_decimals', 'The :attribute field has contributing values that are not decimals within DECIMAL(38,12).')];
       break;
     }
   }

@@ -1,7 +1,7 @@
 // From an Entries structured query body (its shape already checked against the spec) to the
 // typed tree of core/query/ast.ts plus the projection and aggregation plans. Every problem is
 // reported at its request path (`filter.$or.1.author.name.eq`, `fields.3`), all at once.
-import type { FieldErrors } from '../../../lib/field-errors';
+import { addFieldError, fieldDetail, type FieldErrors } from '../../../lib/field-errors';
 import type { FilterNode, Hop, Scalar, SortKey, Target } from '../../query/ast';
 import type { ContentTypeDef, FieldDef } from '../content-types';
 import { checkScalar, ULID } from '../field-values';
@@ -74,7 +74,8 @@ export interface EntryQueryPlan {
   limit: number;
 }
 
-const at = (errors: FieldErrors, key: string, message: string) => (errors[key] ??= []).push(`The ${key} field ${message}.`);
+/** A problem of the query at `key`, worded as what the field must (not) do. */
+const at = (errors: FieldErrors, key: string, detail: string) => addFieldError(errors, key, fieldDetail('query', detail));
 
 /** Wraps the condition at the end of a path into the relations before it. */
 function through(hops: PathHop[], node: FilterNode): FilterNode {

@@ -62,7 +62,7 @@ export async function projectEntries(db: SqlRunner, roots: EntryRecord[], select
   const files: Slot[] = [];
   const spend = (n: number) => {
     o.budget.used += n;
-    if (o.budget.used > o.budget.limit) throw invalidAt(o.errorPath, `The ${o.errorPath} field references more than ${o.budget.limit} entries and files in one response; narrow the selection or the page.`);
+    if (o.budget.used > o.budget.limit) throw invalidAt(o.errorPath, 'The :attribute field references more than :limit entries and files in one response; narrow the selection or the page.', { limit: o.budget.limit });
   };
 
   const fill = (entry: EntryRecord, sel: Selection): { out: Out; slots: Slot[] } => {

@@ -5,7 +5,7 @@
 import type { Config } from '../../../config';
 import { jsonBytes, type ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
-import { fieldErrors, type FieldErrors } from '../../../lib/field-errors';
+import { fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../../lib/field-errors';
 import { runQuery } from '../../query/run';
 import { rows, sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';
@@ -35,14 +35,6 @@ export interface PreparedQuery {
 /** Why a query cannot run before any read: an unknown type (`404`), an invalid locale (`400`), or `422` errors. */
 export type QueryProblem = { kind: 'not_found' } | { kind: 'locale' } | { kind: 'invalid'; errors: FieldErrors };
 
-/** Moves errors under a prefix (`queries.<name>.`), messages included. */
-export function prefixErrors(errors: FieldErrors, prefix: string, into: FieldErrors): void {
-  for (const [key, messages] of Object.entries(errors)) {
-    const at = `${prefix}${key}`;
-    into[at] = messages.map((m) => m.replace(`The ${key} `, `The ${at} `));
-  }
-}
-
 export function prepareQuery(body: EntryQueryBody, ctx: QueryContext, prefix = ''): PreparedQuery | QueryProblem {
   const type = ctx.types.get(body.type);
   if (!type) return { kind: 'not_found' };
@@ -50,11 +42,7 @@ export function prepareQuery(body: EntryQueryBody, ctx: QueryContext, prefix = '
   if (!isConfiguredLocale(locale, ctx.workspace.locales)) return { kind: 'locale' };
   const errors = fieldErrors();
   const plan = parseEntryQuery(body, type, ctx.types, errors);
-  if (Object.keys(errors).length) {
-    const out = fieldErrors();
-    prefixErrors(errors, prefix, out);
-    return { kind: 'invalid', errors: out };
-  }
+  if (Object.keys(errors).length) return { kind: 'invalid', errors: moveUnder(errors, prefix) };
   return { type, locale, plan, prefix };
 }
 
@@ -77,7 +65,7 @@ async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldE
     const zone = g.bucket?.timezone;
     if (zone !== undefined && zone !== 'UTC' && !validZones.get(zone)) {
       const key = `${q.prefix}groupBy.${i}.timezone`;
-      errors[key] = [`The ${key} field is not a time zone the database knows.`];
+      errors[key] = [fieldError('timezone', 'The :attribute field is not a time zone the database knows.')];
     }
   });
   return errors;
