@@ -10,9 +10,11 @@ import { addFieldError, fieldDetail, fieldError, fieldErrors, moveUnder, type Fi
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
 import { candidates } from '../query/candidates';
 import { compileFilter, ROOT } from '../query/compile';
+import type { FilterNode } from '../query/ast';
 import { rows, sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
-import { DomainError } from '../errors';
+import { sightOn } from './store';
+import { DomainError, throwIfInvalid } from '../errors';
 import { ULID } from './field-values';
 import { parseEntryFilter } from './query/parse';
 import { resolvePath } from './query/paths';
@@ -149,32 +151,53 @@ export interface BatchRequest {
 
 /**
  * Runs the operations in `tx` (the caller's transaction, which commits or rolls back all of
- * them). Errors: DomainError `invalid` keyed `operations.<n>...`, `not_found`, ConditionFailed.
+ * them), in four phases: each operation's content type (its target's, for updates and deletes),
+ * the checks and references of the whole batch validated before anything is written, the
+ * content types' write locks, then the writes in order. Errors: DomainError `invalid` keyed
+ * `operations.<n>...`, `not_found`, ConditionFailed.
  */
 export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchResult[]> {
-  const { ctx, types, locale, operations } = b;
-  // Targets of updates and deletes, read first: their content types are locked with the others.
+  const types = await operationTypes(tx, b);
+  const plan = planBatch(b, types);
+  await lockTypes(tx, types);
+  return writeOperations(tx, b, plan);
+}
+
+/** The content type of each operation; an update's or delete's target must be a live typed entry of the bucket. */
+async function operationTypes(tx: SqlRunner, b: BatchRequest): Promise<ContentTypeDef[]> {
+  const { ctx, operations } = b;
+  // Targets are read first: their content types are locked with the others.
   const targetIds = operations.filter((op) => op.id !== undefined).map((op) => op.id!.toUpperCase());
   const targets = new Map<string, { type: number; bucket: number }>();
   if (targetIds.length) {
     const found = await rows<{ entry_id: string; content_type_id: number; bucket_id: number }>(
       tx,
-      sql`SELECT entry_id, content_type_id, bucket_id FROM entries WHERE entry_id = ANY(${targetIds}::text[]) AND workspace_id = ${ctx.workspace.id} AND kind = 'typed' AND deleted_at IS NULL`,
+      sql`SELECT e.entry_id, e.content_type_id, e.bucket_id FROM entries e
+           WHERE e.entry_id = ANY(${targetIds}::text[]) AND ${sightOn({ workspaceId: ctx.workspace.id, kinds: ['typed'], state: 'live' })}`,
     );
     for (const r of found) targets.set(r.entry_id, { type: r.content_type_id, bucket: r.bucket_id });
   }
-  const byId = new Map([...types.values()].map((t) => [t.id, t]));
-  const typeOf = (op: BatchOperation): ContentTypeDef => {
-    const t = op.action === 'create' ? types.get(op.type!) : byId.get(targets.get(op.id!.toUpperCase())?.type ?? -1);
-    const target = op.id && targets.get(op.id.toUpperCase());
-    if (!t || (op.action !== 'create' && (!target || target.bucket !== b.bucketId))) throw new DomainError('not_found');
-    return t;
-  };
-  const opTypes = operations.map(typeOf);
+  const byId = new Map([...b.types.values()].map((t) => [t.id, t]));
+  return operations.map((op) => {
+    const target = op.id === undefined ? undefined : targets.get(op.id.toUpperCase());
+    const type = op.action === 'create' ? b.types.get(op.type!) : byId.get(target?.type ?? -1);
+    if (!type || (op.action !== 'create' && target?.bucket !== b.bucketId)) throw new DomainError('not_found');
+    return type;
+  });
+}
 
-  // Checks and references are validated for the whole batch before anything is written.
+/** What the writes need, found for the whole batch before any of them: checks, new IDs, fields with references resolved. */
+interface BatchPlan {
+  types: ContentTypeDef[];
+  checks: (FilterNode | undefined)[];
+  newIds: (string | undefined)[];
+  fields: (Record<string, unknown> | undefined)[];
+}
+
+function planBatch(b: BatchRequest, types: ContentTypeDef[]): BatchPlan {
+  const { operations } = b;
   const errors = fieldErrors();
-  const checks = operations.map((op, n) => (op.check ? checkCondition(op.check, opTypes[n], types, n, errors) : undefined));
+  const checks = operations.map((op, n) => (op.check ? checkCondition(op.check, types[n], b.types, n, errors) : undefined));
   const newIds = operations.map((op) => (op.action === 'create' ? newEntryId() : undefined));
   const refIndex = new Map<string, number>();
   operations.forEach((op, n) => {
@@ -182,26 +205,38 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     if (refIndex.has(op.ref)) addFieldError(errors, `operations.${n}.ref`, fieldError('repeated', 'The :attribute field repeats the reference name of an earlier create.'));
     else refIndex.set(op.ref, n);
   });
-  const resolved = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, opTypes[n], n, refIndex, newIds, errors) : undefined));
-  if (Object.keys(errors).length) throw new DomainError('invalid', errors);
+  const fields = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, types[n], n, refIndex, newIds, errors) : undefined));
+  throwIfInvalid(errors);
+  return { types, checks, newIds, fields };
+}
 
-  // The content types' write locks, in one order (no deadlock between batches), until commit.
+/** The content types' write locks, taken in one order (no deadlock between batches), held until commit. */
+async function lockTypes(tx: SqlRunner, types: ContentTypeDef[]): Promise<void> {
   await rows(tx, sql`SELECT set_config('lock_timeout', ${`${LOCK_WAIT_MS}ms`}, true)`);
-  const lockIds = [...new Set(opTypes.map((t) => t.id))].sort((x, y) => x - y);
+  const lockIds = [...new Set(types.map((t) => t.id))].sort((x, y) => x - y);
   await rows(tx, sql`SELECT pg_advisory_xact_lock(id::bigint) FROM unnest(${lockIds}::int[]) AS id ORDER BY id`);
+}
 
+/** Whether an entry of `type` matches the check's filter, read where a query reads (its typed columns), with the batch's own writes so far. */
+async function checkHolds(tx: SqlRunner, b: BatchRequest, type: ContentTypeDef, filter: FilterNode): Promise<boolean> {
+  const from = candidates({ workspaceId: b.ctx.workspace.id, kinds: ['typed'], contentTypeId: type.id, typed: type.typedReady }, b.locale, filter);
+  const [found] = await rows<{ found: boolean }>(tx, sql`SELECT EXISTS (SELECT 1 FROM ${from.from} WHERE ${from.where} AND ${compileFilter(filter, { ...ROOT, row: from.row })}) AS found`);
+  return found.found;
+}
+
+/**
+ * The writes, in order. Runs of creates without checks are written together (a few statements
+ * per run, not per create); each still behaves as if written after the operations before it.
+ */
+async function writeOperations(tx: SqlRunner, b: BatchRequest, plan: BatchPlan): Promise<BatchResult[]> {
+  const { ctx, locale, operations } = b;
   const results: BatchResult[] = [];
-  // Runs of creates without checks are written together (a few statements per run, not per
-  // create); each still behaves as if written after the operations before it.
   let run: number[] = [];
   const flush = async () => {
     if (!run.length) return;
     const indexes = run;
     run = [];
-    const creates = indexes.map((n) => {
-      const op = operations[n];
-      return { type: opTypes[n], entryId: newIds[n]!, input: { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags } };
-    });
+    const creates = indexes.map((n) => ({ type: plan.types[n], entryId: plan.newIds[n]!, input: writeInput(operations[n], plan.fields[n]) }));
     let entries;
     try {
       entries = await createTypedEntries(ctx, locale, creates);
@@ -214,22 +249,13 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
     });
   };
   for (const [n, op] of operations.entries()) {
-    const type = opTypes[n];
-    const check = checks[n];
     if (op.action === 'create' && !op.check) {
       run.push(n);
       continue;
     }
     await flush();
-    if (check && op.check) {
-      // Read where a query reads (the type's typed columns), with the batch's own writes so far.
-      const from = candidates({ workspaceId: ctx.workspace.id, kinds: ['typed'], contentTypeId: type.id, typed: type.typedReady }, locale, check);
-      const [found] = await rows<{ found: boolean }>(
-        tx,
-        sql`SELECT EXISTS (SELECT 1 FROM ${from.from} WHERE ${from.where} AND ${compileFilter(check, { ...ROOT, row: from.row })}) AS found`,
-      );
-      if (found.found !== op.check.exists) throw new ConditionFailed(n);
-    }
+    const check = plan.checks[n];
+    if (check && op.check && (await checkHolds(tx, b, plan.types[n], check)) !== op.check.exists) throw new ConditionFailed(n);
     if (op.action === 'create') {
       // After its check: a run of its own.
       run.push(n);
@@ -237,20 +263,26 @@ export async function runBatch(tx: SqlRunner, b: BatchRequest): Promise<BatchRes
       continue;
     }
     try {
-      if (op.action === 'update') {
-        const input = { fields: resolved[n], status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags, expectedVersion: op.expected_version, versionField: 'expected_version' };
-        const entry = await updateTypedEntry(ctx, op.id!.toUpperCase(), locale, input, b.bucketId);
-        results.push({ index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version });
-      } else {
-        const entry = await deleteTypedEntry(ctx, op.id!.toUpperCase(), { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
-        results.push({ index: n, action: 'delete', id: entry.entry_id });
-      }
+      results.push(await updateOrDelete(b, n, plan.fields[n]));
     } catch (err) {
       throw atOperation(err, n);
     }
   }
   await flush();
   return results;
+}
+
+const writeInput = (op: BatchOperation, fields: Record<string, unknown> | undefined) => ({ fields, status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags });
+
+async function updateOrDelete(b: BatchRequest, n: number, fields: Record<string, unknown> | undefined): Promise<BatchResult> {
+  const op = b.operations[n];
+  const id = op.id!.toUpperCase();
+  if (op.action === 'update') {
+    const entry = await updateTypedEntry(b.ctx, id, b.locale, { ...writeInput(op, fields), expectedVersion: op.expected_version, versionField: 'expected_version' }, b.bucketId);
+    return { index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version };
+  }
+  const entry = await deleteTypedEntry(b.ctx, id, { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
+  return { index: n, action: 'delete', id: entry.entry_id };
 }
 
 /** An operation's refusal, keyed under `operations.<n>.`. */
