@@ -2,7 +2,8 @@
 import { handlers } from '../http/handlers';
 import { requireWorkspace } from '../http/lookup';
 import { formatTimestamp } from '../lib/time';
-import { queueEmail } from '../core/email-queue';
+import { sendEmail } from '../core/operations/emails';
+import { operationContext } from '../http/auth';
 import type { components } from '@workspace-api/sdk/openapi';
 
 /** The columns hold only the spec's values (written by this module). */
@@ -10,7 +11,7 @@ type OutboxMessage = components['schemas']['OutboxMessage'];
 
 export const emailHandlers = handlers({
   async sendEmail({ body, principal }, app) {
-    await queueEmail(app, { workspaceId: principal!.workspace.id, message: body });
+    await sendEmail(operationContext(app, principal), body);
     return { status: 204 };
   },
 

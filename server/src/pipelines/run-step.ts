@@ -1,9 +1,8 @@
 // Runs one step with its resolved `with`, on behalf of the key that started the execution as it
-// is now: entries and objects steps checked as their route checks a request (rights, validation;
-// http/operations.ts `checkCall`), then the same operation of core/operations/ that the route's
-// handler calls, with the source `pipeline`; an email through the email route's rights and
-// validation with the message queued in the transaction that stores the step's output, an
-// `http.request` through the allowlisted client. An operation step first counts against its
+// is now: an entries, objects or email step is checked as its route checks a request (rights,
+// validation; http/operations.ts `checkCall`), then runs the same operation of core/operations/
+// that the route's handler calls, with the source `pipeline` (an email's in the unit of work
+// that stores the step's output); an `http.request` goes through the allowlisted client. An operation step first counts against its
 // route's rate limits (`app.operations.countStep`). Refusals become StepFailed with the route's
 // answer as the message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
 // shared transaction, the object's id recorded in its create's transaction.
@@ -16,7 +15,8 @@ import { createObject } from '../core/operations/objects';
 import { queryEntries } from '../core/operations/entry-queries';
 import { batchEntries } from '../core/operations/entry-batch';
 import type { SqlRunner } from '../db/database';
-import { queueEmail, type EmailMessage } from '../core/email-queue';
+import type { EmailMessage } from '../core/email-queue';
+import { sendEmail } from '../core/operations/emails';
 import { readEnvelope } from '../core/entries/object-envelope';
 import { transaction } from '../core/transaction';
 import { sendHttpRequest } from '../core/pipelines/http-request';
@@ -49,7 +49,7 @@ function refusal(err: HttpError): StepFailed {
 export interface StepResult {
   output: unknown;
   /** The step's write, committed in one transaction with its stored output (so done exactly once). */
-  commit?: (tx: SqlRunner) => Promise<void>;
+  commit?: () => Promise<void>;
 }
 
 /** The step's output; throws StepFailed for a refusal, anything else for a failure worth another attempt. */
@@ -118,10 +118,11 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
 
 /**
  * `email.send`: the email route's rights and validation, then the message is queued in the
- * transaction that stores the step's output (`queueEmail` joins it), so a step run again after a
+ * unit of work that stores the step's output (`sendEmail` joins it), so a step run again after a
  * crash never queues it twice.
  */
 function emailStep(app: AppContext, { resolved, principal }: StepRun): StepResult {
   const { body } = app.operations.checkCall('sendEmail', principal, { params: { workspace: principal.workspace.name }, body: resolved as unknown as EmailMessage });
-  return { output: { queued: true }, commit: (tx) => queueEmail(app, { workspaceId: principal.workspace.id, message: body, tx }) };
+  // The commit runs in the unit that stores the step's output; the queueing joins it.
+  return { output: { queued: true }, commit: () => sendEmail(operationContext(app, principal, 'pipeline'), body) };
 }

@@ -8,6 +8,7 @@ import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { stringifyExact } from '../../lib/exact-json';
 import { isoTimestamp, raw, rows, sql } from '../sql';
+import { transaction } from '../transaction';
 import type { PipelineStep } from './step-types';
 
 export const PIPELINE_JOB = 'pipelines.execute';
@@ -33,8 +34,8 @@ export async function createExecution(app: AppContext, e: { workspaceId: number;
   const id = randomUUID();
   const lease = randomUUID();
   const now = app.clock.now();
-  // A bare transaction: the pipeline runner's records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
-  await app.db.transaction(async (tx) => {
+  // A write of the API (executePipeline): a unit of work, retried as a whole (the IDs are the same on a retry).
+  await transaction(app, async (tx) => {
     await rows(
       tx,
       sql`INSERT INTO pipeline_executions (id, workspace_id, pipeline_name, api_key_id, steps, status, input, lease, locked_until, created_at)
@@ -162,15 +163,15 @@ export class ExecutionState {
     return this.stepUpdate(this.app.db, position, sql`status = 'running', started_at = ${this.now()}::timestamptz, finished_at = NULL, error = NULL`);
   }
 
-  /** Stores the step's output, with its write (`commit`) in the same transaction when it has one. */
-  async succeedStep(position: number, output: unknown, commit?: (tx: SqlRunner) => Promise<void>): Promise<boolean> {
+  /** Stores the step's output, with its write (`commit`, which joins the unit) in the same transaction when it has one. */
+  async succeedStep(position: number, output: unknown, commit?: () => Promise<void>): Promise<boolean> {
     const set = sql`status = 'succeeded', output = ${stringifyExact(output ?? null)}::jsonb, finished_at = ${this.now()}::timestamptz`;
     if (!commit) return this.stepUpdate(this.app.db, position, set);
     try {
-      // A bare transaction: the pipeline runner's records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
-      return await this.app.db.transaction(async (tx) => {
+      // A unit of work: the step's write (an email step's sendEmail) joins it, so both commit or neither.
+      return await transaction(this.app, async (tx) => {
         if (!(await this.stepUpdate(tx, position, set))) throw new LeaseLost();
-        await commit(tx);
+        await commit();
         return true;
       });
     } catch (err) {
@@ -181,7 +182,7 @@ export class ExecutionState {
 
   /** The step failed: later steps are skipped and the execution fails, in one transaction. */
   async failStep(position: number, stepId: string, message: string): Promise<boolean> {
-    // A bare transaction: see succeedStep.
+    // A bare transaction: the runner's own records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
     return this.app.db.transaction(async (tx) => {
       if (!(await this.stepUpdate(tx, position, sql`status = 'failed', error = ${message}::text, finished_at = ${this.now()}::timestamptz`))) return false;
       await rows(tx, sql`UPDATE pipeline_step_runs SET status = 'skipped' WHERE execution_id = ${this.id}::uuid AND position > ${position}::int`);
@@ -191,7 +192,7 @@ export class ExecutionState {
 
   /** The execution fails as a whole (out of attempts): an interrupted step fails, the ones after it are skipped. */
   async giveUp(message: string): Promise<boolean> {
-    // A bare transaction: see succeedStep.
+    // A bare transaction: see failStep.
     return this.app.db.transaction(async (tx) => {
       if (!(await this.finish(tx, 'failed', null, { step: null, message }))) return false;
       await rows(
