@@ -17,7 +17,10 @@ import { attachmentDisposition } from '../lib/disposition';
 import { safeEqual } from '../lib/secrets';
 import { TRANSFORM_PARAMS, isImage, isValidSignature, presentFile, temporaryPath } from '../core/file-urls';
 import type { File } from '../generated/prisma/client';
-import { deleteFile, recordUploadUsage, requireOpenWorkspace, requireWorkspaceFile, storeUpload } from './service';
+import { recordUploadUsage, requireOpenWorkspace, withCheckedUpload } from './service';
+import { deleteFile, getFile, requireWorkspaceFile, storeFile, uploadFile } from '../core/operations/files';
+import { asHttpError } from '../http/errors';
+import { operationContext } from '../http/auth';
 
 /** Reads an upload body of either documented kind into a staging file. */
 function stageUpload(koa: Context, app: AppContext, kinds: ('multipart' | 'json')[]): Promise<StagedFile> {
@@ -89,32 +92,30 @@ async function fileStream(koa: Context, app: AppContext, file: File, cacheContro
 
 export const fileHandlers = handlers({
   async uploadFile({ principal, koa }, app) {
-    const workspace = principal!.workspace;
+    const cx = operationContext(app, principal);
     koa.state.uploadSize = 0;
     try {
       const staged = await stageUpload(koa, app, ['multipart', 'json']);
-      const file = await storeUpload(app, workspace.id, staged);
-      const body = presentFile(app.config, workspace.name, file, app.clock.now());
+      const { file, body } = await withCheckedUpload(staged, (upload) => uploadFile(cx, upload));
       koa.state.uploadSize = Number(file.size);
-      await recordUploadUsage(app, workspace.id, Number(file.size) + jsonBytes(body));
+      await recordUploadUsage(app, cx.workspace.id, Number(file.size) + jsonBytes(body));
       return { status: 201, body };
-    } catch (err) {
+    } catch (thrown) {
       // A rejected upload counts only its response bytes.
-      if (err instanceof HttpError) await recordUploadUsage(app, workspace.id, jsonBytes(err.body));
-      throw err;
+      const err = asHttpError(thrown);
+      if (err instanceof HttpError) await recordUploadUsage(app, cx.workspace.id, jsonBytes(err.body));
+      throw thrown;
     }
   },
 
   async getFile({ params, query, principal, koa }, app) {
-    const workspace = principal!.workspace;
-    const file = await requireWorkspaceFile(app, workspace.id, params.file);
+    const body = await getFile(operationContext(app, principal), params.file, query.expires_in ?? 600);
     koa.set('Cache-Control', 'private, no-store');
-    return { status: 200, body: presentFile(app.config, workspace.name, file, app.clock.now(), query.expires_in ?? 600) };
+    return { status: 200, body };
   },
 
   async deleteFile({ params, principal }, app) {
-    const file = await requireWorkspaceFile(app, principal!.workspace.id, params.file);
-    await deleteFile(app, file);
+    await deleteFile(operationContext(app, principal), params.file);
     return { status: 204 };
   },
 
@@ -175,7 +176,7 @@ export const fileHandlers = handlers({
     const user = await app.db.prisma.user.findFirst({ where: { id: params.id, workspaceId: workspace.id } });
     if (!user) throw notFound();
     const staged = await stageUpload(koa, app, ['json']);
-    const file = await storeUpload(app, workspace.id, staged, user.id);
+    const file = await withCheckedUpload(staged, (upload) => storeFile(app, workspace.id, upload, user.id));
     return { status: 201, body: presentFile(app.config, workspace.name, file, app.clock.now()) };
   },
 
