@@ -62,8 +62,8 @@ import { EMAIL_JOB } from './core/email-queue';
 import { deliverEmail } from './email/deliver';
 import { pruneOutbox, redactExpiredCodes } from './email/retention';
 import { appAuthHandlers } from './app-auth/routes';
-import { pruneAuth } from './app-auth/session';
-import { OTP_TTL_SECONDS } from './app-auth/credentials';
+import { pruneAuth } from './core/auth/session';
+import { OTP_TTL_SECONDS } from './core/auth/credentials';
 
 /** Every operation of the spec, each with its handler (checked by the compiler). */
 const allHandlers: HandlerSet = {

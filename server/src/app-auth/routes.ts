@@ -6,9 +6,9 @@ import { pageUrl } from '../http/pagination';
 import { decodeCursor, encodeCursor } from '../core/cursors';
 import { formatTimestamp } from '../lib/time';
 import { authWorkspaceOf } from './workspace';
-import { login } from './login';
-import { exchangeCode, verifyOtp } from './verify';
-import { findSession, revokeSession } from './session';
+import { login } from '../core/auth/login';
+import { exchangeCode, verifyOtp } from '../core/auth/verify';
+import { findSession, revokeSession } from '../core/auth/session';
 
 /** Credentials are never cached. */
 const NO_STORE = { 'Cache-Control': 'no-store' };

@@ -6,11 +6,7 @@ import type { Context } from 'koa';
 import type { AppContext } from '../context';
 import { forbidden, MESSAGES, notFound } from '../http/errors';
 
-export interface AuthWorkspace {
-  id: number;
-  name: string;
-  redirectUris: string[];
-}
+import type { AuthWorkspace } from '../core/auth/session';
 
 export interface AuthWorkspaceRow {
   id: number;

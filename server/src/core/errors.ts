@@ -7,8 +7,8 @@ import { fieldError, fieldErrors, oneFieldError, type FieldErrors } from '../lib
 export type DomainErrorKind =
   /** No such resource for this caller (missing, foreign, wrong kind, expired); `message` may name it. */
   | 'not_found'
-  /** The resource cannot be changed through this API (legacy form submissions). */
-  | 'read_only'
+  /** Refused as it is: a resource this API may not change (a legacy form submission), a session token unknown, expired or revoked. */
+  | 'forbidden'
   /** The key lacks an ability, or its creator a permission. */
   | 'not_permitted'
   /** The request is invalid; `errors` keyed by request path. */

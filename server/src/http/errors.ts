@@ -65,7 +65,7 @@ export function httpErrorOf(err: DomainError): HttpError {
   switch (err.kind) {
     case 'not_found':
       return new HttpError(404, { message: err.detail.message ?? MESSAGES.notFound });
-    case 'read_only':
+    case 'forbidden':
       return forbidden();
     case 'not_permitted':
       return forbidden(MESSAGES.notPermitted);

@@ -111,7 +111,7 @@ export interface WriteOpening {
 /**
  * Opens an entry for a write, the same way for every write of every API: the entry locked for
  * the transaction (`not_found` unless it is live, of one of `kinds`, in the workspace), then, in
- * this order, a legacy submission refused (`read_only`), the caller's version checked
+ * this order, a legacy submission refused (`forbidden`), the caller's version checked
  * (`stale_version`), and a pending review refusing the write (`review_pending`).
  */
 export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpening): Promise<EntryRecord> {
@@ -121,7 +121,7 @@ export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpe
     forUpdate: true,
   });
   if (!entry) throw new DomainError('not_found');
-  if (entry.kind === 'submission') throw new DomainError('read_only');
+  if (entry.kind === 'submission') throw new DomainError('forbidden');
   if (o.version?.expected !== undefined) checkVersion(entry, o.version.expected, o.version.field);
   if (await hasPendingReview(tx, entry.id)) throw reviewPending(o.kinds.includes('json') ? 'object' : 'entry');
   return entry;

@@ -3,17 +3,17 @@
 // (`... WHERE used_at IS NULL ... RETURNING`), so of concurrent uses exactly one wins. Every
 // refusal of a code has one message: it does not say whether it was wrong, expired or used.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../context';
-import { invalid } from '../http/errors';
-import { formatTimestamp } from '../lib/time';
-import { transaction } from '../core/transaction';
+import type { AppContext } from '../../context';
+import { invalidAt } from '../errors';
+import { formatTimestamp } from '../../lib/time';
+import { transaction } from '../transaction';
 import { CODE_TTL_SECONDS, MAX_OTP_ATTEMPTS, findPresented, matchesHash, newSplitToken, otpHash } from './credentials';
-import type { AuthWorkspace } from './workspace';
+import type { AuthWorkspace } from './session';
 
 type S = components['schemas'];
 
-const wrongOtp = () => invalid('otp', 'The :attribute is invalid or has expired.');
-const wrongCode = () => invalid('code', 'The :attribute is invalid or has expired.');
+const wrongOtp = () => invalidAt('otp', 'The :attribute is invalid or has expired.');
+const wrongCode = () => invalidAt('code', 'The :attribute is invalid or has expired.');
 
 /** A salt for addresses without a code, so that they cost the same HMAC as the others. */
 const NO_SALT = 'none';

@@ -2,12 +2,12 @@
 // Every address takes the same path (a code row is created or replaced and a mail queued, in one
 // transaction), so neither the answer nor its timing tells whether an app user exists.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../context';
-import { invalid } from '../http/errors';
-import { queueEmail, type EmailMessage } from '../core/email-queue';
-import { transaction } from '../core/transaction';
+import type { AppContext } from '../../context';
+import { invalidAt } from '../errors';
+import { queueEmail, type EmailMessage } from '../email-queue';
+import { transaction } from '../transaction';
 import { newOtp, newSalt, otpHash, OTP_TTL_SECONDS } from './credentials';
-import type { AuthWorkspace } from './workspace';
+import type { AuthWorkspace } from './session';
 
 type LoginBody = components['schemas']['AuthLogin'];
 
@@ -34,7 +34,7 @@ function otpMail(workspace: AuthWorkspace, email: string, otp: string, link: str
 export async function login(app: AppContext, workspace: AuthWorkspace, body: LoginBody): Promise<void> {
   // Exact match against the allowlist: only URIs the operator named ever appear in a mail.
   if (body.redirect_uri !== undefined && !workspace.redirectUris.includes(body.redirect_uri)) {
-    throw invalid('redirect_uri', 'The :attribute is not an allowed redirect URI of the workspace.');
+    throw invalidAt('redirect_uri', 'The :attribute is not an allowed redirect URI of the workspace.');
   }
   const email = body.email.toLowerCase();
   const otp = newOtp();

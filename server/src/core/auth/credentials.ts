@@ -5,8 +5,8 @@
 //   (128 random bits) finds the row, the verifier (256 random bits) is kept as its SHA-256 and
 //   compared in constant time, so a lookup's timing says nothing about the secret.
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
-import type { AppContext } from '../context';
-import { safeEqual, sha256 } from '../lib/secrets';
+import type { AppContext } from '../../context';
+import { safeEqual, sha256 } from '../../lib/secrets';
 
 export const OTP_TTL_SECONDS = 600;
 export const CODE_TTL_SECONDS = 60;

@@ -2,11 +2,17 @@
 // not a live token of this workspace (missing, unknown, expired, revoked, an API key) is the
 // same `403 Forbidden`. The per-token rate limit counts tokens that exist, under their id: a
 // counter per bearer sent would keep a row for every random token (and hold the token's hash).
-import type { AppContext } from '../context';
-import { forbidden } from '../http/errors';
-import { bearerToken } from '../lib/secrets';
+import type { AppContext } from '../../context';
+import { DomainError } from '../errors';
+import { bearerToken } from '../../lib/secrets';
 import { findPresented } from './credentials';
-import type { AuthWorkspace } from './workspace';
+
+/** The workspace of a hosted-authentication request, opened by its route's gate (app-auth/workspace.ts): who the operations act for. */
+export interface AuthWorkspace {
+  id: number;
+  name: string;
+  redirectUris: string[];
+}
 
 export interface Session {
   tokenId: number;
@@ -22,16 +28,16 @@ export async function findSession(app: AppContext, workspace: AuthWorkspace, aut
     workspace.id,
     'x.id, x.expires_at, x.revoked_at',
   );
-  if (!row) throw forbidden();
+  if (!row) throw new DomainError('forbidden');
   await app.rateLimits.consume('auth-session-token', `token:${row.id}`);
-  if (row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw forbidden();
+  if (row.revoked_at !== null || new Date(row.expires_at) <= app.clock.now()) throw new DomainError('forbidden');
   return { tokenId: row.id, user: { id: row.app_user_id, email: row.email }, expiresAt: new Date(row.expires_at) };
 }
 
 /** Logout: the token is refused from then on (a concurrent logout of the same token gets the 403). */
 export async function revokeSession(app: AppContext, session: Session): Promise<void> {
   const res = await app.db.query('UPDATE auth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [session.tokenId, app.clock.now()]);
-  if (res.rowCount === 0) throw forbidden();
+  if (res.rowCount === 0) throw new DomainError('forbidden');
 }
 
 /** Removes one-time codes, authorization codes and access tokens past use (the `auth:prune` task). */
