@@ -26,6 +26,13 @@ module.exports = {
       to: { path: [`^server/src/http/`, `^server/src/${RESOURCES}/`, '^node_modules/(koa|@koa/)'] },
     },
     {
+      name: 'http-serves-resources',
+      comment: 'The HTTP layer is shared by the resources: it imports core/, never a resource.',
+      severity: 'error',
+      from: { path: '^server/src/http/' },
+      to: { path: `^server/src/${RESOURCES}/` },
+    },
+    {
       name: 'koa-at-the-edge',
       comment: 'Only the HTTP layer, the route modules and the entry points know Koa.',
       severity: 'error',

@@ -16,7 +16,7 @@ import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/entries/content-types';
 import type { Operations } from './http/operations';
 import type { PipelineRunner } from './pipelines/runner';
-import type { AuthWorkspaceRow } from './app-auth/workspace';
+import type { AuthWorkspaceRow } from './http/auth-workspace';
 import type { File } from './generated/prisma/client';
 
 export interface AppContext {
@@ -36,7 +36,7 @@ export interface AppContext {
     keys: LookupCache<KeyRow>;
     /** Content types by bucket (`id:<bucket id>` or `<workspace id>/<bucket name>`). */
     contentTypes: LookupCache<Map<string, ContentTypeDef>>;
-    /** Hosted-authentication settings of workspaces by name (app-auth/workspace.ts). */
+    /** Hosted-authentication settings of workspaces by name (http/auth-workspace.ts). */
     authWorkspaces: LookupCache<AuthWorkspaceRow>;
   };
   /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */

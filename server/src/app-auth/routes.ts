@@ -1,11 +1,11 @@
 // Hosted authentication routes (no API key). The router's gate (`x-hosted-auth`) has already
-// opened the workspace (app-auth/workspace.ts); rate limits are the router's too.
+// opened the workspace (http/auth-workspace.ts); rate limits are the router's too.
 import { handlers } from '../http/handlers';
 import { requireWorkspace } from '../http/lookup';
 import { pageUrl } from '../http/pagination';
 import { decodeCursor, encodeCursor } from '../core/cursors';
 import { formatTimestamp } from '../lib/time';
-import { authWorkspaceOf } from './workspace';
+import { authWorkspaceOf } from '../http/auth-workspace';
 import { login } from '../core/auth/login';
 import { exchangeCode, verifyOtp } from '../core/auth/verify';
 import { findSession, revokeSession } from '../core/auth/session';

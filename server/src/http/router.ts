@@ -12,7 +12,7 @@ import type { AppContext } from '../context';
 import { authenticateAdmin, authenticateApiKey, authorize, type ApiKeyPrincipal } from './auth';
 import { HttpError, MESSAGES, invalid, notFound } from './errors';
 import type { RateLimitSubject } from './rate-limit';
-import { openAuthWorkspace } from '../app-auth/workspace';
+import { openAuthWorkspace } from './auth-workspace';
 import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { OperationReply, Operations } from './operations';

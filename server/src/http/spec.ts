@@ -80,7 +80,7 @@ export interface OperationSpec {
   rateLimits: RateLimitRule[];
   /**
    * A hosted-authentication route (`x-hosted-auth`): before anything else its workspace must
-   * exist, not be suspended and have hosted authentication enabled (app-auth/workspace.ts).
+   * exist, not be suspended and have hosted authentication enabled (http/auth-workspace.ts).
    */
   hostedAuth: boolean;
   /** Pointer to `responses` of the operation, for the contract test. */

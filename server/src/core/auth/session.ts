@@ -7,7 +7,7 @@ import { DomainError } from '../errors';
 import { bearerToken } from '../../lib/secrets';
 import { findPresented } from './credentials';
 
-/** The workspace of a hosted-authentication request, opened by its route's gate (app-auth/workspace.ts): who the operations act for. */
+/** The workspace of a hosted-authentication request, opened by its route's gate (http/auth-workspace.ts): who the operations act for. */
 export interface AuthWorkspace {
   id: number;
   name: string;

@@ -4,8 +4,7 @@
 // for it). From here on the request is logged in the workspace's request logs.
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
-import { forbidden, MESSAGES, notFound } from '../http/errors';
-
+import { forbidden, MESSAGES, notFound } from './errors';
 import type { AuthWorkspace } from '../core/auth/session';
 
 export interface AuthWorkspaceRow {
