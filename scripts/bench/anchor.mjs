@@ -41,7 +41,7 @@
 // SQL's sum and count rounded half away from zero to 12 places, as the API rounds it); articles 1,
 // the middle one and the last read by id: title, amount, published_at, state and author name.
 // After the page's rounds, its statement is rebuilt with the server's compiled modules as
-// core/entries/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
+// core/content/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
 // API's answer and the text pg_stat_activity shows of the server's connections, prepared as the
 // server prepares it, run 8 times, then EXPLAIN (ANALYZE, BUFFERS) of one more execution; and
 // EXPLAIN (ANALYZE, BUFFERS) of the plain SQL. Last on that server, each question once more
@@ -522,19 +522,19 @@ const runnerOf = (client) => ({
 
 const load = (p) => createRequire(import.meta.url)(path.join(root, 'dist/server/src', p));
 
-/** The bucket's content types as the server reads them (core/entries/content-types.ts). */
+/** The bucket's content types as the server reads them (core/content/content-types.ts). */
 async function contentTypeDefs(client, bucketId) {
-  const { bucketContentTypes } = load('core/entries/content-types.js');
+  const { bucketContentTypes } = load('core/content/content-types.js');
   return bucketContentTypes(runnerOf(client), bucketId);
 }
 
 /**
  * The statement `POST /entries/query` runs for `body`, built by the server's own compiled modules
- * as core/entries/query/run.ts (prepareQuery, executeQuery) and core/query/run.ts
+ * as core/content/query/run.ts (prepareQuery, executeQuery) and core/query/run.ts
  * (queryStatement) build it.
  */
 function pageStatement(workspaceId, defs, body) {
-  const { parseEntryQuery } = load('core/entries/query/parse.js');
+  const { parseEntryQuery } = load('core/content/query/parse.js');
   const { queryStatement } = load('core/query/run.js');
   const { fieldErrors } = load('http/errors.js');
   const type = defs.get(body.type);
@@ -880,7 +880,7 @@ function reportPostgres(r, count, opts) {
   for (const p of b.problems) lines.push(`    PROBLEM: ${p}`);
   for (const line of lines) console.log(line);
 
-  console.log(`  filtered page statement (rebuilt with dist/ modules as core/entries/query/run.ts and core/query/run.ts build it), values ${JSON.stringify(r.statement.values)}:`);
+  console.log(`  filtered page statement (rebuilt with dist/ modules as core/content/query/run.ts and core/query/run.ts build it), values ${JSON.stringify(r.statement.values)}:`);
   if (r.check.problems.length) for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
   else console.log(`  (same entries in the same order as the API answer; its first ${r.check.compared} characters, all pg_stat_activity keeps (the select list), identical to the server's statements there)`);
   for (const line of r.statement.text.split('\n')) console.log(`    ${line}`);

@@ -8,7 +8,7 @@
 // uploaded through the API as its cover. A few of each type are created through the API (the
 // articles among them referencing bulk-inserted persons and tags, which the API checks), the rest
 // bulk-inserted with one INSERT per type exactly as the API writes them
-// (core/entries/typed-entries.ts createTypedEntry, write.ts insertEntry/writeDocuments: an
+// (core/content/typed-entries.ts createTypedEntry, write.ts insertEntry/writeDocuments: an
 // `entries` row of kind `typed` with ref `<type>/<ULID>`, contract choice `none`, and an
 // `entry_contents` row for en-US whose data holds relations as entry ULIDs and the attachment as
 // the file id; no `created` revision, reads do not need it), then VACUUM ANALYZE. A bulk-inserted
@@ -30,7 +30,7 @@
 // background statements of an idle server (job polling, the request log flush, outbox polling,
 // listener heartbeats) are measured in an idle window first: statements of the kinds (texts) it
 // saw are left out of a request's count, and its rate is subtracted from the raw mean. Rendering
-// costs the same number of round trips for any page size (core/entries/render.ts): the count
+// costs the same number of round trips for any page size (core/content/render.ts): the count
 // must be the same for 10, 50 and 100.
 //
 // Standalone: `node scripts/bench/entries.mjs [--build]` (without --build it runs dist/ as it is).

@@ -2,7 +2,7 @@
 //
 // On a PostgreSQL server (a throwaway database), 100,000 published objects in the General bucket
 // of one workspace: a few created through the API, the rest bulk-inserted with SQL exactly as the
-// API writes them (core/entries/json-entries.ts: an `entries` row and an `entry_contents` row for
+// API writes them (core/content/json-entries.ts: an `entries` row and an `entry_contents` row for
 // en-US; no `created` revision, reads do not need it), then VACUUM ANALYZE. Then, with autocannon
 // (10 connections, a warm-up that is not counted, then BENCH_SECONDS per route):
 //   GET  /api/v1/{ws}/objects/{id}                      a random id of the 100k per request

@@ -1,6 +1,6 @@
 // JSON Schema contracts for Objects. The schema must be a valid draft 2020-12 schema that Ajv can
 // compile; saving one marks the objects it may govern `validation.pending` and queues their
-// recheck (core/entries/revalidate.ts).
+// recheck (core/content/revalidate.ts).
 import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
@@ -10,7 +10,7 @@ import { uniqueOr422 } from '../lib/db-errors';
 import { presentContract } from './presenters';
 import { normalizePrefix, schemaProblems } from '../core/contract-schema';
 import { requireWorkspace } from '../http/lookup';
-import { REVALIDATE_JOB, markForRevalidation } from '../core/entries/revalidate';
+import { REVALIDATE_JOB, markForRevalidation } from '../core/content/revalidate';
 import { transaction } from '../core/transaction';
 import type { SqlRunner } from '../db/database';
 import type { Bucket, Contract } from '../generated/prisma/client';

@@ -1,5 +1,5 @@
 // Pipeline definitions (management API): every step is checked before anything is saved
-// (core/pipelines/definition.ts); a taken name is a 422 on `name`.
+// (core/pipeline-engine/definition.ts); a taken name is a 422 on `name`.
 import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
 import type { Pipeline } from '../generated/prisma/client';
@@ -8,8 +8,8 @@ import { notFound, validationFailed } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
 import { formatTimestamp } from '../lib/time';
 import { requireWorkspace } from '../http/lookup';
-import { definitionErrors } from '../core/pipelines/definition';
-import type { PipelineStep } from '../core/pipelines/step-types';
+import { definitionErrors } from '../core/pipeline-engine/definition';
+import type { PipelineStep } from '../core/pipeline-engine/step-types';
 
 type S = components['schemas'];
 

@@ -1,12 +1,12 @@
 // Reviews of entries, legacy linked form submissions, and the conversion of typed entries to
 // JSON-backed ones (management API).
 import { handlers } from '../http/handlers';
-import { createReview, resolveReview } from '../core/entries/reviews';
-import { createSubmission } from '../core/entries/json-entries';
+import { createReview, resolveReview } from '../core/content/reviews';
+import { createSubmission } from '../core/content/json-entries';
 import { requireBucket, requireWorkspace } from '../http/lookup';
-import { convertTypedEntry } from '../core/entries/typed-entries';
-import { findEntries } from '../core/entries/store';
-import { presentObject } from '../core/entries/object-envelope';
+import { convertTypedEntry } from '../core/content/typed-entries';
+import { findEntries } from '../core/content/store';
+import { presentObject } from '../core/content/object-envelope';
 import { sql } from '../core/sql';
 
 export const reviewHandlers = handlers({

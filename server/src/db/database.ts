@@ -461,7 +461,7 @@ function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
  * `databaseStatementTimeoutMs`: the pools' statement timeout (unset or 0: none, as for the
  * migration CLI). The embedded database has none: PGlite accepts `statement_timeout` but never
  * fires it (its single-threaded WebAssembly build has no timer signal to cancel a statement),
- * so there the query-shape bounds (core/entries/query/paths.ts) are what limit a query's work.
+ * so there the query-shape bounds (core/content/query/paths.ts) are what limit a query's work.
  */
 export async function openDatabase(opts: {
   databaseUrl?: string;

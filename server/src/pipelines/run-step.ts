@@ -17,11 +17,11 @@ import { batchEntries } from '../core/operations/entry-batch';
 import type { SqlRunner } from '../db/database';
 import type { EmailMessage } from '../core/email-queue';
 import { sendEmail } from '../core/operations/emails';
-import { readEnvelope } from '../core/entries/object-envelope';
+import { readEnvelope } from '../core/content/object-envelope';
 import { transaction } from '../core/transaction';
-import { sendHttpRequest } from '../core/pipelines/http-request';
-import { StepFailed } from '../core/pipelines/step-failed';
-import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from '../core/pipelines/step-types';
+import { sendHttpRequest } from '../core/pipeline-engine/http-request';
+import { StepFailed } from '../core/pipeline-engine/step-failed';
+import { HTTP_WITH_POINTER, STEP_TYPES, operationParts, type HttpRequestWith, type PipelineStep } from '../core/pipeline-engine/step-types';
 
 export interface StepRun {
   executionId: string;

@@ -10,11 +10,11 @@ import { authorize } from '../http/auth';
 import { asHttpError, HttpError } from '../http/errors';
 import { principalOfKey } from '../http/auth';
 import { unstorableErrors } from '../http/validation';
-import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from '../core/pipelines/executions';
-import { Interrupted } from '../core/pipelines/http-request';
+import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from '../core/pipeline-engine/executions';
+import { Interrupted } from '../core/pipeline-engine/http-request';
 import { runStep, type StepResult, type StepRun } from './run-step';
-import { StepFailed } from '../core/pipelines/step-failed';
-import { resolveStepWith } from '../core/pipelines/url-placeholders';
+import { StepFailed } from '../core/pipeline-engine/step-failed';
+import { resolveStepWith } from '../core/pipeline-engine/url-placeholders';
 
 export const MAX_ATTEMPTS = 5;
 

@@ -6,7 +6,7 @@ import type { operations } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../../context';
 import { apiKeyActor } from '../../events/audit';
 import { DomainError } from '../errors';
-import type { WriteContext } from '../entries/write';
+import type { WriteContext } from '../content/write';
 
 export interface OperationContext {
   app: AppContext;

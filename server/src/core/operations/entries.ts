@@ -1,15 +1,15 @@
 // The typed Entries API's reads and single writes: delivery lists and reads of published entries,
-// and create, update and delete (core/entries/typed-entries.ts), each answered with the entry as
-// rendered (core/entries/render.ts).
+// and create, update and delete (core/content/typed-entries.ts), each answered with the entry as
+// rendered (core/content/render.ts).
 import { DomainError, invalidAt } from '../errors';
 import { answerBudget } from '../answer-budget';
-import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../entries/content-types';
-import { ULID } from '../entries/field-values';
-import { findWithRelated, renderEntries, summariesOf } from '../entries/render';
-import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../entries/typed-entries';
-import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord, type Sight } from '../entries/store';
-import { readLocale, writeLocale } from '../entries/locales';
-import { idCursorPage } from '../entries/pages';
+import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../content/content-types';
+import { ULID } from '../content/field-values';
+import { findWithRelated, renderEntries, summariesOf } from '../content/render';
+import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
+import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord, type Sight } from '../content/store';
+import { readLocale, writeLocale } from '../content/locales';
+import { idCursorPage } from '../content/pages';
 import { sql } from '../sql';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
 

@@ -1,13 +1,13 @@
 // Atomic batch writes of typed entries (`entries.batch`): every operation's rights, the
 // idempotency key (a replay answers the first answer), one unit of work for all operations
-// (core/entries/batch-write.ts), and the time spent, for the answer's Server-Timing.
+// (core/content/batch-write.ts), and the time spent, for the answer's Server-Timing.
 import { performance } from 'node:perf_hooks';
 import type { SqlRunner } from '../../db/database';
 import { sqlState } from '../../lib/sql-state';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
-import { bucketIdByName, cachedTypesOfBucketName } from '../entries/content-types';
-import { checkShapes, ConditionFailed, operationRights, requestHash, runBatch, type BatchOperation } from '../entries/batch-write';
-import { writeLocale } from '../entries/locales';
+import { bucketIdByName, cachedTypesOfBucketName } from '../content/content-types';
+import { checkShapes, ConditionFailed, operationRights, requestHash, runBatch, type BatchOperation } from '../content/batch-write';
+import { writeLocale } from '../content/locales';
 import { findIdempotent, lockIdempotencyKey, saveIdempotent, type IdempotencyScope, type IdempotentResult } from '../idempotency';
 import { transaction } from '../transaction';
 import { requireRights, writeContext, type BodyOf, type OperationContext } from './context';

@@ -1,14 +1,14 @@
-// The structured query of typed entries, single and batched (core/entries/query: parse, compile,
+// The structured query of typed entries, single and batched (core/content/query: parse, compile,
 // project, aggregate).
 import { DomainError, throwIfInvalid } from '../errors';
 import { fieldError, fieldErrors, oneFieldError } from '../../lib/field-errors';
 import { jsonBytes } from '../../lib/byte-budget';
 import { emptyRecord } from '../../lib/records';
 import { answerBudget } from '../answer-budget';
-import { bucketIdByName, cachedTypesOfBucketName } from '../entries/content-types';
-import type { EntryQueryBody } from '../entries/query/parse';
-import { REFERENCE_BUDGET } from '../entries/query/project';
-import { executeQuery, pageRows, prepareQuery, type PreparedQuery, type QueryContext } from '../entries/query/run';
+import { bucketIdByName, cachedTypesOfBucketName } from '../content/content-types';
+import type { EntryQueryBody } from '../content/query/parse';
+import { REFERENCE_BUDGET } from '../content/query/project';
+import { executeQuery, pageRows, prepareQuery, type PreparedQuery, type QueryContext } from '../content/query/run';
 import type { BodyOf, OperationContext } from './context';
 
 /** Rows all members of a batch may return together, and the size of its serialized result. */

@@ -4,18 +4,18 @@
 import type { components } from '@workspace-api/sdk/openapi';
 import { DomainError, throwIfInvalid } from '../errors';
 import { fieldErrors } from '../../lib/field-errors';
-import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry } from '../entries/json-entries';
-import { documentsIn, findEntries, refUnderPrefix, scope, type ContentChoice, type Sight } from '../entries/store';
-import { getRevision, listRevisions } from '../entries/revisions';
-import { diff } from '../entries/diff';
+import { createJsonEntry, deleteJsonEntry, restoreJsonEntry, updateJsonEntry } from '../content/json-entries';
+import { documentsIn, findEntries, refUnderPrefix, scope, type ContentChoice, type Sight } from '../content/store';
+import { getRevision, listRevisions } from '../content/revisions';
+import { diff } from '../content/diff';
 import { parseFields, parseFilter, parseSort } from '../query/parse';
 import { narrowedOn, type Visibility } from '../query/candidates';
 import { project, runQuery } from '../query/run';
 import { raw, sql, type Sql } from '../sql';
-import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../entries/object-envelope';
+import { presentObject, presentRevision, presentTrashRow, readEnvelope } from '../content/object-envelope';
 import { openRunner } from '../transaction';
-import { isConfiguredLocale, readLocale, unconfiguredLocale } from '../entries/locales';
-import { idCursorPage } from '../entries/pages';
+import { isConfiguredLocale, readLocale, unconfiguredLocale } from '../content/locales';
+import { idCursorPage } from '../content/pages';
 import { decodeCursor, encodeCursor } from '../cursors';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
 

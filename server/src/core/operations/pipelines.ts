@@ -1,9 +1,9 @@
 // Pipeline executions through the public API: queue one (its status URL to follow) and read its
-// status. The engine is core/pipelines/; the steps run in the pipelines resource's runner.
+// status. The engine is core/pipeline-engine/; the steps run in the pipelines resource's runner.
 import { formatTimestamp } from '../../lib/time';
 import { DomainError } from '../errors';
-import { createExecution, readExecution } from '../pipelines/executions';
-import type { PipelineStep } from '../pipelines/step-types';
+import { createExecution, readExecution } from '../pipeline-engine/executions';
+import type { PipelineStep } from '../pipeline-engine/step-types';
 import type { BodyOf, OperationContext } from './context';
 
 export async function executePipeline(cx: OperationContext, name: string, body: BodyOf<'executePipeline'> | undefined) {

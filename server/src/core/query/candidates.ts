@@ -5,7 +5,7 @@
 // names the entry's metadata. A GIN containment test then costs no lookup of each candidate's
 // entry row. Any other filter (an empty one, `eq null`, metadata alone) may match entries without
 // such a document, so it reads the entries with their documents beside them.
-import { BASE_LOCALE, scope, type EntryKind } from '../entries/store';
+import { BASE_LOCALE, scope, type EntryKind } from '../content/store';
 import { raw, sql, type Sql } from '../sql';
 import type { FilterNode, Target } from './ast';
 import { typedTable } from './typed';

@@ -4,7 +4,7 @@
 // such rows sort first, so the page's first row tells, and the sort stays a top-N sort.
 import type { SqlRunner } from '../../db/database';
 import { invalidAt } from '../errors';
-import { pagedSelect, toRecord, type EntryRecord } from '../entries/store';
+import { pagedSelect, toRecord, type EntryRecord } from '../content/store';
 import { join, raw, rows, sql } from '../sql';
 import type { QueryPlan } from './ast';
 import { candidates, type Visibility } from './candidates';

@@ -5,7 +5,7 @@
 // per-row type test or cast is left, and the indexes of number and date fields serve sorts.
 import { LosslessNumber } from '../../lib/exact-json';
 import { join, raw, sql, type Sql } from '../sql';
-import type { FieldDef } from '../entries/content-types';
+import type { FieldDef } from '../content/content-types';
 import type { Condition } from './ast';
 
 /** The SQL type of a typed column's values (an element's, for a multiple field). */
