@@ -104,34 +104,26 @@ export async function queryObjects(cx: OperationContext, body: BodyOf<'queryObje
   };
 }
 
-/** `exact`: the body's numbers were read exactly (the edge's lossless parse). */
+/** What a create and an update both write, in the core's words; `exact`: the body's numbers were read exactly (the edge's lossless parse). */
+const objectInput = (body: BodyOf<'createObject'> | BodyOf<'updateObject'>, exact: boolean) => ({
+  data: body.data,
+  ref: body.ref,
+  path: body.path,
+  bucketId: body.bucket_id,
+  status: body.status,
+  contract: body.contract,
+  exact,
+});
+
 export async function createObject(cx: OperationContext, body: BodyOf<'createObject'>, exact = false) {
   objectsWorkspace(cx);
-  const id = await createJsonEntry(writeContext(cx), {
-    data: body.data,
-    ref: body.ref,
-    path: body.path,
-    bucketId: body.bucket_id,
-    status: body.status,
-    contract: body.contract,
-    exact,
-  });
+  const id = await createJsonEntry(writeContext(cx), { ...objectInput(body, exact), data: body.data });
   return readBack(cx, id);
 }
 
 export async function updateObject(cx: OperationContext, id: number, body: BodyOf<'updateObject'>, exact = false) {
   objectsWorkspace(cx);
-  await updateJsonEntry(writeContext(cx), id, {
-    lockVersion: body.lock_version,
-    data: body.data,
-    ref: body.ref,
-    path: body.path,
-    bucketId: body.bucket_id,
-    status: body.status,
-    contract: body.contract,
-    translations: body.translations,
-    exact,
-  });
+  await updateJsonEntry(writeContext(cx), id, { ...objectInput(body, exact), lockVersion: body.lock_version, translations: body.translations });
   return readBack(cx, id);
 }
 
