@@ -353,6 +353,8 @@ describe('the backfill of entries stored before typed storage (entries:typed-sto
     const backfillAfter = async () => (await s.server.app.db.query<{ b: number | null }>(`SELECT backfill_after AS b FROM typed_tables WHERE content_type_id = $1`, [created.id])).rows[0].b;
     await s.server.app.db.query(`DELETE FROM ${table}`);
     await s.server.app.db.query(`UPDATE typed_tables SET backfill_after = 0 WHERE content_type_id = $1`, [created.id]);
+    // The change notifies the processes' content type caches; by hand, nothing waits for them to hear it.
+    await s.server.app.lookups.keys.confirmDropped();
     expect(await query(19)).toEqual({ ...answers.page, pagination: { ...answers.page.pagination, limit: 19 } });
     expect(await sums()).toEqual(answers.sums);
 
