@@ -5,12 +5,13 @@ import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { operationContext, type ApiKeyPrincipal } from '../http/auth';
 import { pageLinks } from '../http/pagination';
+import { wrapJson } from '../lib/fresh-json';
 import * as entries from '../core/operations/entries';
 
 async function list(app: AppContext, principal: ApiKeyPrincipal | undefined, koa: Context, query: Parameters<typeof entries.listEntries>[1], v2: boolean) {
   const shown = await entries.listEntries(operationContext(app, principal), query, v2);
-  const body = shown.paged ? { data: shown.entries, ...pageLinks(app.config.baseUrl, koa, shown) } : shown.entries;
-  return { status: 200 as const, exactJson: shown.exact, body: body as never };
+  const json = shown.paged ? wrapJson('{"data":[', shown.items, `],${JSON.stringify(pageLinks(app.config.baseUrl, koa, shown)).slice(1)}`) : wrapJson('[', shown.items, ']');
+  return { status: 200 as const, json };
 }
 
 export const entryHandlers = handlers({
@@ -18,8 +19,7 @@ export const entryHandlers = handlers({
   listEntriesV2: ({ query, principal, koa }, app) => list(app, principal, koa, query, true),
 
   async getEntry({ params, query, principal }, app) {
-    const found = await entries.getEntry(operationContext(app, principal), params.entry, query);
-    return { status: 200, exactJson: found.exact, body: found.body };
+    return { status: 200, json: await entries.getEntry(operationContext(app, principal), params.entry, query) };
   },
 
   async createEntry({ query, body, principal }, app) {

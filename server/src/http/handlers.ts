@@ -1,6 +1,7 @@
 // Handler types derived from the generated `operations` of the spec: a handler gets its
 // operation's typed path and query parameters and body, and must return one of the operation's
 // documented success responses. Nobody writes these types twice.
+import type { HoledJson } from '../lib/fresh-json';
 import type { Context } from 'koa';
 import type { operations } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../context';
@@ -35,13 +36,16 @@ type ContentOf<R> = R extends { content: infer C }
 export type Reply<Op extends OperationId> = {
   [S in keyof Responses<Op> & SuccessStatus]: ContentOf<Responses<Op>[S]> extends undefined
     ? { status: S; body?: undefined; headers?: Record<string, string> }
-    : {
-        status: S;
-        body: ContentOf<Responses<Op>[S]>;
-        headers?: Record<string, string>;
-        /** The body holds exact numbers (lib/exact-json.ts) and is written by lossless-json. */
-        exactJson?: boolean;
-      };
+    :
+        | {
+            status: S;
+            body: ContentOf<Responses<Op>[S]>;
+            headers?: Record<string, string>;
+            /** The body holds exact numbers (lib/exact-json.ts) and is written by lossless-json. */
+            exactJson?: boolean;
+          }
+        /** A JSON body built as text already (by PostgreSQL), its fresh values as holes. */
+        | { status: S; json: HoledJson; headers?: Record<string, string> };
 }[keyof Responses<Op> & SuccessStatus];
 
 export interface HandlerRequest<Op extends OperationId> {

@@ -2,6 +2,7 @@
 // operation's handler for an HTTP request; a pipeline step, acting for the key that started its
 // execution, gets the same rights and validation (`checkCall`) and calls the same operation of
 // core/operations/ that the handler calls.
+import type { HoledJson } from '../lib/fresh-json';
 import type { ErrorObject } from 'ajv/dist/2020';
 import type { Context } from 'koa';
 import type { AppContext } from '../context';
@@ -23,6 +24,8 @@ export interface OperationRequest {
 export interface OperationReply {
   status: number;
   body?: unknown;
+  /** The body as JSON text already (with fresh values as holes), sent as it is. */
+  json?: HoledJson;
   headers?: Record<string, string>;
   exactJson?: boolean;
 }

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
 import { LookupCache } from '../core/lookup-cache';
-import { fillHoles, withHoles, type HoledJson } from '../lib/fresh-json';
+import { fillHoles, type HoledJson } from '../lib/fresh-json';
 
 export const CONTENT_CHANGED_CHANNEL = 'content_changed';
 
@@ -59,9 +59,8 @@ export function answerKey(operationId: string, ctx: Context): string {
   return `${operationId}:${digest}`;
 }
 
-/** An answer made to be kept: its JSON text with holes (`serialize` is the router's serializer), weighed by what it holds. */
-export function keepable(status: number, headers: Record<string, string> | undefined, serialize: () => string): CachedAnswer {
-  const json = withHoles(serialize);
+/** An answer made to be kept: its JSON text with holes, weighed by what it holds. */
+export function keepable(status: number, headers: Record<string, string> | undefined, json: HoledJson): CachedAnswer {
   const text = json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
   const extra = Object.entries(headers ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0);
   return { status, headers, json, bytes: text + extra + json.holes.length * HOLE_OVERHEAD };

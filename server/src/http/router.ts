@@ -17,6 +17,7 @@ import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { OperationReply, Operations } from './operations';
 import { answerKey, answerText, keepable } from './response-cache';
+import { fillHoles, withHoles } from '../lib/fresh-json';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -71,6 +72,9 @@ const isJsonValue = (body: unknown) => body !== null && typeof body === 'object'
 /** A JSON body's text, numbers exact where the handler says they must be. */
 const serialize = (reply: OperationReply) => (reply.exactJson ? stringifyExact(reply.body) : JSON.stringify(reply.body));
 
+/** A JSON answer's text with its fresh values as holes (built as text already, or serialized). */
+const holedText = (reply: OperationReply) => reply.json ?? withHoles(() => serialize(reply));
+
 /** JSON text as the answer (serialized once: for an object body Koa would stringify it twice, length then write). */
 function sendJson(ctx: Context, status: number, headers: Record<string, string> | undefined, text: string): void {
   ctx.status = status;
@@ -79,7 +83,9 @@ function sendJson(ctx: Context, status: number, headers: Record<string, string> 
   ctx.body = text;
 }
 
-function send(ctx: Context, reply: OperationReply): void {
+/** `now`: the time its fresh values are given at (the app's clock), asked for only when it has some. */
+function send(ctx: Context, reply: OperationReply, now: () => Date): void {
+  if (reply.json) return sendJson(ctx, reply.status, reply.headers, fillHoles(reply.json, now()));
   if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) return sendJson(ctx, reply.status, reply.headers, serialize(reply));
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
@@ -140,16 +146,16 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         let other: OperationReply | undefined;
         const answer = await responses.get(answerKey(op.operationId, ctx), async () => {
           const reply = await run();
-          if (reply.status === 200 && isJsonValue(reply.body)) return keepable(reply.status, reply.headers, () => serialize(reply));
+          if (reply.status === 200 && (reply.json || isJsonValue(reply.body))) return keepable(reply.status, reply.headers, holedText(reply));
           other = reply;
           return undefined;
         });
-        if (!answer) return send(ctx, other!);
+        if (!answer) return send(ctx, other!, () => app.clock.now());
         return sendJson(ctx, answer.status, answer.headers, answerText(answer, app.clock.now()));
       }
       const reply = await run();
       await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);
-      send(ctx, reply);
+      send(ctx, reply, () => app.clock.now());
     });
     router.register(koaPath(op.path), [op.method.toUpperCase()], chain, { name: op.operationId });
   }

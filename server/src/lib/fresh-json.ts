@@ -54,3 +54,14 @@ export function fillHoles(json: HoledJson, now: Date): string {
   for (let i = 0; i < json.holes.length; i++) out += JSON.stringify(json.holes[i].at(now)) + json.parts[i + 1];
   return out;
 }
+
+/** `json` with text before and after it (an envelope around JSON text built elsewhere). */
+export const wrapJson = (before: string, json: HoledJson, after: string): HoledJson => {
+  const parts = [...json.parts];
+  parts[0] = before + parts[0];
+  parts[parts.length - 1] += after;
+  return { parts, holes: json.holes };
+};
+
+/** The bytes the holes of `json` take once filled at `now`. */
+export const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(JSON.stringify(h.at(now))), 0);

@@ -86,6 +86,14 @@ export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, 
   }) as Promise<Map<string, ContentTypeDef>>;
 }
 
+/** Every content type of a workspace, by id, cached (a delivery read renders entries of any bucket). */
+export function cachedTypesOfWorkspace(db: SqlRunner, cache: ContentTypeCache, workspaceId: number): Promise<Map<string, ContentTypeDef>> {
+  return cache.get(`ws:${workspaceId}`, async () => {
+    const found = await rows<Row>(db, select(sql`b.workspace_id = ${workspaceId}`), true);
+    return new Map(found.map((r) => [String(r.id), toDef(r)]));
+  }) as Promise<Map<string, ContentTypeDef>>;
+}
+
 /** The id of the workspace's bucket named so, if there is one. */
 export async function bucketIdByName(db: SqlRunner, workspaceId: number, name: string): Promise<number | undefined> {
   const [found] = await rows<{ id: number }>(db, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${name}::text`);

@@ -10,23 +10,36 @@ export interface IdPage {
 }
 
 /**
- * A page of entries in id order after a cursor ([direction: 1 forward, 0 back, the id it continues
- * from]), with the cursors of the pages around it: a previous page once a cursor was followed, a
- * next one when more rows were found going forward.
+ * The page after a cursor ([direction: 1 forward, 0 back, the id it continues from]): the
+ * condition and order to read `perPage` + 1 rows with, whether the page shows them reversed, and
+ * the cursors around it from the ids read (a previous page once a cursor was followed, a next one
+ * when more rows were found going forward).
  */
-export async function idCursorPage(
-  find: (where: Sql, page: NonNullable<FindOptions['page']>) => Promise<EntryRecord[]>,
-  cursor: string | undefined,
-  perPage: number,
-): Promise<IdPage> {
+export function idCursor(cursor: string | undefined, perPage: number) {
   const [forward, from] = cursor ? decodeCursor<[number, number]>(cursor, ['integer', 'integer']) : [1, 0];
-  const found = await find(forward ? sql`e.id > ${from}` : sql`e.id < ${from}`, { orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 });
-  const hasMore = found.length > perPage;
+  return {
+    where: forward ? sql`e.id > ${from}` : sql`e.id < ${from}`,
+    page: { orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 } satisfies NonNullable<FindOptions['page']>,
+    reverse: !forward,
+    /** The cursors of the pages around the one read (`found`: the ids read, in their order). */
+    links(found: number[]): { next: string | null; prev: string | null } {
+      const hasMore = found.length > perPage;
+      const shown = found.slice(0, perPage);
+      if (!forward) shown.reverse();
+      const first = shown[0];
+      const last = shown[shown.length - 1];
+      const next = shown.length && (forward ? hasMore : true) ? encodeCursor([1, last]) : null;
+      const prev = shown.length && cursor && (forward || hasMore) ? encodeCursor([0, first]) : null;
+      return { next, prev };
+    },
+  };
+}
+
+/** A page of entries in id order after a cursor, with the cursors of the pages around it (see idCursor). */
+export async function idCursorPage(find: (where: Sql, page: NonNullable<FindOptions['page']>) => Promise<EntryRecord[]>, cursor: string | undefined, perPage: number): Promise<IdPage> {
+  const c = idCursor(cursor, perPage);
+  const found = await find(c.where, c.page);
   const page = found.slice(0, perPage);
-  if (!forward) page.reverse();
-  const first = page[0]?.id;
-  const last = page[page.length - 1]?.id;
-  const next = page.length && (forward ? hasMore : true) ? encodeCursor([1, last]) : null;
-  const prev = page.length && cursor && (forward || hasMore) ? encodeCursor([0, first]) : null;
-  return { page, next, prev };
+  if (c.reverse) page.reverse();
+  return { page, ...c.links(found.map((e) => e.id)) };
 }

@@ -132,6 +132,17 @@ export interface PageOptions {
  * the effective contract). The cost of a page does not grow with the rows the filter matches.
  */
 export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, typedOnly = false): Sql {
+  return sql`${entrySelect(content, { source: sql`(${pageOf(where, o)}) page JOIN entries e ON e.id = page.page_id`, from: o.join, columns: [raw('page.*')], typedOnly })}
+    ORDER BY page.page_pos`;
+}
+
+/**
+ * The ids of a page (`page_id`) with their positions (`page_pos`) and the `flags` asked for.
+ * `inline`: the limit and offset written in the text, for a statement that must be planned for
+ * them (a generic plan's guess of a limit's rows can turn a lookup of a page into a table scan).
+ */
+function pageOf(where: Sql, o: PageOptions, inline = false): Sql {
+  const count = (n: number) => (inline ? raw(String(Math.trunc(n))) : sql`${n}`);
   const flags = o.flags?.length ? sql`, ${join(o.flags, ', ')}` : raw('');
   // Conditions are on the entry and its documents; the bucket's name is read for the page only.
   const id = o.candidates?.id ?? raw('e.id');
@@ -143,17 +154,18 @@ export function pagedSelect(content: ContentChoice, where: Sql, o: PageOptions, 
   // Positions are numbered after the limit (a window over the ordered rows, no second sort).
   const skip = o.offset ?? 0;
   // Positions count from the first matching row: the page's rows are offset + 1, offset + 2, ...
-  let page = sql`SELECT p.*, row_number() OVER () + ${skip}::int AS page_pos
-      FROM (${source} ORDER BY ${o.orderBy} LIMIT ${o.limit} OFFSET ${skip}) p`;
   if (o.flags?.length && skip > 0) {
     // The flags of the first matching row are wanted too: the top-N sort keeps offset + limit
     // rows (as OFFSET would), and the first row comes back before the page (`page_pos` 1).
-    page = sql`SELECT * FROM (SELECT p.*, row_number() OVER () AS page_pos
-        FROM (${source} ORDER BY ${o.orderBy} LIMIT ${o.limit + skip}) p) n WHERE page_pos = 1 OR page_pos > ${skip}`;
+    return sql`SELECT * FROM (SELECT p.*, row_number() OVER () AS page_pos
+        FROM (${source} ORDER BY ${o.orderBy} LIMIT ${count(o.limit + skip)}) p) n WHERE page_pos = 1 OR page_pos > ${count(skip)}`;
   }
-  return sql`${entrySelect(content, { source: sql`(${page}) page JOIN entries e ON e.id = page.page_id`, from: o.join, columns: [raw('page.*')], typedOnly })}
-    ORDER BY page.page_pos`;
+  return sql`SELECT p.*, row_number() OVER () + ${count(skip)}::int AS page_pos
+      FROM (${source} ORDER BY ${o.orderBy} LIMIT ${count(o.limit)} OFFSET ${count(skip)}) p`;
 }
+
+/** The page of ids of the entries `sight` sees that match `where`, as `pk` and `pos` (from 1), for a statement to read. */
+export const pageIds = (sight: Sight, where: Sql, o: PageOptions): Sql => sql`SELECT page_id AS pk, page_pos AS pos FROM (${pageOf(scope.and(sightOn(sight), where), o, true)}) page`;
 
 export type FindOptions = {
   content: ContentChoice;

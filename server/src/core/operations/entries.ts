@@ -3,14 +3,17 @@
 // rendered (core/content/render.ts).
 import { DomainError, invalidAt } from '../errors';
 import { answerBudget } from '../answer-budget';
-import { cachedTypesOfBucket, cachedTypesOfBucketName, type ContentTypeDef } from '../content/content-types';
+import { cachedTypesOfBucket, cachedTypesOfBucketName, cachedTypesOfWorkspace, type ContentTypeDef } from '../content/content-types';
 import { ULID } from '../content/field-values';
-import { findWithRelated, renderEntries, summariesOf } from '../content/render';
+import { renderEntries } from '../content/render';
+import { renderInSql } from '../content/render-sql';
+import { holeBytes } from '../../lib/fresh-json';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
-import { documentsIn, findEntries, scope, type ContentChoice, type EntryRecord, type Sight } from '../content/store';
+import { pageIds, scope, type EntryRecord, type Sight } from '../content/store';
 import { readLocale, writeLocale } from '../content/locales';
-import { idCursorPage } from '../content/pages';
-import { sql } from '../sql';
+import { idCursor } from '../content/pages';
+import { raw, sql, type Sql } from '../sql';
+import type { ByteBudget } from '../../lib/byte-budget';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
 
 /** The plain (unpaged) v1 list holds at most this many entries; pages reach the rest. */
@@ -47,44 +50,51 @@ async function written(cx: OperationContext, entry: EntryRecord, locale: string)
 
 type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
 
+/** Delivery answers rendered by PostgreSQL (core/content/render-sql.ts) within `budget`. */
+async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }) {
+  const types = [...(await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id)).values()];
+  const o = { config: cx.app.config, workspace: cx.workspace, types, locale, publishedOnly: true, view, now: cx.app.clock.now(), maxBytes: budget.limit };
+  const shown = await renderInSql(cx.app.db, found, o, show);
+  // Past the budget no text came back; within it, the file objects still count.
+  budget.spend(shown.over ? budget.limit + 1 : shown.bytes + 1 + holeBytes(shown.items, o.now));
+  return shown;
+}
+
 /**
  * v1 and v2 lists of published entries of one content type: a plain v1 list (`paged: false`) or
- * a page with the cursors around it.
+ * a page with the cursors around it. `items`: the entries as JSON text (comma-separated).
  */
 export async function listEntries(cx: OperationContext, query: ListQuery, v2: boolean) {
-  const { app, workspace } = cx;
   const type = await requireType(cx, query.contentBucket, query.contentType);
-  const locale = readLocale(query.locale, workspace.locales);
+  const locale = readLocale(query.locale, cx.workspace.locales);
   const paged = v2 || query.per_page !== undefined || query.cursor !== undefined || query.view !== undefined;
   const view = query.view ?? (v2 ? 'summary' : 'full');
   const where = sql`e.content_type_id = ${type.id}`;
-  // Summaries name entries from the base document when every locale is asked for.
-  const content: ContentChoice = view === 'summary' && locale === '*' ? { kind: 'locale', locale: 'en-US' } : documentsIn(locale);
   const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
-  const options = { ...renderOptions(cx, locale, true), bytes: answerBudget(app.config.deliveryAnswerBytes, 'per_page', advice) };
-  // Summaries hold no document values; rendered entries say whether theirs need exact JSON.
-  const present = async (entries: EntryRecord[]) =>
-    view === 'summary' ? { entries: summariesOf(entries, type, options), exact: false } : renderEntries(app.db, entries, options);
+  const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'per_page', advice);
   if (!paged) {
-    const shown = await present(await findEntries(app.db, published(cx), where, { content, typedOnly: true, page: { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT } }));
-    return { paged: false as const, ...shown };
+    const page = { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT };
+    const shown = await rendered(cx, pageIds(published(cx), where, page), locale, view, budget, page);
+    return { paged: false as const, items: shown.items };
   }
-  const page = await idCursorPage((after, p) => findEntries(app.db, published(cx), scope.and(where, after), { content, typedOnly: true, page: p }), query.cursor, query.per_page ?? 50);
-  return { paged: true as const, ...(await present(page.page)), next: page.next, prev: page.prev };
+  const cursor = idCursor(query.cursor, query.per_page ?? 50);
+  const found = pageIds(published(cx), scope.and(where, cursor.where), cursor.page);
+  const shown = await rendered(cx, found, locale, view, budget, { limit: query.per_page ?? 50, reverse: cursor.reverse });
+  return { paged: true as const, items: shown.items, ...cursor.links(shown.ids) };
 }
 
 /** What delivery reads of entries see. */
 const published = (cx: OperationContext): Sight => ({ workspaceId: cx.workspace.id, kinds: ['typed'], state: 'published' });
 
-/** The delivery read: the entry and its first level of relations in one round trip. */
+/** The delivery read: the entry with its relations, rendered in one statement. */
 export async function getEntry(cx: OperationContext, entryId: string, query: QueryOf<'getEntry'>) {
   const locale = readLocale(query.locale, cx.workspace.locales);
-  const bytes = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
-  const options = { ...renderOptions(cx, locale, true), bytes };
-  const { entry, prefetched } = await findWithRelated(cx.app.db, published(cx), sql`e.entry_id = ${entryIdOf(entryId)}`, options);
-  if (!entry) throw new DomainError('not_found');
-  const { entries, exact } = await renderEntries(cx.app.db, [entry], options, prefetched);
-  return { body: entries[0], exact };
+  const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
+  const id = entryIdOf(entryId);
+  const found = pageIds(published(cx), sql`e.entry_id = ${id}`, { orderBy: raw('e.id'), limit: 1 });
+  const shown = await rendered(cx, found, locale, 'full', budget, { limit: 1 });
+  if (!shown.ids.length) throw new DomainError('not_found');
+  return shown.items;
 }
 
 export async function createEntry(cx: OperationContext, query: QueryOf<'createEntry'>, body: BodyOf<'createEntry'>) {
