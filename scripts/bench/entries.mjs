@@ -20,18 +20,33 @@
 //   GET /api/v1/{ws}/entries?contentBucket=general&contentType=article&per_page=10|50|100
 //                                                         first page, rendered entries (v1 page)
 // with the server's defaults (the response cache on: a page asked again is served from it, file
-// URLs signed afresh), then the read and the page of 50 on a server with RESPONSE_CACHE_MB=0 (the
-// cost of rendering, as for the first request after a change),
-// and the database round trips of one request (the statements PostgreSQL runs for it) of the
-// read and of each list page size, counted one request at a time on a server with nothing else
-// to do and the response cache off: with pg_stat_statements when the PostgreSQL server has it loaded, otherwise through a
-// small TCP proxy of this bench between the server and PostgreSQL that counts the frontend
-// messages that run a statement (Q: a simple query, E: an extended-protocol Execute). The
-// background statements of an idle server (job polling, the request log flush, outbox polling,
-// listener heartbeats) are measured in an idle window first: statements of the kinds (texts) it
-// saw are left out of a request's count, and its rate is subtracted from the raw mean. Rendering
-// costs the same number of round trips for any page size (core/content/render.ts): the count
-// must be the same for 10, 50 and 100.
+// URLs signed afresh), then the read and the pages of 50 and 100 on a server with
+// RESPONSE_CACHE_MB=0 (the cost of rendering, as for the first request after a change; after
+// BENCH_SERVER_WARMUP_SECONDS of random reads on it too). Every run also reads the server
+// process's CPU time (utime + stime of /proc/<pid>/stat, all its threads, in clock ticks of
+// `getconf CLK_TCK`) just before and just after the measured run: that difference over the run's
+// responses is the server's (Node's) CPU time per response (cpu.mjs processCpuMs).
+// With BENCH_PROFILE=1, the cache-off page of 50 once more on a server of its own started with
+// --cpu-prof (its warm-ups first, as above), and the top 15 functions by self time of the
+// measured run's samples (cpu.mjs: file:line, ms, % of the time in functions; (idle) and
+// (program) shown apart, out of the 100 %). Then the database round trips of one request (the
+// statements PostgreSQL runs for it) of the read and of each list page size, counted one request
+// at a time on a server with nothing else to do and the response cache off: with
+// pg_stat_statements when the PostgreSQL server has it loaded, otherwise through a small TCP proxy
+// of this bench between the server and PostgreSQL that counts the frontend messages that run a
+// statement (Q: a simple query, E: an extended-protocol Execute). The background statements of an
+// idle server (job polling, the request log flush, outbox polling, listener heartbeats) are
+// measured in an idle window first: statements of the kinds (texts) it saw are left out of a
+// request's count, and its rate is subtracted from the raw mean. PostgreSQL renders a delivery
+// answer in one statement whatever its size (core/content/render-sql.ts): the count must be the
+// same for 10, 50 and 100.
+//
+// Targets (the last line says met / not met for each): the read >= 2800 req/s and the page of 50
+// p50 < 25 ms with the defaults; the same round trips for every page size; with the response
+// cache off: the page of 50 at least 10 % of GET /health's req/s (the ceiling of this machine,
+// measured in the same run), its p50 < 25 ms and the server's CPU < 3 ms per page; a page of 100
+// less than 1.6x the cost of a page of 50 (cost per request: 1 / req/s); the read's req/s printed
+// without a target (a human compares it with the figure before a change).
 //
 // Standalone: `node scripts/bench/entries.mjs [--build]` (without --build it runs dist/ as it is).
 // Environment:
@@ -51,6 +66,7 @@
 //                             pg_stat_statements)
 //   BENCH_REQUIRE_POSTGRES=1  fail instead of skipping when that server is not reachable
 //   BENCH_KEEP_DATABASE=1     keep the PostgreSQL database (its URL is printed) to EXPLAIN by hand
+//   BENCH_PROFILE=1           also profile the cache-off page of 50 (--cpu-prof), top 15 self times
 //   BENCH_LOG_LEVEL=silent    the server's LOG_LEVEL (its output is shown when the set-up fails)
 import { isDeepStrictEqual } from 'node:util';
 import net from 'node:net';
@@ -90,7 +106,9 @@ import {
   seedTypedEntries,
   bulkMatchesApi,
   loadOptions,
+  root,
 } from './support.mjs';
+import { readProfile, selfTimes, topSelfTimeLines } from './cpu.mjs';
 
 const ENTRY_PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry', 'delete-entry', 'create-file', 'view-file'];
 const BUCKET = 'general';
@@ -104,7 +122,11 @@ const PAGE_SIZES = [10, 50, 100];
 const TARGETS = {
   read: { rps: 2800 },
   list50: { p50: 25 },
+  // Response cache off: rendering by PostgreSQL.
+  uncached50: { healthShare: 0.1, p50: 25, cpuMs: 3 },
+  page100Cost: 1.6, // a page of 100 against a page of 50, cost per request
 };
+const CACHE_OFF_ENV = { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' };
 
 const CONTENT_TYPES = [
   { name: 'person', fields: [{ name: 'name', type: 'text' }] },
@@ -215,9 +237,43 @@ function loadRoutes(base, ws, key, articleIds) {
   return routes;
 }
 
-async function measureRoutes(routes, base, opts) {
-  await checkRoutes(routes, base);
-  return measureSteady(routes, opts);
+/**
+ * The routes measured again with the response cache off: the read (the warm-up route) and the
+ * pages of 50 and 100, without the defaults' targets (renderingTargets judges them).
+ */
+function uncachedRoutes(routes) {
+  return routes
+    .filter((r) => r.route === 'read' || r.perPage === 50 || r.perPage === 100)
+    .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
+}
+
+/** Each route checked, then measured in steady state, with the server's CPU time per response. */
+async function measureRoutes(routes, server, opts) {
+  await checkRoutes(routes, server.base);
+  return measureSteady(routes, { ...opts, serverPid: server.child.pid });
+}
+
+/**
+ * BENCH_PROFILE=1: the cache-off page of 50 on a server of its own started with --cpu-prof (the
+ * route itself for the server warm-up, then measure's warm-up and run). Node writes the profile
+ * when the server exits; its samples are cut to the measured run. Returns the run's row and the
+ * self times (cpu.mjs selfTimes).
+ */
+async function profilePage50({ db, dataDir, ws, key, articles, opts }) {
+  const profileDir = makeTempDir('wsapi-bench-entries-profile-');
+  let server;
+  try {
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: CACHE_OFF_ENV, profileDir });
+    const route = uncachedRoutes(loadRoutes(server.base, ws, key, articles)).find((r) => r.route === 'list50-uncached');
+    const [row] = await measureRoutes([{ ...route, label: `${route.label}, under --cpu-prof`, warmup: true }], server, opts);
+    const stopped = await stopServer(server.child);
+    server = undefined;
+    if (!stopped.graceful) throw new Error('the profiled server did not stop within 20 s of SIGTERM and was killed: no profile written');
+    return { row, times: selfTimes(readProfile(profileDir), row.window) };
+  } finally {
+    if (server) await stopServer(server.child);
+    removeTempDir(profileDir);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -606,7 +662,7 @@ async function countRoundTrips({ db, dataDir, routes, runs, mode, idleSeconds })
 
 // ---------------------------------------------------------------------------------------------
 
-async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode, roundTripIdleSeconds }) {
+async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode, roundTripIdleSeconds, profile }) {
   const dataDir = makeTempDir('wsapi-bench-entries-');
   const db = await createDatabase(adminUrl);
   const client = new pg.Client({ connectionString: db.url, options: '-c max_parallel_workers_per_gather=0 -c random_page_cost=1.1' });
@@ -639,26 +695,26 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     const routes = loadRoutes(server.base, ws, key, seed.articles);
     const busy = await cpuBusy();
     if (busy > 0.2) console.log(`entries: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
-    const rows = await measureRoutes(routes, server.base, opts);
+    const rows = await measureRoutes(routes, server, opts);
     const startMs = server.startMs;
 
-    // The read and the page of 50 again with the response cache off (RESPONSE_CACHE_MB=0): what
-    // rendering itself costs, as for an answer asked for the first time after a change.
+    // The read and the pages of 50 and 100 again with the response cache off
+    // (RESPONSE_CACHE_MB=0): what rendering itself costs, as for an answer asked for the first
+    // time after a change.
     const first = await stopServer(server.child);
     if (!first.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
-    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
-    const uncached = loadRoutes(server.base, ws, key, seed.articles)
-      .filter((r) => r.route === 'read' || r.perPage === 50)
-      .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
-    rows.push(...(await measureRoutes(uncached, server.base, opts)));
-
-    // Round trips on a server of its own, with nothing else running.
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: CACHE_OFF_ENV });
+    rows.push(...(await measureRoutes(uncachedRoutes(loadRoutes(server.base, ws, key, seed.articles)), server, opts)));
     const stopped = await stopServer(server.child);
     server = undefined;
     if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+
+    const profiled = profile ? await profilePage50({ db, dataDir, ws, key, articles: seed.articles, opts }) : undefined;
+
+    // Round trips on a server of its own, with nothing else running.
     const counted = routes.filter((r) => r.route === 'read' || r.perPage);
     const roundTrips = await countRoundTrips({ db, dataDir, routes: counted, runs: roundTripRuns, mode: roundTripMode, idleSeconds: roundTripIdleSeconds });
-    return { rows, startMs, busy, seed, roundTrips };
+    return { rows, startMs, busy, seed, roundTrips, profiled };
   } finally {
     await client.end().catch(() => {});
     if (server) {

@@ -1,7 +1,8 @@
 // The machinery the load benches (hot-path.mjs, objects.mjs) share: cleanup that also happens on
 // errors and signals, throwaway PostgreSQL databases, free ports and temp dirs, the built server
 // (dist/) as a child process, set-up calls through the management API, autocannon runs with exact
-// latency percentiles, and plain-text tables.
+// latency percentiles (and, given its pid, the server's CPU time per response), and plain-text
+// tables.
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
+import { monotonicUs, processCpuMs } from './cpu.mjs';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 export const mainJs = path.join(root, 'dist/server/src/main.js');
@@ -262,15 +264,23 @@ function runCannon(opts, onResponse) {
  * Warm-up (not counted), then the measured run. Latency percentiles come from the exact response
  * times (autocannon's own histogram has 1 ms resolution, too coarse for a "p50 < 4 ms" target).
  * `request` goes to autocannon as is: `method`, `body`, or `requests` (e.g. with a
- * `setupRequest` that picks another path for every request).
+ * `setupRequest` that picks another path for every request). With `serverPid` (the server's
+ * child process), also the CPU time the server used during the measured run (read from /proc just
+ * before and just after it) and that per response (`cpuMsPerResponse`). `window` is when the
+ * measured run ran (monotonicUs), to cut a CPU profile of the server to it.
  */
-export async function measure(url, headers, { seconds, warmupSeconds, connections }, request = {}) {
+export async function measure(url, headers, { seconds, warmupSeconds, connections, serverPid }, request = {}) {
   const common = { url, headers, connections, pipelining: 1, timeout: 10, ...request };
   if (warmupSeconds > 0) await runCannon({ ...common, duration: warmupSeconds });
   const latencies = [];
+  const cpuBefore = serverPid ? processCpuMs(serverPid) : undefined;
+  const fromUs = monotonicUs();
   const result = await runCannon({ ...common, duration: seconds }, (_client, statusCode, _bytes, responseTime) => {
     if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
   });
+  const toUs = monotonicUs();
+  const cpuAfter = serverPid ? processCpuMs(serverPid) : undefined;
+  const serverCpuMs = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
   latencies.sort((a, b) => a - b);
   const statusCodes = Object.entries(result.statusCodeStats ?? {})
     .map(([code, { count }]) => `${code}×${count}`)
@@ -285,6 +295,10 @@ export async function measure(url, headers, { seconds, warmupSeconds, connection
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
+    serverCpuMs,
+    // requests.total counts the responses (any status) of the measured run.
+    cpuMsPerResponse: serverCpuMs !== undefined && result.requests.total > 0 ? serverCpuMs / result.requests.total : undefined,
+    window: { fromUs, toUs },
   };
 }
 
@@ -396,14 +410,17 @@ export function routeVerdict(row) {
   return `${parts.join(', ')}: ${failed(row) ? 'INVALID (non-2xx/errors)' : ok ? 'met' : 'MISSED'}`;
 }
 
+/** A table of measure's rows; a column of the server's CPU ms per response when a row has it. */
 export function printRouteTable(title, rows, routeWidth = 68) {
   console.log(title);
+  const withCpu = rows.some((r) => r.cpuMsPerResponse !== undefined);
   const lines = tableLines(
     [
       { title: 'route', width: routeWidth, align: 'left', value: (r) => r.label },
       { title: 'req/s', width: 8, value: (r) => (Number.isFinite(r.rps) ? r.rps.toFixed(0) : '-') },
       { title: 'p50 ms', width: 9, value: (r) => ms(r.p50) },
       { title: 'p99 ms', width: 9, value: (r) => ms(r.p99) },
+      ...(withCpu ? [{ title: 'CPU ms/resp', width: 13, value: (r) => ms(r.cpuMsPerResponse) }] : []),
       { title: 'non-2xx', width: 9, value: (r) => r.non2xx },
       { title: 'errors', width: 8, value: (r) => r.errors - r.timeouts },
       { title: 'timeouts', width: 10, value: (r) => r.timeouts },
@@ -412,6 +429,7 @@ export function printRouteTable(title, rows, routeWidth = 68) {
     rows,
   );
   for (const line of lines) console.log(line);
+  if (withCpu) console.log('    (CPU ms/resp: the server process\'s CPU time (user + system, all threads, /proc) during the measured run ÷ its responses)');
   for (const row of rows.filter(failed)) {
     console.log(`    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors - row.timeouts} errors (status codes: ${row.statusCodes})`);
   }

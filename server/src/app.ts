@@ -200,10 +200,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.pipelines = new PipelineRunner(app);
   // With the test clock every lookup reads the clock's offset too, so nothing is cached.
   if (!config.testClock) app.lookups.keys.listen(db);
-  if (!config.testClock && config.responseCacheBytes > 0) {
-    app.responses = responseCache(db, config.responseCacheBytes);
-    app.fileRows = app.responses.follower(10_000);
-  }
+  if (!config.testClock && config.responseCacheBytes > 0) app.responses = responseCache(db, config.responseCacheBytes);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));

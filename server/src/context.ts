@@ -17,7 +17,6 @@ import type { ContentTypeDef } from './core/content/content-types';
 import type { Operations } from './http/operations';
 import type { PipelineRunner } from './pipelines/runner';
 import type { AuthWorkspaceRow } from './http/auth-workspace';
-import type { File } from './generated/prisma/client';
 
 export interface AppContext {
   config: Config;
@@ -41,11 +40,6 @@ export interface AppContext {
   };
   /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */
   responses?: ResponseCache;
-  /**
-   * The file rows that delivery reads render as attachments, by workspace and IDs, kept and
-   * dropped with `responses` (files notify `content_changed` too); absent with it.
-   */
-  fileRows?: LookupCache<File[]>;
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
   /** The spec's operations with their validation and handlers (the router's, and pipeline steps'). */

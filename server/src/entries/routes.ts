@@ -23,13 +23,11 @@ export const entryHandlers = handlers({
   },
 
   async createEntry({ query, body, principal }, app) {
-    const created = await entries.createEntry(operationContext(app, principal), query, body);
-    return { status: 201, exactJson: created.exact, body: created.body };
+    return { status: 201, json: await entries.createEntry(operationContext(app, principal), query, body) };
   },
 
   async updateEntry({ params, query, body, principal }, app) {
-    const updated = await entries.updateEntry(operationContext(app, principal), params.entry, query, body);
-    return { status: 200, exactJson: updated.exact, body: updated.body };
+    return { status: 200, json: await entries.updateEntry(operationContext(app, principal), params.entry, query, body) };
   },
 
   async deleteEntry({ params, query, principal }, app) {

@@ -6,8 +6,7 @@
 // operation that may write answers only once every process has done so (`Listener.confirm`), so
 // that its client's next read sees the write wherever it lands. While this process is not
 // listening, nothing is kept. Values that depend on the time of the answer (a file's temporary
-// URLs) are holes filled for each answer (lib/fresh-json.ts). The file rows that delivery reads
-// render follow the same notifications (AppContext.fileRows, a follower of this cache). It holds
+// URLs) are holes filled for each answer (lib/fresh-json.ts). It holds
 // at most RESPONSE_CACHE_MB, every byte a kept answer holds counted (its key, its text, a fixed
 // overhead), so that many small answers to large bodies cannot grow it. Off with the test clock
 // (its time is the database's) and with RESPONSE_CACHE_MB=0.

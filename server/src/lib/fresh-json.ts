@@ -16,6 +16,9 @@ const MARK = `\u0000fresh:${randomBytes(12).toString('hex')}`;
 const MARK_JSON = JSON.stringify(MARK);
 
 export class Fresh<T = unknown> {
+  /** The last text given (an answer fills many holes with one value: a file shown by every entry of a page). */
+  private last?: { time: number; text: string };
+
   constructor(
     private readonly now: Date,
     readonly at: (now: Date) => T,
@@ -25,6 +28,12 @@ export class Fresh<T = unknown> {
     if (!holes) return this.at(this.now);
     holes.push(this);
     return MARK;
+  }
+
+  /** Its JSON text at `now`. */
+  textAt(now: Date): string {
+    if (this.last?.time !== now.getTime()) this.last = { time: now.getTime(), text: JSON.stringify(this.at(now)) };
+    return this.last.text;
   }
 }
 
@@ -51,7 +60,7 @@ export function withHoles(serialize: () => string): HoledJson {
 /** The text with each hole filled by its value at `now`. */
 export function fillHoles(json: HoledJson, now: Date): string {
   let out = json.parts[0];
-  for (let i = 0; i < json.holes.length; i++) out += JSON.stringify(json.holes[i].at(now)) + json.parts[i + 1];
+  for (let i = 0; i < json.holes.length; i++) out += json.holes[i].textAt(now) + json.parts[i + 1];
   return out;
 }
 
@@ -64,4 +73,4 @@ export const wrapJson = (before: string, json: HoledJson, after: string): HoledJ
 };
 
 /** The bytes the holes of `json` take once filled at `now`. */
-export const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(JSON.stringify(h.at(now))), 0);
+export const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(h.textAt(now)), 0);

@@ -1,24 +1,30 @@
-// Rendered typed entries: every field of the document, relations expanded and attachments as file
-// objects with fresh temporary URLs. Relations expand breadth first with one query per level
-// (and one for the files; a single read takes its first level along, findWithRelated), so a page
-// of any size costs the same number of round trips: each field
-// examines its first 25 stored references and skips the invalid ones among them, at most 3 levels
-// are expanded and at most 100 related entries per root; beyond that, compact references.
-// Delivery reads count their answer's bytes as they render (`bytes`, lib/byte-budget.ts): each
-// entry when its fields are filled, each reference and file when it is put, so that an answer
-// over its budget stops there, before the next level is read.
+// Rendered typed entries as JSON text built by PostgreSQL, in the statement that finds them:
+// every field of the document, relations expanded breadth first (each field examines its first
+// RELATION_WINDOW stored references and skips the invalid ones among them: gone, another type, a
+// draft on delivery reads; at most MAX_DEPTH levels and ROOT_BUDGET related entries per root;
+// beyond that, and for cycles, compact references), attachments as file objects with fresh
+// temporary URLs. Node neither parses nor serializes an entry: it passes the text through.
+//
+// How: the statement is written for the workspace's content types (their fields become
+// expressions; nothing is read per field). `tree`, a recursive query, expands the relations level
+// by level, each node with its entry row and document, keyed by its path (root, then per level the
+// locale's, the field's and the reference's position, as bytes that sort in that order): within a
+// level, the order in which breadth first meets the nodes, so a window over the key spends each
+// root's budget in that order. Every node then gives the pieces of text it owns (its head and
+// tail, the runs of its own fields, the brackets of its relation and attachment fields) keyed
+// within its own key, so that one ordered aggregate per root writes the whole answer in document
+// order: a related entry's text falls between its field's brackets. A single field whose
+// reference shows nothing has a node of its own that reads `null`.
+// A file is left as a hole (`\x01<id>\x02`, which no JSON text of a value can hold: PostgreSQL
+// escapes control characters) for Node to fill with its object: its temporary URLs carry the
+// time of the answer (lib/fresh-json.ts).
 import type { Config } from '../../config';
-import type { ByteBudget } from '../../lib/byte-budget';
-import type { components } from '@workspace-api/sdk/openapi';
 import type { SqlRunner } from '../../db/database';
-import { freshFile } from '../file-urls';
-import { workspaceFiles } from '../file-records';
-import type { LookupCache } from '../lookup-cache';
-import type { File } from '../../generated/prisma/client';
-import { raw, rows, sql, type Sql } from '../sql';
+import { Fresh, type HoledJson } from '../../lib/fresh-json';
+import { presentFile } from '../file-urls';
+import { isoTimestamp, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
-import { referencesOf } from './field-values';
-import { BASE_LOCALE, documentsIn, entrySelect, findEntries, scope, sightOn, toRecord, type EntryRecord, type Sight } from './store';
+import { BASE_LOCALE } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -27,216 +33,260 @@ export const ROOT_BUDGET = 100;
 export interface RenderOptions {
   config: Config;
   workspace: { id: number; name: string };
+  /** Every content type of the workspace (the entries rendered and their relations are of these). */
+  types: ContentTypeDef[];
   /** A locale code, or `*` for every enabled locale of each entry. */
   locale: string;
   /** Delivery reads: drafts are not valid related entries either. */
   publishedOnly: boolean;
+  view: 'full' | 'summary';
   now: Date;
-  /** The content types of a bucket by name (the process's cache, content-types.ts). */
-  contentTypes: (bucketId: number) => Promise<Map<string, ContentTypeDef>>;
-  /** File rows kept by this process, by workspace and IDs (delivery reads; see AppContext.fileRows). */
-  fileRows?: LookupCache<File[]>;
-  /** Delivery reads: the answer's budget, spent on the entries as rendered (writes render theirs whole). */
-  bytes?: ByteBudget;
+  /** The answer's budget in bytes: past it, no text is returned (`over`). */
+  maxBytes: number;
 }
 
-type Json = Record<string, unknown>;
-export type RenderedEntry = components['schemas']['Entry'];
-
-const apiUrl = (o: RenderOptions, id: string) => `${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/${id}`;
-const statusLabel = (status: string) => (status === 'published' ? 'Published' : 'Draft');
-
-function nameOf(e: EntryRecord, type: ContentTypeDef | undefined, locale: string): string {
-  const doc = (e.documents.get(locale === '*' ? BASE_LOCALE : locale) ?? {}) as Json;
-  const value = type?.nameField ? doc[type.nameField] : undefined;
-  return typeof value === 'string' && value !== '' ? value : e.entry_id;
+/** What was found and its text. */
+export interface RenderedText {
+  /** The ids (`entries.id`) of every row `found` gave, in its order (a page and the row after it). */
+  ids: number[];
+  /** The rendered entries of the shown rows, comma-separated (no brackets), with the file holes. */
+  items: HoledJson;
+  /** The entries' text passed `maxBytes` (`items` is then empty). */
+  over: boolean;
+  /** Bytes of `items` without its holes. */
+  bytes: number;
 }
 
-function summaryOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions) {
-  return { id: e.entry_id, api_url: apiUrl(o, e.entry_id), name: nameOf(e, type, o.locale), status: e.status, updated_at: e.updated_at };
+/** A literal of SQL text (the statement is written from the names of fields and locales). */
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+/** A field's key as JSON text and a colon, with the comma before it unless it is the first field. */
+const keyOf = (name: string, idx: number) => `${idx > 0 ? ',' : ''}${JSON.stringify(name)}:`;
+const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
+/** A position in a key: 4 bytes, big-endian, so that keys sort as their positions. */
+const at = (position: string | number) => `int4send((${position})::int)`;
+/** The last position of a key's level (a closing piece). */
+const LAST = 2147483647;
+/** A timestamp column's wire text (sql.ts isoTimestamp). */
+const iso = (column: string) => `to_json(${isoTimestamp(raw(column)).toQuery().text})::text`;
+/** Content type ids as an int[] literal. */
+const idList = (types: ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
+/** The types with a field of a kind (nodes of other types need no look for one). */
+const typesWith = (o: RenderOptions, kind: (f: FieldDef) => boolean) => idList(o.types.filter((t) => t.fields.some(kind)));
+
+/** One query per type (its rows only for nodes `p` of that type), all in one. */
+function perType(o: RenderOptions, query: (t: ContentTypeDef) => string | null, empty: string): string {
+  const branches = o.types.map((t) => [t.id, query(t)] as const).filter((b): b is readonly [number, string] => b[1] !== null);
+  return branches.length ? `(${branches.map(([id, q]) => `SELECT * FROM (${q}) q WHERE p.type_id = ${id}`).join(' UNION ALL ')})` : `(${empty} WHERE false)`;
 }
 
-/** The summary form of entries (`view=summary`), counted against `o.bytes` one by one. */
-export function summariesOf(entries: EntryRecord[], type: ContentTypeDef | undefined, o: RenderOptions) {
-  o.bytes?.spendArray(entries.length);
-  return entries.map((e) => {
-    const summary = summaryOf(e, type, o);
-    o.bytes?.spendJson(summary);
-    return summary;
-  });
+/** The columns a node carries: its entry row's and its document (the locale's, or for `*` an object of every locale's). */
+function nodeColumns(o: RenderOptions, r: string): string {
+  const doc =
+    o.locale === '*'
+      ? `(SELECT jsonb_object_agg(c.locale, c.data) FROM entry_contents c WHERE c.entry_pk = ${r}.id)`
+      : `(SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)})`;
+  return `${r}.id AS pk, ${r}.entry_id, ${r}.content_type_id AS type_id, ${r}.bucket_id AS bucket, ${r}.status, ${r}.publish_at, coalesce(${r}.tags, '{}') AS tags,
+    coalesce(${r}.locales, '{}') AS locales, ${r}.created_at, ${r}.updated_at, ${r}.lock_version, ${doc} AS doc`;
 }
 
-function referenceOf(e: EntryRecord, type: ContentTypeDef | undefined, o: RenderOptions, reason: 'cycle' | 'depth' | 'budget') {
-  return { id: e.entry_id, api_url: apiUrl(o, e.entry_id), name: nameOf(e, type, o.locale), status: e.status, status_label: statusLabel(e.status), _relation: { reason } };
-}
+/** The locales a node renders (`lo.locale`, `lo.n`) with its document there (`lo.d`). */
+const localesOf = (o: RenderOptions) =>
+  o.locale === '*'
+    ? `(SELECT u.locale, u.n, p.doc -> u.locale AS d FROM unnest(p.locales) WITH ORDINALITY u(locale, n)) lo`
+    : `(SELECT ${literal(o.locale)}::text AS locale, 1::bigint AS n, p.doc AS d) lo`;
 
-/** A node of the expansion: an entry rendered under a root, with the entries above it. */
-interface Node {
-  entry: EntryRecord;
-  out: Json;
-  depth: number;
-  root: number;
-  ancestors: Set<string>;
-}
-
-/** A field value to fill once the level below is loaded: relation references or attachments. */
-interface Slot {
-  node: Node;
-  target: Json;
-  def: FieldDef;
-  refs: unknown[];
-}
-
-/** The entries a relation of an entry of `bucket` may show: live typed entries of that bucket (published ones on delivery reads). */
-const relatedSight = (o: RenderOptions): Sight => ({ workspaceId: o.workspace.id, kinds: ['typed'], state: o.publishedOnly ? 'published' : 'live' });
-
-/** Related entries read with the roots: the references looked up, and the visible entries found. */
-export interface Prefetched {
-  considered: Set<unknown>;
-  found: Map<string, EntryRecord>;
+/**
+ * The stored references of a node's fields of `kind` in its locale's document (`lo.d`), as `x`:
+ * each item of a multiple field's array, else the value (`v`, at `n`), with the field's index
+ * (`idx`), name, whether it is multiple, and the ids of the types it accepts (relations).
+ */
+function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string {
+  return perType(
+    o,
+    (t) => {
+      const queries = t.fields.flatMap((f, idx) => {
+        if (f.type !== kind) return [];
+        const value = `lo.d -> ${literal(f.name)}`;
+        const items = f.multiple ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END` : `jsonb_build_array(${value})`;
+        const targets = o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
+        return [`SELECT ${idx} AS idx, ${literal(f.name)}::text AS fname, ${f.multiple} AS many, ${idList(targets)} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`];
+      });
+      return queries.length ? queries.join(' UNION ALL ') : null;
+    },
+    `SELECT NULL::int AS idx, NULL::text AS fname, NULL::boolean AS many, NULL::int[] AS targets, NULL::jsonb AS v, NULL::bigint AS n`,
+  );
 }
 
 /**
- * One entry `sight` sees (`where`, a condition on `e` that matches at most one) read together with the entries
- * its documents may refer to, in one statement instead of two: every string at the top level of
- * its documents and the first RELATION_WINDOW items of each top-level array, looked up as related
- * entries. Rendering takes the first level from them when they hold all its references.
+ * Every node of the expansion: the roots (depth 0), then level by level the entries the relation
+ * fields of full nodes show (live typed entries of the bucket, published on delivery reads, of a
+ * type the field accepts), each with `sib`, its place among its field's items, and the reason it
+ * is only a reference (a cycle, past the depth, past its root's budget; `none`: a single field's
+ * reference that shows nothing). `total`: the root's budget spent by its level and those above.
  */
-export async function findWithRelated(db: SqlRunner, sight: Sight, where: Sql, o: RenderOptions): Promise<{ entry?: EntryRecord; prefetched: Prefetched }> {
-  const candidates = sql`SELECT x.ref FROM root r JOIN entry_contents rc ON rc.entry_pk = r.id
-      CROSS JOIN LATERAL jsonb_each(rc.data) f(k, v)
-      CROSS JOIN LATERAL jsonb_array_elements_text(CASE jsonb_typeof(f.v) WHEN 'array' THEN f.v WHEN 'string' THEN jsonb_build_array(f.v) ELSE '[]'::jsonb END) WITH ORDINALITY x(ref, n)
-     WHERE x.n <= ${RELATION_WINDOW}::int`;
-  const source = sql`(SELECT root.*, true AS is_root FROM root UNION ALL
-      SELECT e.*, false FROM entries e WHERE e.entry_id IN (${candidates}) AND e.bucket_id = (SELECT bucket_id FROM root) AND ${sightOn(relatedSight(o))}) e`;
-  const statement = sql`WITH root AS MATERIALIZED (SELECT e.* FROM entries e WHERE ${scope.and(sightOn(sight), where)})
-    ${entrySelect(documentsIn(o.locale), { source, typedOnly: true, columns: [raw('e.is_root')] })}`;
-  const read = await rows<Parameters<typeof toRecord>[0] & { is_root: boolean }>(db, statement, true);
-  const row = read.find((r) => r.is_root);
-  const entry = row && toRecord(row);
-  const found = read.filter((r) => !r.is_root).map(toRecord);
-  const considered = new Set<unknown>();
-  if (entry) {
-    for (const doc of entry.documents.values()) {
-      for (const value of Object.values((doc ?? {}) as Json)) {
-        if (typeof value === 'string') considered.add(value);
-        else if (Array.isArray(value)) for (const item of value.slice(0, RELATION_WINDOW)) if (typeof item === 'string') considered.add(item);
-      }
-    }
-  }
-  return { entry, prefetched: { considered, found: new Map(found.map((e) => [e.entry_id, e])) } };
+function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
+  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  const child = `p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')}`;
+  const eligible = `r.id IS NOT NULL AND r.entry_id <> ALL(p.anc) AND p.depth < ${MAX_DEPTH}`;
+  return `tree AS (
+    SELECT 0 AS depth, ${pos}::int AS root, ${at(pos)} AS key, 1::bigint AS sib, NULL::text AS fname, NULL::boolean AS many, ${nodeColumns(o, 'e')},
+           ARRAY[e.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
+      FROM found f JOIN entries e ON e.id = f.pk WHERE f.pos <= ${Math.trunc(show.limit)}
+    UNION ALL
+    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n), x.fname, x.many, ${nodeColumns(o, 'r')},
+           p.anc || r.entry_id,
+           CASE WHEN r.id IS NULL THEN 'none' WHEN r.entry_id = ANY(p.anc) THEN 'cycle' WHEN p.depth >= ${MAX_DEPTH} THEN 'depth'
+                WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${child} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
+           p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root)
+      FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'relation')} x
+      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND r.workspace_id = ${o.workspace.id}
+           AND r.kind = 'typed' AND r.deleted_at IS NULL${o.publishedOnly ? ` AND r.status = 'published'` : ''} AND r.content_type_id = ANY(x.targets)
+     WHERE p.reason IS NULL AND p.depth <= ${MAX_DEPTH} AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'relation')})
+       AND x.n <= ${RELATION_WINDOW} AND (r.id IS NOT NULL OR NOT x.many))`;
+}
+
+/** The files of the attachment fields of full nodes, keyed as their items (`file` NULL: a single field's value that is no file of the workspace). */
+function held(o: RenderOptions): string {
+  const id = `CASE WHEN jsonb_typeof(x.v) = 'number' AND (x.v)::numeric BETWEEN 1 AND 2147483647 AND (x.v)::numeric = trunc((x.v)::numeric) THEN (x.v)::numeric::int END`;
+  return `held AS (SELECT p.root, p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')} AS key, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n) AS sib, fi.id AS file
+      FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'attachment')} x
+      LEFT JOIN files fi ON fi.id = ${id} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL
+     WHERE p.reason IS NULL AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'attachment')}) AND (fi.id IS NOT NULL OR NOT x.many))`;
+}
+
+/** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
+function headOf(o: RenderOptions, labelled = true): string {
+  const apiUrl = literal(`${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/`);
+  const naming = o.locale === '*' ? `(p.doc -> ${literal(BASE_LOCALE)})` : 'p.doc';
+  const named = o.types.filter((t) => t.nameField);
+  const name = named.length
+    ? `CASE p.type_id ${named.map((t) => `WHEN ${t.id} THEN CASE WHEN jsonb_typeof(${naming} -> ${literal(t.nameField!)}) = 'string' AND ${naming} -> ${literal(t.nameField!)} <> '""' THEN (${naming} -> ${literal(t.nameField!)})::text END`).join(' ')} END`
+    : 'NULL::text';
+  return `'{"id":' || to_json(p.entry_id)::text || ',"api_url":' || to_json(${apiUrl} || p.entry_id)::text || ',"name":' || coalesce(${name}, to_json(p.entry_id)::text)
+    || ',"status":' || to_json(p.status)::text${labelled ? ` || ',"status_label":' || CASE p.status WHEN 'published' THEN '"Published"' ELSE '"Draft"' END` : ''}`;
+}
+
+/** A node's own fields in its document `doc`, from index `from` to `to` (excluded), as text (null: none). */
+function run(t: ContentTypeDef, from: number, to: number, doc = 'lo.d'): string | null {
+  const parts = t.fields.slice(from, to).map((f, i) => `${literal(keyOf(f.name, from + i))} || coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`);
+  return parts.length ? parts.join(' || ') : null;
 }
 
 /**
- * Renders full entries (`roots`, all of one bucket); their documents must hold the locales to
- * render. `prefetched`: the first level's related entries, when read with the root. `exact`: a
- * rendered document holds a number a double cannot (the body then needs stringifyExact).
+ * The pieces of a full node's fields object in one locale (`v.k`, within the locale's part of its
+ * key; `v.t`): its opening (with the locale's name for `*`), the runs of its own fields, the
+ * brackets (or key) around each relation and attachment field's items, its closing.
  */
-export async function renderEntries(db: SqlRunner, roots: EntryRecord[], o: RenderOptions, prefetched?: Prefetched): Promise<{ entries: RenderedEntry[]; exact: boolean }> {
-  if (!roots.length) return { entries: [], exact: false };
-  const types = new Map([...(await o.contentTypes(roots[0].bucket_id)).values()].map((t) => [t.id, t]));
-  const typeOf = (e: EntryRecord) => (e.content_type_id === null ? undefined : types.get(e.content_type_id));
-  const budget = roots.map(() => 0);
-  const files: Slot[] = [];
-  o.bytes?.spendArray(roots.length);
+function fieldPieces(o: RenderOptions): string {
+  const label = o.locale === '*' ? `CASE WHEN lo.n > 1 THEN ',' ELSE '' END || to_json(lo.locale)::text || ':{'` : `'{'`;
+  return perType(
+    o,
+    (t) => {
+      const rows: string[] = [`(${at(0)}, ${label})`];
+      let from = 0;
+      t.fields.forEach((f, idx) => {
+        if (!isSpecial(f)) return;
+        const before = run(t, from, idx);
+        if (before) rows.push(`(${at(from + 1)} || ${at(0)}, ${before})`);
+        rows.push(`(${at(idx + 1)} || ${at(0)}, ${literal(`${keyOf(f.name, idx)}${f.multiple ? '[' : ''}`)})`);
+        if (f.multiple) rows.push(`(${at(idx + 1)} || ${at(LAST)}, ']')`);
+        from = idx + 1;
+      });
+      const after = run(t, from, t.fields.length);
+      if (after) rows.push(`(${at(from + 1)} || ${at(0)}, ${after})`);
+      rows.push(`(${at(LAST)}, '}')`);
+      return `SELECT * FROM (VALUES ${rows.join(', ')}) v(k, t)`;
+    },
+    `SELECT NULL::bytea AS k, NULL::text AS t`,
+  );
+}
 
-  const start = (entry: EntryRecord, depth: number, root: number, ancestors: Set<string>): Node => {
-    const out: Json = {
-      id: entry.entry_id,
-      api_url: apiUrl(o, entry.entry_id),
-      name: nameOf(entry, typeOf(entry), o.locale),
-      status: entry.status,
-      status_label: statusLabel(entry.status),
-      publish_at: entry.publish_at,
-      tags: entry.tags,
-      locales: entry.locales,
-      fields: {},
-      created_at: entry.created_at,
-      updated_at: entry.updated_at,
-      lock_version: entry.lock_version,
-    };
-    return { entry, out, depth, root, ancestors };
-  };
+/** Every piece of the answer's text (`root`, `k`, `t`): one ordered aggregate per root writes it. */
+function pieces(o: RenderOptions): string {
+  const star = o.locale === '*';
+  const comma = `CASE WHEN p.sib > 1 THEN ',' ELSE '' END || `;
+  const head = headOf(o);
+  const fullHead = `${head} || ',"publish_at":' || coalesce(${iso('p.publish_at')}, 'null') || ',"tags":' || to_json(p.tags)::text
+      || ',"locales":' || to_json(p.locales)::text || ',"fields":'${star ? ` || '{'` : ''}`;
+  const tail = `${star ? `'}' || ` : ''}',"created_at":' || ${iso('p.created_at')} || ',"updated_at":' || ${iso('p.updated_at')} || ',"lock_version":' || p.lock_version || '}'`;
+  // An entry of a type without relation or attachment fields is one piece, in one locale.
+  const plainTypes = star ? [] : o.types.filter((t) => !t.fields.some(isSpecial));
+  const plain = idList(plainTypes);
+  const whole = plainTypes.length
+    ? `CASE p.type_id ${plainTypes.map((t) => `WHEN ${t.id} THEN '{' || ${(run(t, 0, t.fields.length, 'p.doc') ?? `''`)} || '}'`).join(' ')} END`
+    : `NULL::text`;
+  return [
+    `SELECT p.root, p.key || ${at(0)} AS k, ${comma}${head} || ',"_relation":{"reason":"' || p.reason || '"}}' AS t FROM tree p WHERE p.reason IN ('cycle', 'depth', 'budget')`,
+    `SELECT p.root, p.key || ${at(0)}, 'null' FROM tree p WHERE p.reason = 'none'`,
+    `SELECT p.root, p.key || ${at(0)}, ${comma}${fullHead} || ${whole} || ${tail} FROM tree p WHERE p.reason IS NULL AND p.type_id = ANY(${plain})`,
+    `SELECT p.root, p.key || ${at(0)}, ${comma}${fullHead} FROM tree p WHERE p.reason IS NULL AND p.type_id <> ALL(${plain})`,
+    `SELECT p.root, p.key || ${at(LAST)}, ${tail} FROM tree p WHERE p.reason IS NULL AND p.type_id <> ALL(${plain})`,
+    `SELECT p.root, p.key || ${at('lo.n')} || v.k, v.t FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${fieldPieces(o)} v
+      WHERE p.reason IS NULL AND p.type_id <> ALL(${plain})`,
+    `SELECT p.root, p.key, CASE WHEN p.file IS NULL THEN 'null' ELSE ${comma}E'\\x01' || p.file || E'\\x02' END FROM held p`,
+  ].join('\nUNION ALL ');
+}
 
-  /** Fills the plain fields of a node; returns the slots its relations and attachments leave. */
-  const fill = (node: Node): Slot[] => {
-    const type = typeOf(node.entry);
-    const locales = o.locale === '*' ? node.entry.locales : [o.locale];
-    const slots: Slot[] = [];
-    const perLocale: Json = {};
-    for (const locale of locales) {
-      const doc = (node.entry.documents.get(locale) ?? {}) as Json;
-      const target: Json = {};
-      for (const def of type?.fields ?? []) {
-        if (def.type === 'relation' || def.type === 'attachment') {
-          target[def.name] = def.multiple ? [] : null;
-          const refs = referencesOf(doc, def);
-          const slot = { node, target, def, refs: def.type === 'relation' ? refs.slice(0, RELATION_WINDOW) : refs };
-          if (def.type === 'relation') slots.push(slot);
-          else files.push(slot);
-        } else target[def.name] = Object.hasOwn(doc, def.name) ? doc[def.name] : def.multiple ? [] : null;
-      }
-      perLocale[locale] = target;
-    }
-    node.out.fields = o.locale === '*' ? perLocale : perLocale[o.locale];
-    // Counted with its relations and attachments still empty: what goes there counts when put.
-    o.bytes?.spendJson(node.out, node.entry.exact);
-    return slots;
-  };
+/** A summary of each root (`view=summary`): its head and when it was last updated. */
+function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
+  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  return `texts AS (SELECT ${pos}::int AS root, ${headOf(o, false)} || ',"updated_at":' || ${iso('p.updated_at')} || '}' AS j
+      FROM found f JOIN LATERAL (SELECT ${nodeColumns(o, 'e')} FROM entries e WHERE e.id = f.pk) p ON true WHERE f.pos <= ${Math.trunc(show.limit)}),
+    held AS (SELECT NULL::int AS file WHERE false)`;
+}
 
-  /** `rendered`: a related entry, counted when its fields are filled. */
-  const put = (slot: Slot, value: unknown, rendered = false) => {
-    const held = slot.target[slot.def.name] as unknown[] | null;
-    if (!slot.def.multiple && held !== null) return;
-    o.bytes?.spendPut(held, value, rendered);
-    if (held) held.push(value);
-    else slot.target[slot.def.name] = value;
-  };
+/**
+ * Renders the entries `found` gives (a statement with columns `pk`, an `entries.id`, and `pos`,
+ * their order), the first `show.limit` of them, in reverse order if asked, in one statement.
+ */
+export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Promise<RenderedText> {
+  const texts =
+    o.view === 'summary'
+      ? summaries(o, show)
+      : `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root)`;
+  // Sizes add up root by root: past the budget nothing is returned.
+  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${raw(texts)},
+    sized AS MATERIALIZED (SELECT root, j, sum(octet_length(j) + 1) OVER (ORDER BY root) AS upto FROM texts)
+    SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM found) AS ids,
+           (SELECT coalesce(max(upto), 0) FROM sized) AS bytes,
+           (SELECT string_agg(j, ',' ORDER BY root) FROM sized WHERE NOT EXISTS (SELECT 1 FROM sized WHERE upto > ${o.maxBytes}::bigint)) AS items,
+           (SELECT json_agg(json_build_object('id', fi.id, 'uuid', fi.uuid, 'token', fi.token, 'name', fi.name, 'mimeType', fi.mime_type, 'size', fi.size,
+                   'tags', fi.tags, 'altText', fi.alt_text, 'createdAt', fi.created_at, 'updatedAt', fi.updated_at))
+              FROM files fi WHERE fi.id IN (SELECT file FROM held)) AS files`;
+  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null; files: FileRow[] | null }>(db, statement, 'bounded');
+  const bytes = Number(row.bytes);
+  return { ids: row.ids, items: withFiles(row.items ?? '', row.files ?? [], o), over: bytes > o.maxBytes, bytes };
+}
 
-  const rootNodes = roots.map((e, i) => start(e, 0, i, new Set([e.entry_id])));
-  let exact = roots.some((e) => e.exact);
-  let slots = rootNodes.flatMap(fill);
-  let first = prefetched;
-  while (slots.length) {
-    const ids = [...new Set(slots.flatMap((s) => s.refs as string[]))];
-    let byId: Map<string, EntryRecord>;
-    if (first && ids.every((id) => first!.considered.has(id))) byId = first.found;
-    else {
-      const found = ids.length
-        ? await findEntries(db, relatedSight(o), sql`e.entry_id = ANY(${ids}::text[]) AND e.bucket_id = ${roots[0].bucket_id}::int`, { content: documentsIn(o.locale), typedOnly: true })
-        : [];
-      byId = new Map(found.map((e) => [e.entry_id, e]));
-    }
-    first = undefined;
-    const next: Node[] = [];
-    for (const slot of slots) {
-      for (const ref of slot.refs as string[]) {
-        const related = byId.get(ref);
-        const type = related && typeOf(related);
-        // Invalid references (gone, a draft on delivery reads, another type) are skipped.
-        if (!related || !type || !slot.def.targets.includes(type.name)) continue;
-        const { node } = slot;
-        if (node.ancestors.has(ref)) put(slot, referenceOf(related, type, o, 'cycle'));
-        else if (node.depth + 1 > MAX_DEPTH) put(slot, referenceOf(related, type, o, 'depth'));
-        else if (budget[node.root] >= ROOT_BUDGET) put(slot, referenceOf(related, type, o, 'budget'));
-        else {
-          budget[node.root]++;
-          const child = start(related, node.depth + 1, node.root, new Set([...node.ancestors, ref]));
-          exact ||= related.exact;
-          put(slot, child.out, true);
-          next.push(child);
-        }
-      }
-    }
-    slots = next.flatMap(fill);
+interface FileRow {
+  id: number;
+  uuid: string;
+  token: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  tags: string[];
+  altText: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The text with each file hole as a `Fresh` file object. */
+function withFiles(text: string, files: FileRow[], o: RenderOptions): HoledJson {
+  if (!files.length) return { parts: [text], holes: [] };
+  const byId = new Map(
+    files.map((f) => {
+      const file = { ...f, workspaceId: o.workspace.id, userId: null, contentHash: '', size: BigInt(f.size), createdAt: new Date(f.createdAt), updatedAt: new Date(f.updatedAt) };
+      return [f.id, new Fresh(o.now, (now) => presentFile(o.config, o.workspace.name, file, now))];
+    }),
+  );
+  // eslint-disable-next-line no-control-regex -- the holes are control characters on purpose (see above)
+  const split = text.split(/\x01(\d+)\x02/);
+  const parts: string[] = [];
+  const holes: Fresh[] = [];
+  for (let i = 0; i < split.length; i += 2) {
+    parts.push(split[i]);
+    if (i + 1 < split.length) holes.push(byId.get(Number(split[i + 1]))!);
   }
-
-  const fileIds = [...new Set(files.flatMap((s) => s.refs as number[]))].sort((a, b) => a - b);
-  if (fileIds.length) {
-    const load = () => workspaceFiles(db, o.workspace.id, fileIds);
-    const found = (o.fileRows ? await o.fileRows.get(`${o.workspace.id}:${fileIds.join(',')}`, load) : await load()) ?? [];
-    const byId = new Map(found.map((f) => [f.id, freshFile(o.config, o.workspace.name, f, o.now)]));
-    for (const slot of files) for (const id of slot.refs as number[]) if (byId.has(id)) put(slot, byId.get(id));
-  }
-  return { entries: rootNodes.map((n) => n.out as unknown as RenderedEntry), exact };
+  return { parts, holes };
 }

@@ -1,12 +1,11 @@
 // The typed Entries API's reads and single writes: delivery lists and reads of published entries,
 // and create, update and delete (core/content/typed-entries.ts), each answered with the entry as
-// rendered (core/content/render.ts).
+// PostgreSQL renders it (core/content/render.ts): JSON text, passed through.
 import { DomainError, invalidAt } from '../errors';
 import { answerBudget } from '../answer-budget';
-import { cachedTypesOfBucket, cachedTypesOfBucketName, cachedTypesOfWorkspace, type ContentTypeDef } from '../content/content-types';
+import { cachedTypesOfBucketName, cachedTypesOfWorkspace, type ContentTypeDef } from '../content/content-types';
 import { ULID } from '../content/field-values';
 import { renderEntries } from '../content/render';
-import { renderInSql } from '../content/render-sql';
 import { holeBytes } from '../../lib/fresh-json';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
 import { pageIds, scope, type EntryRecord, type Sight } from '../content/store';
@@ -14,6 +13,7 @@ import { readLocale, writeLocale } from '../content/locales';
 import { idCursor } from '../content/pages';
 import { raw, sql, type Sql } from '../sql';
 import type { ByteBudget } from '../../lib/byte-budget';
+import { transaction } from '../transaction';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
 
 /** The plain (unpaged) v1 list holds at most this many entries; pages reach the rest. */
@@ -31,30 +31,27 @@ function entryIdOf(entryId: string): string {
   return entryId.toUpperCase();
 }
 
-const renderOptions = (cx: OperationContext, locale: string, publishedOnly: boolean) => ({
-  config: cx.app.config,
-  workspace: { id: cx.workspace.id, name: cx.workspace.name },
-  locale,
-  publishedOnly,
-  now: cx.app.clock.now(),
-  contentTypes: (bucketId: number) => cachedTypesOfBucket(cx.app.db, cx.app.lookups.contentTypes, bucketId),
-  // Delivery reads only: a write renders its entry with the file rows of the moment.
-  fileRows: publishedOnly ? cx.app.fileRows : undefined,
-});
+/** The options of a rendering by PostgreSQL (core/content/render.ts) for this caller. */
+async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number) {
+  const types = [...(await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id)).values()];
+  return { config: cx.app.config, workspace: cx.workspace, types, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes };
+}
 
-/** The entry as a write answers it: as its transaction left it, rendered in the written locale, drafts included. */
-async function written(cx: OperationContext, entry: EntryRecord, locale: string) {
-  const { entries, exact } = await renderEntries(cx.app.db, [entry], renderOptions(cx, locale, false));
-  return { body: entries[0], exact };
+/** The entry `id` as a write answers it: in its unit of work, as it left it, in the written locale, drafts included. */
+async function written(cx: OperationContext, write: () => Promise<EntryRecord>, locale: string) {
+  const o = await renderOptions(cx, locale, 'full', false, Number.MAX_SAFE_INTEGER);
+  return transaction(cx.app, async (tx) => {
+    const entry = await write();
+    return (await renderEntries(tx, sql`SELECT ${entry.id}::int AS pk, 1 AS pos`, o, { limit: 1 })).items;
+  });
 }
 
 type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
 
-/** Delivery answers rendered by PostgreSQL (core/content/render-sql.ts) within `budget`. */
+/** Delivery answers (published entries) within `budget`. */
 async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }) {
-  const types = [...(await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id)).values()];
-  const o = { config: cx.app.config, workspace: cx.workspace, types, locale, publishedOnly: true, view, now: cx.app.clock.now(), maxBytes: budget.limit };
-  const shown = await renderInSql(cx.app.db, found, o, show);
+  const o = await renderOptions(cx, locale, view, true, budget.limit);
+  const shown = await renderEntries(cx.app.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
   budget.spend(shown.over ? budget.limit + 1 : shown.bytes + 1 + holeBytes(shown.items, o.now));
   return shown;
@@ -100,14 +97,8 @@ export async function getEntry(cx: OperationContext, entryId: string, query: Que
 export async function createEntry(cx: OperationContext, query: QueryOf<'createEntry'>, body: BodyOf<'createEntry'>) {
   const locale = writeLocale(query.locale, cx.workspace.locales);
   const type = await requireType(cx, query.contentBucket, query.contentType);
-  const entry = await createTypedEntry(writeContext(cx, body.skipWebhooks), type, locale, {
-    fields: body.fields,
-    status: body.status,
-    publishAt: body.publish_at,
-    locales: body.locales,
-    tags: body.tags,
-  });
-  return written(cx, entry, locale);
+  const input = { fields: body.fields, status: body.status, publishAt: body.publish_at, locales: body.locales, tags: body.tags };
+  return written(cx, () => createTypedEntry(writeContext(cx, body.skipWebhooks), type, locale, input), locale);
 }
 
 export async function updateEntry(cx: OperationContext, entryId: string, query: QueryOf<'updateEntry'>, body: BodyOf<'updateEntry'>) {
@@ -117,16 +108,16 @@ export async function updateEntry(cx: OperationContext, entryId: string, query: 
   if (body.check !== undefined && body.expected_version !== undefined && body.check !== body.expected_version) {
     throw invalidAt('check', 'The :attribute field must match expected_version when both are given.');
   }
-  const entry = await updateTypedEntry(writeContext(cx, body.skipWebhooks), id, locale, {
+  const input = {
     fields: body.fields,
     status: body.status,
     publishAt: body.publish_at,
     locales: body.locales,
     tags: body.tags,
     expectedVersion: body.expected_version ?? body.check,
-    versionField: body.expected_version !== undefined ? 'expected_version' : 'check',
-  });
-  return written(cx, entry, locale);
+    versionField: body.expected_version !== undefined ? ('expected_version' as const) : ('check' as const),
+  };
+  return written(cx, () => updateTypedEntry(writeContext(cx, body.skipWebhooks), id, locale, input), locale);
 }
 
 export async function deleteEntry(cx: OperationContext, entryId: string, query: QueryOf<'deleteEntry'>): Promise<void> {
