@@ -36,10 +36,16 @@
 //   read by id     GET /api/v1/{ws}/entries/{random article ULID} (author rendered), one round;
 //                  SQL: the article by primary key with its author's name (a random id per query)
 //                  measured (req/s, p50), no target
+//   v1 page of 50  GET /api/v1/{ws}/entries?contentBucket=general&contentType=articles&per_page=50
+//                  (the first page, in id order, each article with its author rendered), one round
+//                  right after the read's; SQL: the first 50 articles by primary key with their
+//                  authors' names; target: at least 0.40x the read by id's req/s of the same run
 // Before the load, the API's answers must equal the plain SQL's: the page's titles, amounts and
 // author names in order; every month group's count, sum (exact) and avg (the exact average of the
 // SQL's sum and count rounded half away from zero to 12 places, as the API rounds it); articles 1,
-// the middle one and the last read by id: title, amount, published_at, state and author name.
+// the middle one and the last read by id, and the 50 articles of the v1 page: title, amount,
+// published_at, state and author name. The v1 page must also hold articles 1 to 50 in that order
+// (the order of their ids), each with fields.author an object whose fields.name is its author's.
 // After the page's rounds, its statement is rebuilt with the server's compiled modules as
 // core/content/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
 // API's answer and the text pg_stat_activity shows of the server's connections, prepared as the
@@ -67,16 +73,17 @@
 // each question's plain SQL timed through PGlite (one client: it is single-connection; a warm-up,
 // then BENCH_SECONDS), for information. Then, the server started again: the same checks (a
 // bulk-inserted article queries like an API-created one; the page's rows, every month group's
-// figures in UTC and Europe/Berlin and a few articles read by id equal the plain SQL's), the
-// filtered page for BENCH_SERVER_WARMUP_SECONDS (1 connection, not counted), and each question
-// through the API with 1 connection. Per question: the embedded p50 against PostgreSQL's at 1
-// connection, target embedded p50 <= 3x PostgreSQL's, with the same figures (with as many
-// articles on both, the plain SQL's answers are also compared across the two databases).
+// figures in UTC and Europe/Berlin, a few articles read by id and the v1 page of 50 equal the
+// plain SQL's), the filtered page for BENCH_SERVER_WARMUP_SECONDS (1 connection, not counted), and
+// each question through the API with 1 connection. Per question (the v1 page of 50 and the read
+// by id among them): the embedded p50 against PostgreSQL's at 1 connection, target embedded p50
+// <= 3x PostgreSQL's, with the same figures (with as many articles on both, the plain SQL's
+// answers are also compared across the two databases).
 //
 // Prints a summary table: question, API req/s, p50, plain SQL answers/s, ratio (API / SQL answers
-// per second; for the batch, SQL median / API median; for the embedded rows, embedded p50 /
-// PostgreSQL's p50 at 1 connection), target, met/MISSED. Without PostgreSQL, nothing runs (the
-// embedded target is relative to it).
+// per second; for the v1 page of 50, its req/s / the read by id's; for the batch, SQL median / API
+// median; for the embedded rows, embedded p50 / PostgreSQL's p50 at 1 connection), target,
+// met/MISSED. Without PostgreSQL, nothing runs (the embedded target is relative to it).
 //
 // Standalone: `node scripts/bench/anchor.mjs [--build]` (without --build it runs dist/ as it is).
 // Environment:
@@ -149,9 +156,11 @@ const API_CREATED = { authors: 3, articles: 5 }; // through the API before the b
 const TIMEZONES = ['UTC', 'Europe/Berlin'];
 const BATCH_SIZE = 100;
 const BATCH_WARMUP = 2;
+const LIST_SIZE = 50; // the v1 page's per_page
 const TARGETS = {
   page: { ratio: 5, p50: 20 },
   aggregate: { ratio: 0.9 },
+  list: { readRatio: 0.4 }, // the v1 page's req/s at least 0.40x the read by id's
   embedded: { p50Ratio: 3 }, // embedded p50 at most 3x PostgreSQL's, each at 1 connection
 };
 
@@ -217,6 +226,7 @@ const PLAIN_ARTICLES = `INSERT INTO articles (id, title, amount, published_at, s
 const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
 const batchPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/batch`;
 const entriesPath = (ws) => `/api/v1/${ws}/entries`;
+const listPath = (ws) => `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=articles&per_page=${LIST_SIZE}`;
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const PAGE_QUERY = {
@@ -242,18 +252,26 @@ const aggregateSql = (timezone) => ({
   values: [timezone],
 });
 
+const ARTICLES_WITH_AUTHOR = 'SELECT a.id, a.title, a.amount, a.published_at, a.status, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author';
+
 /** The article by primary key, a random one per query (`values` is read once per query by measureSql). */
 const readSql = (count) => ({
-  text: `SELECT a.id, a.title, a.amount, a.published_at, a.status, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author WHERE a.id = $1`,
+  text: `${ARTICLES_WITH_AUTHOR} WHERE a.id = $1`,
   get values() {
     return [1 + Math.floor(Math.random() * count)];
   },
 });
 
+/** The v1 page's articles: the first LIST_SIZE by primary key, with their authors' names. */
+const LIST_SQL = { text: `${ARTICLES_WITH_AUTHOR} ORDER BY a.id LIMIT ${LIST_SIZE}`, values: [] };
+
 /** The articles read by id before the load (the first, API-created; one in the middle; the last). */
 const readChecked = (count) => [1, Math.ceil(count / 2), count];
-const READ_CHECK_SQL = `SELECT a.title, a.amount, to_char(a.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS published_at, a.status, au.name
-  FROM articles a LEFT JOIN authors au ON au.id = a.author WHERE a.id = $1`;
+// An article's fields as the API writes them (published_at in UTC), with its author's name.
+const ARTICLE_CHECK_SQL = `SELECT a.title, a.amount, to_char(a.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS published_at, a.status, au.name
+  FROM articles a LEFT JOIN authors au ON au.id = a.author`;
+const READ_CHECK_SQL = `${ARTICLE_CHECK_SQL} WHERE a.id = $1`;
+const LIST_CHECK_SQL = `${ARTICLE_CHECK_SQL} ORDER BY a.id LIMIT ${LIST_SIZE}`;
 
 const pageShapeOk = (body) =>
   Array.isArray(body.data) &&
@@ -275,6 +293,9 @@ const readOk = (a) =>
   typeof a.fields.amount === 'number' &&
   ULID_RE.test(a.fields.author?.id ?? '') &&
   /^author \d+$/.test(a.fields.author?.fields?.name ?? '');
+
+/** A v1 page of rendered articles (verifyList checks which ones). */
+const listShapeOk = (body) => Array.isArray(body.data) && body.data.length === LIST_SIZE && body.data.every(readOk) && typeof body.next_page_url === 'string';
 
 /** The routes loaded with autocannon (each answers 200, and what it should, before the load). */
 function loadRoutes(base, ws, key, seed) {
@@ -308,6 +329,14 @@ function loadRoutes(base, ws, key, seed) {
       headers: { Authorization: `Bearer ${key}` },
       request: { requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: randomPath() }) }] },
       check: readOk,
+    },
+    {
+      route: 'list',
+      label: `v1 page of ${LIST_SIZE}: GET ${listPath(ws)}`,
+      url: `${base}${listPath(ws)}`,
+      path: () => listPath(ws),
+      headers: { Authorization: `Bearer ${key}` },
+      check: listShapeOk,
     },
   ];
 }
@@ -453,7 +482,8 @@ async function plainAnswers(textClient, count) {
   }
   const reads = [];
   for (const g of readChecked(count)) reads.push({ g, row: (await textClient.query(READ_CHECK_SQL, [g])).rows[0] });
-  return { page, aggregates, reads };
+  const list = (await textClient.query(LIST_CHECK_SQL)).rows;
+  return { page, aggregates, reads, list };
 }
 
 /** The filtered page: the API's titles, amounts and author names in order, against the plain SQL's (plainAnswers). */
@@ -490,16 +520,51 @@ async function verifyAggregates(base, ws, key, plainByTz) {
   return out;
 }
 
+/** A rendered article (read by id, v1 page) as the values compared with the plain SQL's. */
+const apiArticle = (a) => ({ title: a.fields?.title, amount: trimDecimal(String(a.fields?.amount)), published_at: a.fields?.published_at, state: a.fields?.state, author: a.fields?.author?.fields?.name });
+/** A row of ARTICLE_CHECK_SQL as the same values. */
+const plainArticle = (row) => row && { title: row.title, amount: trimDecimal(row.amount), published_at: row.published_at, state: row.status, author: row.name };
+
 /** Articles read by id (the route the read question loads) against the plain SQL's rows (plainAnswers' reads). */
 async function verifyReads(base, ws, key, seed, reads) {
   const problems = [];
   for (const { g, row } of reads) {
-    const a = await getJson(`${base}${entriesPath(ws)}/${seed.articles[g - 1]}`, key);
-    const api = { title: a.fields?.title, amount: trimDecimal(String(a.fields?.amount)), published_at: a.fields?.published_at, state: a.fields?.state, author: a.fields?.author?.fields?.name };
-    const plain = row && { title: row.title, amount: trimDecimal(row.amount), published_at: row.published_at, state: row.status, author: row.name };
+    const api = apiArticle(await getJson(`${base}${entriesPath(ws)}/${seed.articles[g - 1]}`, key));
+    const plain = plainArticle(row);
     if (!isDeepStrictEqual(api, plain)) problems.push(`article ${g}: API ${JSON.stringify(api)} vs SQL ${JSON.stringify(plain)}`);
   }
   return { problems, checked: reads.map((r) => r.g) };
+}
+
+/**
+ * What is wrong with a v1 page of articles (none: []): articles 1 to LIST_SIZE in that order (the
+ * order of their ids, as the bulk insert wrote them), each with fields.author an object: its
+ * author, with that author's name (`seed`: seedRows' answer).
+ */
+function listProblems(body, seed) {
+  const problems = [];
+  if (body.data?.length !== LIST_SIZE) return [`${body.data?.length} articles, expected ${LIST_SIZE}`];
+  body.data.forEach((a, i) => {
+    const g = i + 1;
+    const author = a.fields?.author;
+    if (a.id !== seed.articles[i]) problems.push(`article ${g}: id ${a.id}, expected ${seed.articles[i]}`);
+    else if (typeof author !== 'object' || author === null) problems.push(`article ${g}: fields.author ${JSON.stringify(author)}, expected an object`);
+    else if (author.id !== seed.authors[authorOf(g) - 1] || author.fields?.name !== `author ${authorOf(g)}`) problems.push(`article ${g}: author ${JSON.stringify(author)}, expected author ${authorOf(g)}`);
+  });
+  if (typeof body.next_page_url !== 'string') problems.push(`next_page_url ${JSON.stringify(body.next_page_url)}: expected a next page`);
+  return problems;
+}
+
+/** The v1 page of 50 before the load: listProblems, and its articles against the plain SQL's rows in order (plainAnswers' list). */
+async function verifyList(base, ws, key, seed, plainRows) {
+  const body = await getJson(`${base}${listPath(ws)}`, key);
+  const problems = listProblems(body, seed);
+  const api = (body.data ?? []).map(apiArticle);
+  const plain = plainRows.map(plainArticle);
+  for (let i = 0; i < Math.max(api.length, plain.length) && problems.length < 8; i++) {
+    if (!isDeepStrictEqual(api[i], plain[i])) problems.push(`article ${i + 1}: API ${JSON.stringify(api[i])} vs SQL ${JSON.stringify(plain[i])}`);
+  }
+  return { problems, rows: plain };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -689,6 +754,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const page = await verifyPage(server.base, ws, key, expected.page);
     const aggregates = await verifyAggregates(server.base, ws, key, expected.aggregates);
     const reads = await verifyReads(server.base, ws, key, seed, expected.reads);
+    const list = await verifyList(server.base, ws, key, seed, expected.list);
 
     const routes = loadRoutes(server.base, ws, key, seed);
     await checkRoutes(routes, server.base);
@@ -723,13 +789,14 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const sqlPlan = await plainPlan(client, PAGE_SQL);
 
     for (const tz of TIMEZONES) await alternate(byRoute(`aggregate-${tz}`), aggregateSql(tz), 'plain SQL');
-    // The read by id, one run of each.
-    const readRoute = byRoute('read');
-    compared.push({
-      question: 'read',
-      api: { ...readRoute, ...(await measure(readRoute.url, readRoute.headers, opts, readRoute.request)), seconds: opts.seconds },
-      sql: { route: 'sql-read', label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, readSql(count), opts)), seconds: opts.seconds },
+    // The read by id, then the v1 page of 50 (judged against that read), one run of each.
+    const once = async (route, statement) => ({
+      question: route.route,
+      api: { ...route, ...(await measure(route.url, route.headers, opts, route.request)), seconds: opts.seconds },
+      sql: { route: `sql-${route.route}`, label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, statement, opts)), seconds: opts.seconds },
     });
+    compared.push(await once(byRoute('read'), readSql(count)));
+    compared.push(await once(byRoute('list'), LIST_SQL));
     // Each question at 1 connection: what the embedded database is compared with.
     const single = await measureSingle(routes, opts);
 
@@ -742,7 +809,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const cached = [];
     for (const r of cachedRoutes) cached.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
     const batches = await benchBatches(server.base, ws, key, client, seed, count, batchRuns);
-    return { compared, single, cached, startMs: server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, statement, check, plan, sqlPlan, batches };
+    return { compared, single, cached, startMs: server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, list, statement, check, plan, sqlPlan, batches };
   } finally {
     await client.end().catch(() => {});
     await textClient.end().catch(() => {});
@@ -763,7 +830,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
 /** Each question's plain SQL through `client` (one: PGlite is single-connection), for information. */
 async function timePlainSql(client, count, opts) {
   const label = '  plain SQL (PGlite in this process, 1 client, server stopped)';
-  const statements = [['page', PAGE_SQL], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, aggregateSql(tz)]), ['read', readSql(count)]];
+  const statements = [['page', PAGE_SQL], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, aggregateSql(tz)]), ['read', readSql(count)], ['list', LIST_SQL]];
   const out = {};
   for (const [question, statement] of statements) out[question] = { route: `sql-${question}`, label, ...(await measureOnClients([client], statement, opts)), seconds: opts.seconds };
   return out;
@@ -807,6 +874,7 @@ async function runEmbedded({ opts, count }) {
     const page = await verifyPage(base, ws, key, expected.page);
     const aggregates = await verifyAggregates(base, ws, key, expected.aggregates);
     const reads = await verifyReads(base, ws, key, seed, expected.reads);
+    const list = await verifyList(base, ws, key, seed, expected.list);
     const routes = loadRoutes(base, ws, key, seed);
     await checkRoutes(routes, base);
     const busy = await cpuBusy();
@@ -814,7 +882,7 @@ async function runEmbedded({ opts, count }) {
     const pageRoute = routes.find((r) => r.route === 'page');
     if (opts.serverWarmupSeconds > 0) await measure(pageRoute.url, pageRoute.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
     const single = await measureSingle(routes, opts);
-    return { single, sql, startMs: embedded.server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads };
+    return { single, sql, startMs: embedded.server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, list };
   } finally {
     const stopped = await embedded.close();
     if (stopped && !stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
@@ -849,6 +917,12 @@ function checkLines(r) {
     `  read by id of articles ${r.reads.checked.join(', ')} compared with the plain SQL: ` +
       (r.reads.problems.length ? `DIFFERS: ${r.reads.problems.join('; ')}` : 'the same title, amount, published_at, state and author name'),
   );
+  lines.push(
+    `  v1 page of ${LIST_SIZE} compared with the plain SQL before the load: ` +
+      (r.list.problems.length
+        ? `DIFFERS: ${r.list.problems.join('; ')}`
+        : `articles 1 to ${LIST_SIZE} in id order, each with its author rendered (fields.author.fields.name); the same title, amount, published_at, state and author name`),
+  );
   return lines;
 }
 
@@ -856,6 +930,7 @@ function checkLines(r) {
 function figuresMatch(r, question) {
   if (question === 'page') return r.page.problems.length === 0;
   if (question === 'read') return r.reads.problems.length === 0;
+  if (question === 'list') return r.list.problems.length === 0;
   return r.aggregates[question.slice('aggregate-'.length)].diffs.length === 0;
 }
 
@@ -892,7 +967,12 @@ function reportPostgres(r, count, opts) {
 }
 
 /** The questions of the embedded comparison, in loadRoutes' order, with their summary names. */
-const EMBEDDED_QUESTIONS = [['page', 'filtered page'], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, `monthly aggregate ${tz}`]), ['read', 'read by id']];
+const EMBEDDED_QUESTIONS = [
+  ['page', 'filtered page'],
+  ...TIMEZONES.map((tz) => [`aggregate-${tz}`, `monthly aggregate ${tz}`]),
+  ['read', 'read by id'],
+  ['list', `v1 page of ${LIST_SIZE}`],
+];
 
 function reportEmbedded(e, pgRun, count, pgCount) {
   printRouteTable(
@@ -928,6 +1008,7 @@ function plainDifferences(a, b) {
   compare('page', a.page, b.page);
   for (const tz of TIMEZONES) compare(`aggregate ${tz}`, a.aggregates[tz], b.aggregates[tz]);
   compare('reads', a.reads, b.reads);
+  compare('v1 page', a.list, b.list);
   return out;
 }
 
@@ -956,6 +1037,19 @@ function summary(r, e, count, embeddedCount) {
   }
   const read = q('read');
   rows.push({ question: 'read by id (author rendered)', api: rate(read.api), p50: read.api.p50, sql: rate(read.sql), ratio: rate(read.api) / rate(read.sql), target: '(measured)', verdict: '-' });
+  const list = q('list');
+  const listRatio = rate(list.api) / rate(read.api);
+  const listOk = listRatio >= TARGETS.list.readRatio && !failed(list.api) && !failed(read.api) && r.list.problems.length === 0;
+  rows.push({
+    question: `v1 page of ${LIST_SIZE} (author rendered)`,
+    api: rate(list.api),
+    p50: list.api.p50,
+    sql: rate(list.sql),
+    ratio: listRatio,
+    target: `>= ${TARGETS.list.readRatio.toFixed(2)}× the read by id's req/s, same rows`,
+    verdict: verdict(listOk),
+    ok: listOk,
+  });
   const b = r.batches;
   rows.push({
     question: `batch of ${BATCH_SIZE} creates (sequential)`,
@@ -968,7 +1062,7 @@ function summary(r, e, count, embeddedCount) {
   });
   for (const [question, name] of e ? EMBEDDED_QUESTIONS : []) {
     const c = embeddedComparison(e, r, question);
-    const sameWhat = question === 'page' ? 'same rows' : 'same figures';
+    const sameWhat = question === 'page' || question === 'list' ? 'same rows' : 'same figures';
     rows.push({
       question: `embedded: ${name}`,
       api: rate(c.api),
@@ -995,6 +1089,7 @@ function summary(r, e, count, embeddedCount) {
     rows,
   );
   for (const line of table) console.log(line);
+  console.log(`  (the v1 page of ${LIST_SIZE} row: ratio = its req/s ÷ the read by id's req/s, measured one after the other on the same server)`);
   console.log(`  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`);
   if (e) {
     console.log(

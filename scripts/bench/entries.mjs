@@ -38,7 +38,7 @@
 // idle server (job polling, the request log flush, outbox polling, listener heartbeats) are
 // measured in an idle window first: statements of the kinds (texts) it saw are left out of a
 // request's count, and its rate is subtracted from the raw mean. PostgreSQL renders a delivery
-// answer in one statement whatever its size (core/content/render-sql.ts): the count must be the
+// answer in one statement whatever its size (core/content/render.ts): the count must be the
 // same for 10, 50 and 100.
 //
 // Targets (the last line says met / not met for each): the read >= 2800 req/s and the page of 50
@@ -577,7 +577,7 @@ async function countRoundTrips({ db, dataDir, routes, runs, mode, idleSeconds })
   let server;
   try {
     // Rendering's own statements: no answer comes from the response cache.
-    server = await startServer({ databaseUrl, dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' } });
+    server = await startServer({ databaseUrl, dataDir, variantEnv: CACHE_OFF_ENV });
     // The request log's INSERT follows a request by FLUSH_MS (server/src/http/request-log.ts):
     // the window waits for it, so that everything a request causes is counted in its own.
     const settle = REQUEST_LOG_FLUSH_MS + 100;
@@ -734,7 +734,66 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
 // autocannon counts a timeout (no answer within 10 s) as an error too: a timeout is a slow server,
 // any other error or a non-2xx answer means the bench itself did not work.
 
+/** A target's word: met, not met, or none (`ok` undefined: a figure without a target). */
+const targetWord = (ok) => (ok === undefined ? '(no target)' : ok ? 'met' : 'not met');
+const valid = (...rows) => !rows.some((r) => failed(r) || r.timeouts > 0);
 
+/** The targets with the defaults (response cache on), from the route table's rows. */
+function cachedTargets(rows) {
+  const read = rows.find((r) => r.route === 'read');
+  const page50 = rows.find((r) => r.route === 'list50');
+  return [
+    { name: `read by ULID >= ${TARGETS.read.rps} req/s`, figure: `${read.rps.toFixed(0)} req/s`, ok: valid(read) && read.rps >= TARGETS.read.rps },
+    { name: `list page per_page=50 p50 < ${TARGETS.list50.p50} ms`, figure: `${ms(page50.p50)} ms`, ok: valid(page50) && page50.p50 < TARGETS.list50.p50 },
+  ];
+}
+
+/**
+ * The targets of delivery answers rendered by PostgreSQL, from the cache-off rows: the page of 50
+ * against GET /health of the same run, its p50 and the server's CPU per page; the cost per
+ * request (1 / req/s) of a page of 100 against a page of 50; the read's figure, without a target.
+ */
+function renderingTargets(rows) {
+  const row = (route) => rows.find((r) => r.route === route);
+  const [health, page50, page100, read] = ['health', 'list50-uncached', 'list100-uncached', 'read-uncached'].map(row);
+  const t = TARGETS.uncached50;
+  const share = page50.rps / health.rps;
+  const costRatio = page50.rps / page100.rps; // (1 / rps100) / (1 / rps50)
+  const cpu = page50.cpuMsPerResponse;
+  return [
+    {
+      name: `cache-off page of 50 >= ${(t.healthShare * 100).toFixed(0)} % of GET /health's req/s`,
+      figure: `${(share * 100).toFixed(1)} % (${page50.rps.toFixed(0)} of ${health.rps.toFixed(0)} req/s)`,
+      ok: valid(page50, health) && share >= t.healthShare,
+    },
+    { name: `cache-off page of 50 p50 < ${t.p50} ms`, figure: `${ms(page50.p50)} ms`, ok: valid(page50) && page50.p50 < t.p50 },
+    {
+      name: `server (Node) CPU per cache-off page of 50 < ${t.cpuMs} ms`,
+      figure: cpu === undefined ? 'not measured (no /proc)' : `${ms(cpu)} ms (${(page50.serverCpuMs / 1000).toFixed(2)} s of CPU over ${page50.total} responses)`,
+      ok: valid(page50) && cpu < t.cpuMs,
+    },
+    {
+      name: `cache-off page of 100 < ${TARGETS.page100Cost}× the cost per request of a page of 50`,
+      figure: `${costRatio.toFixed(2)}× (${page100.rps.toFixed(0)} vs ${page50.rps.toFixed(0)} req/s)`,
+      ok: valid(page50, page100) && costRatio < TARGETS.page100Cost,
+    },
+    { name: 'cache-off single read', figure: `${read.rps.toFixed(0)} req/s, p50 ${ms(read.p50)} ms`, ok: undefined },
+  ];
+}
+
+function reportRendering(targets, opts) {
+  console.log(`  delivery answers rendered by PostgreSQL (response cache off, ${opts.connections} connections; CPU: the server process's utime + stime over the run ÷ its responses):`);
+  for (const t of targets) console.log(`    ${t.name}: ${t.figure}: ${targetWord(t.ok)}`);
+}
+
+function reportProfile({ row, times }) {
+  console.log(
+    `  where the server's CPU goes on the cache-off page of 50 (BENCH_PROFILE=1: a server of its own under --cpu-prof; the samples of the measured run only): ` +
+      `${row.rps.toFixed(0)} req/s, p50 ${ms(row.p50)} ms, CPU ${ms(row.cpuMsPerResponse)} ms per page under the profiler; top 15 by self time ` +
+      '(the time from a sample to the next, on the clock: it includes time the main thread waited for a CPU while in that function):',
+  );
+  for (const line of topSelfTimeLines(times, { top: 15, root })) console.log(line);
+}
 
 /** true when the page sizes cost the same number of statements. */
 function reportRoundTrips(rt) {
@@ -801,6 +860,7 @@ export async function benchEntries(options = {}) {
   const roundTripMode = options.roundTripCounter ?? (env.BENCH_ROUND_TRIP_COUNTER || 'auto');
   const roundTripIdleSeconds = Number(options.roundTripIdleSeconds ?? env.BENCH_ROUND_TRIP_IDLE_SECONDS ?? 10);
   const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
+  const profile = options.profile ?? env.BENCH_PROFILE === '1';
   // Full pages of 100 and every article distinct from the API-created ones.
   if (!(count >= 1000)) throw new Error('BENCH_ENTRIES must be at least 1000');
   if (!(roundTripRuns >= 1)) throw new Error('BENCH_ROUND_TRIP_REQUESTS must be at least 1');
@@ -824,20 +884,25 @@ export async function benchEntries(options = {}) {
       console.log(`entries: ${msg}: skipped (the entries bench runs on PostgreSQL only)`);
       return { result, invalid };
     }
-    result = await runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode, roundTripIdleSeconds });
+    result = await runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode, roundTripIdleSeconds, profile });
     printRouteTable(
       `entries on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, ${opts.connections} connections (server up in ${seconds(result.startMs)}; CPUs ${pct(result.busy)} busy before the run):`,
       result.rows,
-      88,
+      Math.max(88, ...result.rows.map((r) => r.label.length + 2)),
     );
     const list = Object.fromEntries(result.rows.filter((r) => r.perPage).map((r) => [r.perPage, r]));
     console.log(`  list pages, first page p50: ${PAGE_SIZES.map((n) => `per_page=${n} ${ms(list[n].p50)} ms`).join(', ')} (per entry: ${PAGE_SIZES.map((n) => `${ms(list[n].p50 / n)} ms`).join(', ')})`);
+    const rendering = renderingTargets(result.rows);
+    reportRendering(rendering, opts);
+    if (result.profiled) reportProfile(result.profiled);
     result.sameRoundTrips = reportRoundTrips(result.roundTrips);
-    if (result.rows.some(failed)) invalid = true;
-    console.log(
-      `entries targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): read by ULID >= ${TARGETS.read.rps} req/s; list page per_page=50 p50 < ${TARGETS.list50.p50} ms; ` +
-        'the same number of database round trips for per_page=10, 50 and 100',
-    );
+    if (result.rows.some(failed) || (result.profiled && failed(result.profiled.row))) invalid = true;
+    const targets = [
+      ...cachedTargets(result.rows),
+      { name: 'the same number of database round trips for per_page=10, 50 and 100', figure: result.roundTrips.results.filter((r) => r.perPage).map((r) => r.mode).join(', '), ok: result.sameRoundTrips },
+      ...rendering,
+    ];
+    console.log(`entries targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): ${targets.map((t) => `${t.name} (${t.figure}): ${targetWord(t.ok)}`).join('; ')}`);
     console.log(`entries: section took ${seconds(performance.now() - started)}`);
     if (invalid) console.log('entries: WARNING: some responses were not 2xx (or failed); those figures are not valid');
   } finally {

@@ -11,6 +11,7 @@ import { TIMESTAMP } from './support/fixtures';
 import { ENTRY_PERMISSIONS, NOT_PERMITTED, adminOk, createBucket, keyFor, rawJson, type Api } from './support/objects';
 import { FILE_PERMISSIONS, createContentType, createEntry, entriesWorkspace, updateEntry, uploadFile, type EntriesWorkspace, type FieldDef } from './support/entries';
 import { INVALID_LOCALE, NOT_FOUND, createEntries, expectErrors, inParallel, queryBatchPath, queryOk, queryPath } from './support/entries-query';
+import { fewestStatements } from './support/statements';
 
 let s: TestServer;
 let w: EntriesWorkspace;
@@ -1606,5 +1607,58 @@ describe('the entries quota', () => {
     expect429(await single(c));
     const d = await freshKey();
     expect429(await batch(d, 6));
+  });
+});
+
+describe('the projection written by PostgreSQL (entries:render)', () => {
+  let leaves: any[];
+  let file: { id: number };
+  beforeAll(async () => {
+    await createContentType(s, w.ws, 'general', { name: 'rleaf', fields: [{ name: 'name', type: 'text' }, { name: 'pic', type: 'attachment' }] });
+    await createContentType(s, w.ws, 'general', {
+      name: 'rmid',
+      fields: [{ name: 'name', type: 'text' }, { name: 'leaf', type: 'relation', targets: ['rleaf'] }, { name: 'leaves', type: 'relation', targets: ['rleaf'], multiple: true }],
+    });
+    await createContentType(s, w.ws, 'general', { name: 'rtop', fields: [{ name: 'title', type: 'text' }, { name: 'mids', type: 'relation', targets: ['rmid'], multiple: true }] });
+    await createContentType(s, w.ws, 'general', { name: 'rhub', fields: [{ name: 'links', type: 'relation', targets: ['rleaf'], multiple: true }, { name: 'extra', type: 'relation', targets: ['rleaf'] }] });
+    file = await uploadFile(w.api, w.ws, 'pic.txt', 'pic');
+    leaves = await createEntries(w, 'rleaf', Array.from({ length: 1001 }, (_, i) => ({ fields: { name: `leaf ${i}`, ...(i < 3 ? { pic: file.id } : {}) }, status: 'published' })));
+  });
+
+  it('reads a page with relations two levels deep and their files in one statement, whatever its size', async () => {
+    const mids = await createEntries(w, 'rmid', [0, 1, 2].map((i) => ({ fields: { name: `mid ${i}`, leaf: leaves[i].id, leaves: [leaves[i].id, leaves[(i + 1) % 3].id] }, status: 'published' })));
+    const tops = await createEntries(w, 'rtop', Array.from({ length: 6 }, (_, i) => ({ fields: { title: `top ${i}`, mids: [mids[i % 3].id, mids[(i + 1) % 3].id] }, status: 'published' })));
+    const body = (limit: number) => ({ type: 'rtop', fields: ['@id', 'title', 'mids.name', 'mids.leaf.name', 'mids.leaves.pic.id', 'mids.leaves.pic.temporary_url'], sort: [{ field: 'title', direction: 'asc' }], limit });
+    const page = await queryOk(w.api, w.ws, body(6));
+    expect(page.data.map((r) => r['@id'])).toEqual(tops.map((t) => t.id));
+    const row = page.data[1];
+    expect(row.mids.map((m: any) => [m.name, m.leaf.name, m.leaves.map((l: any) => l.pic.id)])).toEqual([
+      ['mid 1', 'leaf 1', [file.id, file.id]],
+      ['mid 2', 'leaf 2', [file.id, file.id]],
+    ]);
+    expect(row.mids[0].leaves[0].pic.temporary_url).toMatch(/\/files\/\d+\/temporary\?uuid=.+&expires=\d+&signature=[0-9a-f]{64}$/);
+    const count = (limit: number) => fewestStatements(s, async () => expect((await w.api.post(queryPath(w.ws), body(limit))).status).toBe(200), () => s.server.app.responses?.drop());
+    expect([await count(1), await count(6)]).toEqual([1, 1]);
+  });
+
+  const over = (path: string) => `The ${path} field references more than 1000 entries and files in one response; narrow the selection or the page.`;
+
+  it('counts referenced entries against the 1,000 budget, refusing a page past it (422), alone or across a batch', async () => {
+    // A field holds at most 1,000 references: two fields reach past the budget, entries counted once each.
+    const hub = async (links: string[], extra: string) => (await createEntry(w, 'rhub', { fields: { links, extra }, status: 'published' })).id as string;
+    const thousand = leaves.slice(0, 1000).map((l) => l.id);
+    const [full, past, one] = [await hub(thousand, leaves[0].id), await hub(thousand, leaves[1000].id), await hub([leaves[5].id], leaves[5].id)];
+    const linksOf = (id: string) => ({ type: 'rhub', filter: { '@id': { eq: id } }, fields: ['links.@id', 'extra.@id'], limit: 1 });
+    const fits = await queryOk(w.api, w.ws, linksOf(full));
+    expect(fits.data[0]).toEqual({ links: thousand.map((id) => ({ '@id': id })), extra: { '@id': leaves[0].id } });
+    const refused = await w.api.post(queryPath(w.ws), linksOf(past));
+    expect([refused.status, refused.body]).toEqual([422, { message: over('fields'), errors: { fields: [over('fields')] } }]);
+    // The files an attachment path shows count too: 1,000 entries and 3 files.
+    const withFiles = await w.api.post(queryPath(w.ws), { ...linksOf(full), fields: ['links.@id', 'extra.@id', 'links.pic.id'] });
+    expect([withFiles.status, withFiles.body.errors]).toEqual([422, { fields: [over('fields')] }]);
+    // A batch's members share it: 1,000 and then 1 more.
+    const batch = await w.api.post(queryBatchPath(w.ws), { queries: { a: linksOf(full), b: linksOf(one) } });
+    expect([batch.status, batch.body.errors]).toEqual([422, { 'queries.b.fields': [over('queries.b.fields')] }]);
+    expect((await w.api.post(queryBatchPath(w.ws), { queries: { a: linksOf(one), b: linksOf(one) } })).status).toBe(200);
   });
 });

@@ -25,6 +25,19 @@ export type FileRow = Omit<File, 'size'> & { size: number | string };
 /** A row read with FILE_COLUMNS as Prisma's `File` (its size a bigint). */
 export const asFile = (f: FileRow): File => ({ ...f, size: BigInt(f.size) });
 
+/** A `files` row (alias `fi`) as a JSON object of FILE_COLUMNS' names, for text built in SQL (rendered entries' holes). */
+export const fileJson = (extra = '') =>
+  `json_build_object(${extra}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid, 'token', fi.token, 'name', fi.name,
+    'mimeType', fi.mime_type, 'size', fi.size, 'contentHash', fi.content_hash, 'tags', fi.tags, 'altText', fi.alt_text, 'createdAt', fi.created_at, 'updatedAt', fi.updated_at)`;
+
+/** A file parsed from `fileJson`'s text as Prisma's `File`. */
+export const fileOfJson = (f: Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }): File => ({
+  ...f,
+  size: BigInt(f.size),
+  createdAt: new Date(f.createdAt),
+  updatedAt: new Date(f.updatedAt),
+});
+
 export const fileEventData = (f: { id: number; name: string; mimeType: string; size: bigint | number }) => ({
   file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) },
 });

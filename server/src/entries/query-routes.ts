@@ -7,8 +7,7 @@ import { checkMemberNames, queryEntries, queryEntriesBatch } from '../core/opera
 
 export const entryQueryHandlers = handlers({
   async queryEntries({ params, body, principal }, app) {
-    const result = await queryEntries(operationContext(app, principal), params.bucket, body);
-    return { status: 200, exactJson: result.exact, body: result.body };
+    return { status: 200, json: await queryEntries(operationContext(app, principal), params.bucket, body) };
   },
 
   async queryEntriesBatch({ params, body, principal, koa }, app) {
@@ -18,7 +17,6 @@ export const entryQueryHandlers = handlers({
     // One unit per member, reserved before anything runs (the router counted the first).
     const members = Object.keys(body.queries).length;
     if (members > 1) await app.rateLimits.consume('entries', `key:${principal!.keyId}`, members - 1);
-    const result = await queryEntriesBatch(operationContext(app, principal), params.bucket, body, names);
-    return { status: 200, exactJson: result.exact, body: result.body as never };
+    return { status: 200, json: await queryEntriesBatch(operationContext(app, principal), params.bucket, body, names) };
   },
 });

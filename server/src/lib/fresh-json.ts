@@ -65,12 +65,28 @@ export function fillHoles(json: HoledJson, now: Date): string {
 }
 
 /** `json` with text before and after it (an envelope around JSON text built elsewhere). */
-export const wrapJson = (before: string, json: HoledJson, after: string): HoledJson => {
-  const parts = [...json.parts];
-  parts[0] = before + parts[0];
-  parts[parts.length - 1] += after;
-  return { parts, holes: json.holes };
-};
+export const wrapJson = (before: string, json: HoledJson, after: string): HoledJson => concatJson([before, json, after]);
 
 /** The bytes the holes of `json` take once filled at `now`. */
 export const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(h.textAt(now)), 0);
+
+/** The bytes of `json` once its holes are filled at `now`. */
+export const jsonTextBytes = (json: HoledJson, now: Date): number => json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) + holeBytes(json, now);
+
+/** Texts and JSON texts with holes, one after the other, as one. */
+export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
+  const parts = [''];
+  const holes: Fresh[] = [];
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      parts[parts.length - 1] += piece;
+      continue;
+    }
+    parts[parts.length - 1] += piece.parts[0];
+    for (let i = 0; i < piece.holes.length; i++) {
+      holes.push(piece.holes[i]);
+      parts.push(piece.parts[i + 1]);
+    }
+  }
+  return { parts, holes };
+}

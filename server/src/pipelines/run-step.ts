@@ -6,6 +6,8 @@
 // route's rate limits (`app.operations.countStep`). Refusals become StepFailed with the route's
 // answer as the message. What keeps a re-run from writing twice: the batch's idempotency key, the email's
 // shared transaction, the object's id recorded in its create's transaction.
+import { parseExact } from '../lib/exact-json';
+import { fillHoles } from '../lib/fresh-json';
 import type { AppContext } from '../context';
 import { asHttpError, HttpError } from '../http/errors';
 import { renderFieldErrors } from '../lib/field-errors';
@@ -81,7 +83,8 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
 async function runOperation(app: AppContext, run: StepRun, cx: OperationContext, bucket: string | undefined, body: never): Promise<unknown> {
   switch (run.step.type) {
     case 'entries.query':
-      return (await queryEntries(cx, bucket!, body)).body;
+      // A step's output is a value: the answer's text read back, numbers exact.
+      return parseExact(fillHoles(await queryEntries(cx, bucket!, body), app.clock.now())).value;
     // A re-run after a crash replays the batch committed before it instead of writing again.
     case 'entries.batch':
       return (await batchEntries(cx, bucket!, body, `pipeline:${run.executionId}:${run.step.id}`)).body;

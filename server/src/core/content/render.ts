@@ -21,7 +21,8 @@
 import type { Config } from '../../config';
 import type { SqlRunner } from '../../db/database';
 import { Fresh, type HoledJson } from '../../lib/fresh-json';
-import { presentFile } from '../file-urls';
+import { freshFile } from '../file-urls';
+import { fileJson, fileOfJson } from '../file-records';
 import { isoTimestamp, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { BASE_LOCALE } from './store';
@@ -250,36 +251,16 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
     SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM found) AS ids,
            (SELECT coalesce(max(upto), 0) FROM sized) AS bytes,
            (SELECT string_agg(j, ',' ORDER BY root) FROM sized WHERE NOT EXISTS (SELECT 1 FROM sized WHERE upto > ${o.maxBytes}::bigint)) AS items,
-           (SELECT json_agg(json_build_object('id', fi.id, 'uuid', fi.uuid, 'token', fi.token, 'name', fi.name, 'mimeType', fi.mime_type, 'size', fi.size,
-                   'tags', fi.tags, 'altText', fi.alt_text, 'createdAt', fi.created_at, 'updatedAt', fi.updated_at))
-              FROM files fi WHERE fi.id IN (SELECT file FROM held)) AS files`;
-  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null; files: FileRow[] | null }>(db, statement, 'bounded');
+           (SELECT json_agg(${raw(fileJson())}) FROM files fi WHERE fi.id IN (SELECT file FROM held)) AS files`;
+  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null; files: Parameters<typeof fileOfJson>[0][] | null }>(db, statement, 'bounded');
   const bytes = Number(row.bytes);
   return { ids: row.ids, items: withFiles(row.items ?? '', row.files ?? [], o), over: bytes > o.maxBytes, bytes };
 }
 
-interface FileRow {
-  id: number;
-  uuid: string;
-  token: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  tags: string[];
-  altText: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
 /** The text with each file hole as a `Fresh` file object. */
-function withFiles(text: string, files: FileRow[], o: RenderOptions): HoledJson {
+function withFiles(text: string, files: Parameters<typeof fileOfJson>[0][], o: RenderOptions): HoledJson {
   if (!files.length) return { parts: [text], holes: [] };
-  const byId = new Map(
-    files.map((f) => {
-      const file = { ...f, workspaceId: o.workspace.id, userId: null, contentHash: '', size: BigInt(f.size), createdAt: new Date(f.createdAt), updatedAt: new Date(f.updatedAt) };
-      return [f.id, new Fresh(o.now, (now) => presentFile(o.config, o.workspace.name, file, now))];
-    }),
-  );
+  const byId = new Map(files.map((f) => [f.id, freshFile(o.config, o.workspace.name, fileOfJson(f), o.now)]));
   // eslint-disable-next-line no-control-regex -- the holes are control characters on purpose (see above)
   const split = text.split(/\x01(\d+)\x02/);
   const parts: string[] = [];

@@ -164,6 +164,9 @@ function pageOf(where: Sql, o: PageOptions, inline = false): Sql {
       FROM (${source} ORDER BY ${o.orderBy} LIMIT ${count(o.limit)} OFFSET ${count(skip)}) p`;
 }
 
+/** A page of ids (`page_id`, `page_pos` and the `flags`) of the rows matching `where` (its visibility included). */
+export const pageStatement = (where: Sql, o: PageOptions): Sql => pageOf(where, o);
+
 /** The page of ids of the entries `sight` sees that match `where`, as `pk` and `pos` (from 1), for a statement to read. */
 export const pageIds = (sight: Sight, where: Sql, o: PageOptions): Sql => sql`SELECT page_id AS pk, page_pos AS pos FROM (${pageOf(scope.and(sightOn(sight), where), o, true)}) page`;
 

@@ -2,8 +2,7 @@
 // project, aggregate).
 import { DomainError, throwIfInvalid } from '../errors';
 import { fieldError, fieldErrors, oneFieldError } from '../../lib/field-errors';
-import { jsonBytes } from '../../lib/byte-budget';
-import { emptyRecord } from '../../lib/records';
+import { concatJson, type HoledJson } from '../../lib/fresh-json';
 import { answerBudget } from '../answer-budget';
 import { bucketIdByName, cachedTypesOfBucketName } from '../content/content-types';
 import type { EntryQueryBody } from '../content/query/parse';
@@ -32,11 +31,12 @@ function refuse(problem: Exclude<ReturnType<typeof prepareQuery>, PreparedQuery>
   throw new DomainError('invalid', problem.errors);
 }
 
-export async function queryEntries(cx: OperationContext, bucket: string, body: BodyOf<'queryEntries'>) {
+/** A structured query's answer as JSON text. */
+export async function queryEntries(cx: OperationContext, bucket: string, body: BodyOf<'queryEntries'>): Promise<HoledJson> {
   const ctx = await queryContext(cx, bucket);
   const prepared = prepareQuery(body, ctx);
   if ('kind' in prepared) refuse(prepared);
-  return executeQuery(prepared, ctx, answerBudget(cx.app.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields'));
+  return (await executeQuery(prepared, ctx, answerBudget(cx.app.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields'))).json;
 }
 
 /** Member names must be unique as the request wrote them, JSON escapes decoded. */
@@ -76,16 +76,15 @@ export async function queryEntriesBatch(cx: OperationContext, bucket: string, bo
   throwIfInvalid(errors);
   const budget = { used: 0, limit: REFERENCE_BUDGET };
   const bytes = answerBudget(BATCH_QUERY_LIMITS.resultBytes, 'queries', 'ask for fewer rows or fields');
-  const results = emptyRecord();
-  let exact = false;
   // The whole answer counts: `{"results":{}}`, each `"name":` and the commas between; each
-  // member counts its result as it builds it.
+  // member counts its result.
+  const pieces: (string | HoledJson)[] = ['{"results":{'];
   bytes.spend('{"results":{}}'.length);
   for (const [i, [name, p]] of prepared.entries()) {
-    bytes.spend((i > 0 ? 1 : 0) + jsonBytes(name) + 1);
-    const result = await executeQuery(p, ctx, bytes, budget);
-    results[name] = result.body;
-    exact ||= result.exact;
+    const key = `${i > 0 ? ',' : ''}${JSON.stringify(name)}:`;
+    bytes.spend(Buffer.byteLength(key));
+    pieces.push(key, (await executeQuery(p, ctx, bytes, budget)).json);
   }
-  return { body: { results }, exact };
+  pieces.push('}}');
+  return concatJson(pieces);
 }

@@ -4,20 +4,21 @@
 // such rows sort first, so the page's first row tells, and the sort stays a top-N sort.
 import type { SqlRunner } from '../../db/database';
 import { invalidAt } from '../errors';
-import { pagedSelect, toRecord, type EntryRecord } from '../content/store';
+import { pagedSelect, pageStatement, toRecord, type EntryRecord } from '../content/store';
 import { join, raw, rows, sql } from '../sql';
 import type { QueryPlan } from './ast';
 import { candidates, type Visibility } from './candidates';
 import { compileFilter, compileSort, ROOT } from './compile';
 import { emptyRecord } from '../../lib/records';
 
-/** The one statement of a query (also used by the bench to EXPLAIN exactly what the server runs). */
-export function queryStatement(visibility: Visibility, plan: QueryPlan) {
+/** A query's page: where its rows come from, their condition, order and page, and the sort's flags. */
+function pageParts(visibility: Visibility, plan: QueryPlan) {
   const from = candidates(visibility, plan.locale, plan.filter);
   const sort = compileSort(plan.sort, plan.relations, from.entryId, from.row);
   const flags = sort.violations.map((v, i) => sql`(${v.condition}) IS TRUE AS sort_violation_${raw(String(i))}`);
   const firstViolations = sort.violations.map((_, i) => raw(`sort_violation_${i} DESC`));
-  const statement = pagedSelect({ kind: 'joined', locale: plan.locale }, sql`${from.where} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations, row: from.row })}`, {
+  const where = sql`${from.where} AND ${compileFilter(plan.filter, { ...ROOT, relations: plan.relations, row: from.row })}`;
+  const page = {
     orderBy: join([...firstViolations, sort.orderBy], ', '),
     values: sort.values,
     limit: plan.limit + 1,
@@ -25,17 +26,34 @@ export function queryStatement(visibility: Visibility, plan: QueryPlan) {
     candidates: from,
     join: sql`LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${plan.locale}::text`,
     flags,
-  }, plan.relations !== undefined);
-  return { statement, sort };
+  };
+  return { where, page, sort };
+}
+
+/** The one statement of a query, its rows read in full (also used by the bench to EXPLAIN exactly what the server runs). */
+export function queryStatement(visibility: Visibility, plan: QueryPlan) {
+  const { where, page, sort } = pageParts(visibility, plan);
+  return { statement: pagedSelect({ kind: 'joined', locale: plan.locale }, where, page, plan.relations !== undefined), sort };
+}
+
+/** A query's page as `page_id` and `page_pos` rows with the sort's flags, for a statement that renders it (typed entries). */
+export function queryPageStatement(visibility: Visibility, plan: QueryPlan) {
+  const { where, page, sort } = pageParts(visibility, plan);
+  return { statement: pageStatement(where, page), sort };
+}
+
+/** Refuses a sort that the first matching row (`first`, its flags) says some row cannot be ordered by. */
+export function checkSortable(sort: ReturnType<typeof compileSort>, first: Record<string, unknown> | null | undefined): void {
+  sort.violations.forEach((v, i) => {
+    if (first?.[`sort_violation_${i}`]) throw invalidAt(`sort.${v.index}.field`, 'The :attribute field :detail.', { detail: v.message });
+  });
 }
 
 export async function runQuery(db: SqlRunner, visibility: Visibility, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
   const { statement, sort } = queryStatement(visibility, plan);
   // A filter and sort of the same shape is the same statement: kept prepared, within a bound.
   const found = await rows<Record<string, unknown>>(db, statement, 'bounded');
-  sort.violations.forEach((v, i) => {
-    if (found[0]?.[`sort_violation_${i}`]) throw invalidAt(`sort.${v.index}.field`, 'The :attribute field :detail.', { detail: v.message });
-  });
+  checkSortable(sort, found[0]);
   const page = found.filter((r) => Number(r.page_pos) > plan.offset);
   const records = page.slice(0, plan.limit).map((r) => toRecord(r as Parameters<typeof toRecord>[0]));
   return { records, hasMore: page.length > plan.limit };

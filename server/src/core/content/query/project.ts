@@ -1,20 +1,27 @@
-// The projection of a structured query's page: selected fields and metadata of each root, and
-// through relations the selected fields of the visible related entries (stored order; a single
-// reference to nothing visible is null, a multiple one []). Related entries load level by level,
-// one statement per level, then files in one more: the statements do not grow with the page.
-// Referenced entries and files count against one budget per response, and going over it is a
-// `422`, never a truncated result; so do the answer's bytes (`bytes`, lib/byte-budget.ts), counted
-// as each row and related entry is projected, each reference and file as it is put.
+// The projection of a structured query's page, written by PostgreSQL as JSON text in the statement
+// that finds the page: selected fields and metadata of each root, and through relations the
+// selected fields of the visible related entries (live typed entries of the bucket of an accepted
+// type, in stored order; a single reference to nothing visible is null, a multiple one []).
+// Node neither parses nor serializes a row: it passes the text through.
+//
+// The selection becomes one expression per row: a relation is a subquery over its stored
+// references (index lookups), nested as deep as the selection. Referenced entries and files count
+// against one budget per response (REFERENCE_BUDGET, shared by the members of a batch): each
+// level's distinct related entries are found first (`level<n>`, at most the budget left + 1, and a
+// level is only looked for while the ones above fit), so going over it is a `422`, never a
+// truncated result, and never a fan-out read to its end. Files are holes (`\x01<file row as JSON>\x02`)
+// that Node fills: with the picked properties of a file object (its temporary URLs fresh at the
+// time of the answer), or its id; their distinct ids count against the same budget.
 import type { Config } from '../../../config';
 import type { ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
+import { Fresh, type HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
-import { workspaceFiles } from '../../file-records';
-import { sql } from '../../sql';
-import { findEntries, scope, type EntryRecord } from '../store';
+import { fileJson, fileOfJson } from '../../file-records';
+import { isoTimestamp, raw, rows, sql, type Sql } from '../../sql';
+import type { FieldDef } from '../content-types';
 import type { JsonTree, Selection } from './parse';
-import { emptyRecord } from '../../../lib/records';
 
 export const REFERENCE_BUDGET = 1000;
 
@@ -32,116 +39,159 @@ export interface ProjectOptions {
   bytes: ByteBudget;
 }
 
-type Out = Record<string, unknown>;
-
-/** A value to fill from the next level: a relation's entries or an attachment's files. */
-interface Slot {
-  out: Out;
-  key: string;
-  multiple: boolean;
-  refs: unknown[];
-  typeIds?: number[];
-  /** Relation entries: their selection (undefined: the IDs only). Files: their properties (undefined: the IDs). */
-  children?: Selection;
-  properties?: string[];
+/** The page a projection reads: a statement of `page_id` (an `entries.id`) and `page_pos` rows with the sort's flags. */
+export interface PageSource {
+  statement: Sql;
+  /** Refuses the page from its first matching row's columns (the sort's flags), before any budget is counted. */
+  check: (first: Record<string, unknown> | null) => void;
+  /** Rows before the page (`page_pos` counts from the first matching row). */
+  offset: number;
+  limit: number;
 }
 
-const references = (value: unknown): unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);
-
-function pickJson(value: unknown, tree: JsonTree): Out {
-  // No prototype: a property named `__proto__` is an ordinary key of the output.
-  const out: Out = emptyRecord();
-  for (const [key, sub] of Object.entries(tree)) {
-    const v = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Out)[key] : null;
-    out[key] = sub === true ? v : pickJson(v, sub);
-  }
-  return out;
+export interface ProjectedPage {
+  /** The page's rows as JSON text, comma-separated, with their files as holes. */
+  items: HoledJson;
+  /** Matching rows from the page's first on (more than `limit`: there is more). */
+  count: number;
 }
 
-export async function projectEntries(db: SqlRunner, roots: EntryRecord[], selection: Selection, o: ProjectOptions): Promise<Out[]> {
-  const files: Slot[] = [];
-  const spend = (n: number) => {
-    o.budget.used += n;
-    if (o.budget.used > o.budget.limit) throw invalidAt(o.errorPath, 'The :attribute field references more than :limit entries and files in one response; narrow the selection or the page.', { limit: o.budget.limit });
-  };
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+const iso = (column: string) => isoTimestamp(raw(column)).toQuery().text;
 
-  const fill = (entry: EntryRecord, sel: Selection): { out: Out; slots: Slot[] } => {
-    const out: Out = {};
-    const slots: Slot[] = [];
-    const doc = (entry.documents.get(o.locale) ?? {}) as Out;
-    for (const [key, s] of sel) {
-      if (s.kind === 'meta') out[key] = (entry as unknown as Out)[s.column] ?? null;
-      else if (s.kind === 'value') out[key] = Object.hasOwn(doc, s.def.name) ? doc[s.def.name] : null;
-      else if (s.kind === 'json') out[key] = pickJson(Object.hasOwn(doc, s.def.name) ? doc[s.def.name] : null, s.tree);
-      else {
-        const multiple = s.def.multiple;
-        out[key] = multiple ? [] : null;
-        const refs = references(doc[s.def.name]);
-        if (s.kind === 'files' || (s.kind === 'ids' && s.def.type === 'attachment')) files.push({ out, key, multiple, refs, properties: s.kind === 'files' ? s.properties : undefined });
-        else slots.push({ out, key, multiple, refs, typeIds: s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds, children: s.kind === 'relation' ? s.children : undefined });
-      }
-    }
-    // Counted with its relations and attachments still empty: what goes there counts when put.
-    o.bytes.spendJson(out, entry.exact);
-    return { out, slots };
-  };
+/** How each metadata column is written as JSON text. */
+const META: Record<string, (a: string) => string> = {
+  entry_id: (a) => `to_json(${a}.entry_id)::text`,
+  status: (a) => `to_json(${a}.status)::text`,
+  lock_version: (a) => `${a}.lock_version::text`,
+  locales: (a) => `to_json(coalesce(${a}.locales, '{}'))::text`,
+  created_at: (a) => `to_json(${iso(`${a}.created_at`)})::text`,
+  updated_at: (a) => `to_json(${iso(`${a}.updated_at`)})::text`,
+  publish_at: (a) => `coalesce(to_json(${iso(`${a}.publish_at`)})::text, 'null')`,
+  published_at: (a) => `coalesce(to_json(${iso(`${a}.published_at`)})::text, 'null')`,
+};
 
-  /** `projected`: a related entry's projection, counted by its `fill`. */
-  const put = (slot: Slot, value: unknown, projected = false) => {
-    const held = slot.out[slot.key] as unknown[] | null;
-    o.bytes.spendPut(held, value, projected);
-    if (slot.multiple) held!.push(value);
-    else slot.out[slot.key] = value;
-  };
-  /** Whether a slot takes another value: a single one only its first. */
-  const open = (slot: Slot) => slot.multiple || slot.out[slot.key] === null;
+/** A stored value's references: the items of an array, else the value (none when null or missing). */
+const references = (value: string) => `jsonb_array_elements(CASE jsonb_typeof(${value}) WHEN 'array' THEN ${value} WHEN 'null' THEN '[]'::jsonb ELSE coalesce(jsonb_build_array(${value}), '[]'::jsonb) END)`;
 
-  o.bytes.spendArray(roots.length);
-  const results = roots.map((r) => fill(r, selection));
-  let slots = results.flatMap((r) => r.slots);
-  while (slots.length) {
-    const ids = [...new Set(slots.flatMap((s) => s.refs.filter((r): r is string => typeof r === 'string')))];
-    const typeIds = [...new Set(slots.flatMap((s) => s.typeIds ?? []))];
-    const remaining = o.budget.limit - o.budget.used;
-    const found = ids.length
-      ? await findEntries(
-          db,
-          { workspaceId: o.workspace.id, kinds: ['typed'], state: 'live' },
-          scope.and(sql`e.entry_id = ANY(${ids}::text[])`, sql`e.bucket_id = ${o.bucketId}::int`, sql`e.content_type_id = ANY(${typeIds}::int[])`),
-          { content: { kind: 'locale', locale: o.locale }, typedOnly: true, page: { orderBy: sql`e.id`, limit: remaining + 1 } },
-        )
-      : [];
-    spend(found.length);
-    const byId = new Map(found.map((e) => [e.entry_id, e]));
-    const next: Slot[] = [];
-    for (const slot of slots) {
-      for (const ref of slot.refs) {
-        const related = typeof ref === 'string' ? byId.get(ref) : undefined;
-        if (!related || !slot.typeIds!.includes(related.content_type_id!) || !open(slot)) continue;
-        if (!slot.children) {
-          put(slot, related.entry_id);
-          continue;
-        }
-        const child = fill(related, slot.children);
-        put(slot, child.out, true);
-        next.push(...child.slots);
-      }
-    }
-    slots = next;
-  }
-
-  const fileIds = [...new Set(files.flatMap((s) => s.refs.filter((r): r is number => typeof r === 'number')))];
-  if (fileIds.length) {
-    const found = await workspaceFiles(db, o.workspace.id, fileIds);
-    spend(found.length);
-    const byId = new Map(found.map((f) => [f.id, f]));
-    for (const slot of files) {
-      for (const ref of slot.refs) {
-        const file = byId.get(ref as number);
-        if (!file || !open(slot)) continue;
-        put(slot, slot.properties ? freshFile(o.config, o.workspace.name, file, o.now, slot.properties) : file.id);
-      }
-    }
-  }
-  return results.map((r) => r.out);
+/** A JSON field's picked properties (`tree`, output keys in order) of `value`, missing ones null. */
+function picked(value: string, tree: JsonTree): string {
+  const parts = Object.entries(tree).map(([key, sub], i) => {
+    const inner = `CASE WHEN jsonb_typeof(${value}) = 'object' AND ${value} ? ${literal(key)} THEN ${value} -> ${literal(key)} END`;
+    return `${literal(`${i ? ',' : ''}${JSON.stringify(key)}:`)} || ${sub === true ? `coalesce((${inner})::text, 'null')` : picked(`(${inner})`, sub)}`;
+  });
+  return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
 }
+
+interface Built {
+  /** Per relation level (1 ...), the related entries it finds (`SELECT id`), over the entries of the level above. */
+  levels: string[][];
+  /** File properties picked, by selection number (a hole names its own); undefined: the file's id. */
+  picks: (string[] | undefined)[];
+}
+
+/**
+ * Writes the projection of `selection` for the entry `a` (its row and `a.doc`, the query's
+ * locale's document) as a text expression, and records what its relations and files count.
+ * `parents`: a statement of the entries `a` ranges over (the level's), for the counting queries.
+ */
+function projection(selection: Selection, a: string, depth: number, parents: string, o: ProjectOptions, built: Built): string {
+  const visible = (r: string, typeIds: number[]) =>
+    `${r}.workspace_id = ${o.workspace.id} AND ${r}.kind = 'typed' AND ${r}.deleted_at IS NULL AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
+  const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
+  const parts = [...selection].map(([key, s], i) => {
+    const name = literal(`${i ? ',' : ''}${JSON.stringify(key)}:`);
+    if (s.kind === 'meta') return `${name} || ${META[s.column](a)}`;
+    if (s.kind === 'value') return `${name} || coalesce((${a}.doc -> ${literal(s.def.name)})::text, 'null')`;
+    if (s.kind === 'json') return `${name} || ${picked(`(${a}.doc -> ${literal(s.def.name)})`, s.tree)}`;
+    const def: FieldDef = s.def;
+    const refs = `${references(`${a}.doc -> ${literal(def.name)}`)} WITH ORDINALITY x(v, n)`;
+    const gather = (item: string, from: string) =>
+      def.multiple ? `coalesce((SELECT '[' || string_agg(${item}, ',' ORDER BY x.n) || ']' FROM ${from}), '[]')` : `coalesce((SELECT ${item} FROM ${from} ORDER BY x.n LIMIT 1), 'null')`;
+    if (s.kind === 'files' || (s.kind === 'ids' && def.type === 'attachment')) {
+      const pick = built.picks.push(s.kind === 'files' ? s.properties : undefined) - 1;
+      const id = `CASE WHEN jsonb_typeof(x.v) = 'number' AND (x.v)::numeric BETWEEN 1 AND 2147483647 AND (x.v)::numeric = trunc((x.v)::numeric) THEN (x.v)::numeric::int END`;
+      const from = `${refs} JOIN files fi ON fi.id = ${id} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL`;
+      return `${name} || ${gather(`E'\\x01' || ${fileJson(`'p', ${pick}, `)}::text || E'\\x02'`, from)}`;
+    }
+    // A relation: its entries' IDs, or their projection.
+    const r = `r${depth + 1}`;
+    const typeIds = s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds;
+    const from = `${refs} JOIN LATERAL (${withDoc(r)} FROM entries ${r} WHERE jsonb_typeof(x.v) = 'string' AND ${r}.entry_id = x.v #>> '{}' AND ${visible(r, typeIds)}) ${r} ON true`;
+    (built.levels[depth] ??= []).push(`SELECT ${r}.id FROM (${parents}) ${a} CROSS JOIN LATERAL ${from}`);
+    if (s.kind === 'ids') return `${name} || ${gather(`to_json(${r}.entry_id)::text`, from)}`;
+    // The entries below are those this relation shows (a single one: the first visible).
+    const below = `SELECT ${r}.* FROM (${parents}) ${a} CROSS JOIN LATERAL (SELECT ${r}.*, x.n FROM ${from}${def.multiple ? '' : ' ORDER BY x.n LIMIT 1'}) ${r}`;
+    return `${name} || ${gather(projection(s.children, r, depth + 1, below, o, built), from)}`;
+  });
+  return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
+}
+
+/** `text` with each of the `markers` in it as its fragment (a bound parameter). */
+function bind(text: string, markers: Record<string, Sql>): Sql {
+  const names = Object.keys(markers);
+  const pieces = text.split(new RegExp(`(${names.map((n) => n.replace(/\$/g, '\\$')).join('|')})`));
+  return pieces.reduce((acc, piece, i) => sql`${acc}${i % 2 ? markers[piece] : raw(piece)}`, raw(''));
+}
+
+/**
+ * Projects a query's page in the statement that finds it. Throws the reference budget's `422`;
+ * counts the answer's bytes (`o.bytes`: the rows' text and their files) before handing it on.
+ */
+export async function projectPage(db: SqlRunner, page: PageSource, selection: Selection, o: ProjectOptions): Promise<ProjectedPage> {
+  const built: Built = { levels: [], picks: [] };
+  const roots = `SELECT e.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = e.id AND c.locale = ${literal(o.locale)}) AS doc, f.page_pos
+      FROM found f JOIN entries e ON e.id = f.page_id WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
+  const row = projection(selection, 'e', 0, roots, o, built);
+  // Related entries so far, level by level (each level's distinct ones, at most the budget left +
+  // 1; a level is looked for only while those above fit).
+  const spent = built.levels.map((queries, i) => {
+    const above = i ? `(SELECT n FROM spent${i})` : '0';
+    return `spent${i + 1} AS MATERIALIZED (SELECT ${above} + count(*) AS n FROM (SELECT DISTINCT id FROM (${queries.join(' UNION ALL ')}) q WHERE ${above} <= $left LIMIT $left + 1) d),\n`;
+  });
+  const total = spent.length ? `(SELECT n FROM spent${spent.length})` : '0';
+  // The rows' text, built once the references fit, and returned only within the bytes left.
+  const text = `${spent.join('')}rooted AS (${roots}),
+    texts AS (SELECT CASE WHEN ${total} <= $left THEN (SELECT string_agg(${row}, ',' ORDER BY e.page_pos) FROM rooted e) END AS t)
+    SELECT ${total} AS refs,
+           (SELECT to_jsonb(f) FROM found f ORDER BY f.page_pos LIMIT 1) AS first,
+           (SELECT count(*) FROM found f WHERE f.page_pos > ${page.offset}) AS count,
+           (SELECT coalesce(octet_length(t), 0) FROM texts) AS bytes,
+           (SELECT t FROM texts WHERE coalesce(octet_length(t), 0) <= $bytes) AS items`;
+  const left = { $left: sql`${o.budget.limit - o.budget.used}::bigint`, $bytes: sql`${o.bytes.limit - o.bytes.spent}::bigint` };
+  const statement = sql`WITH found AS MATERIALIZED (${page.statement}), ${bind(text, left)}`;
+  const [result] = await rows<{ refs: number; first: Record<string, unknown> | null; count: number; bytes: number; items: string | null }>(db, statement, 'bounded');
+  page.check(result.first);
+  o.budget.used += Number(result.refs);
+  if (o.budget.used > o.budget.limit) throw overBudget(o);
+  // Past the bytes left the text did not come back: its size says so.
+  if (result.items === null) o.bytes.spend(Number(result.bytes));
+  const filled = withFiles(result.items ?? '', built.picks, o);
+  o.budget.used += filled.files;
+  if (o.budget.used > o.budget.limit) throw overBudget(o);
+  return { items: filled.json, count: Number(result.count) };
+}
+
+/** The text with each file hole filled: the picked properties of a fresh file object, or the file's id; and the distinct files. */
+export function withFiles(text: string, picks: (string[] | undefined)[], o: ProjectOptions): { json: HoledJson; files: number } {
+  // eslint-disable-next-line no-control-regex -- the holes are control characters on purpose (see above)
+  const split = text.split(/\x01([^\x02]*)\x02/);
+  const parts: string[] = [split[0]];
+  const holes: Fresh[] = [];
+  const ids = new Set<number>();
+  for (let i = 1; i < split.length; i += 2) {
+    const { p, ...row } = JSON.parse(split[i]) as Parameters<typeof fileOfJson>[0] & { p: number };
+    ids.add(row.id);
+    const pick = picks[p];
+    if (!pick) {
+      parts[parts.length - 1] += String(row.id) + split[i + 1];
+      continue;
+    }
+    holes.push(freshFile(o.config, o.workspace.name, fileOfJson(row), o.now, pick));
+    parts.push(split[i + 1]);
+  }
+  return { json: { parts, holes }, files: ids.size };
+}
+
+export const overBudget = (o: ProjectOptions) =>
+  invalidAt(o.errorPath, 'The :attribute field references more than :limit entries and files in one response; narrow the selection or the page.', { limit: o.budget.limit });

@@ -1,18 +1,19 @@
 // A structured query from body to response, in two steps so that a batch can validate every
 // member before reading anything: `prepareQuery` (the type, the locale, the parsed plan, with
-// errors at their request paths) and `executeQuery` (one statement for the page or the
-// aggregate, then the projection's fixed number of reads).
+// errors at their request paths) and `executeQuery` (one statement for the page and its
+// projection, or for the aggregate).
 import type { Config } from '../../../config';
-import { jsonBytes, type ByteBudget } from '../../../lib/byte-budget';
+import type { ByteBudget } from '../../../lib/byte-budget';
+import { jsonTextBytes, wrapJson, type HoledJson } from '../../../lib/fresh-json';
 import type { SqlRunner } from '../../../db/database';
 import { fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../../lib/field-errors';
-import { runQuery } from '../../query/run';
+import { checkSortable, queryPageStatement } from '../../query/run';
 import { rows, sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';
 import { DomainError } from '../../errors';
 import { runAggregate } from './aggregate';
 import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
-import { projectEntries, REFERENCE_BUDGET } from './project';
+import { projectPage, REFERENCE_BUDGET } from './project';
 import { isConfiguredLocale } from '../locales';
 
 export interface QueryContext {
@@ -72,13 +73,13 @@ async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldE
 }
 
 export interface QueryResult {
-  body: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; hasMore: boolean } };
-  exact: boolean;
+  /** The answer's body as JSON text (`{"data":[...],"pagination":{...}}`), its files as holes. */
+  json: HoledJson;
 }
 
 /**
- * Runs a prepared query. `bytes` counts its body as it is built, every byte of it; it and `budget`
- * (referenced entries and files) are shared across a batch.
+ * Runs a prepared query. `bytes` counts its body, every byte of it; it and `budget` (referenced
+ * entries and files) are shared across a batch.
  */
 export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: ByteBudget, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
   const { plan, type, locale } = q;
@@ -90,23 +91,15 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: B
     const grouped = plan.aggregate.groupBy.length > 0;
     const result = await runAggregate(ctx.db, { visibility, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
     const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };
-    const body = { data: result.rows, pagination };
-    bytes.spendJson(body);
-    return { body, exact: false };
+    const text = JSON.stringify({ data: result.rows, pagination });
+    bytes.spend(Buffer.byteLength(text));
+    return { json: { parts: [text], holes: [] } };
   }
-  const { records, hasMore } = await runQuery(ctx.db, visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
-  const data = await projectEntries(ctx.db, records, plan.selection, {
-    config: ctx.config,
-    workspace: ctx.workspace,
-    bucketId: type.bucketId,
-    locale,
-    now: ctx.now,
-    errorPath: `${q.prefix}fields`,
-    budget,
-    bytes,
-  });
-  const pagination = { offset: plan.offset, limit: plan.limit, hasMore };
-  // The rows counted themselves, brackets included: the rest of the body.
-  bytes.spend(jsonBytes({ data: [], pagination }) - 2);
-  return { body: { data, pagination }, exact: records.some((r) => r.exact) };
+  const { statement, sort } = queryPageStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
+  const options = { config: ctx.config, workspace: ctx.workspace, bucketId: type.bucketId, locale, now: ctx.now, errorPath: `${q.prefix}fields`, budget, bytes };
+  const page = await projectPage(ctx.db, { statement, offset: plan.offset, limit: plan.limit, check: (first) => checkSortable(sort, first) }, plan.selection, options);
+  const pagination = { offset: plan.offset, limit: plan.limit, hasMore: page.count > plan.limit };
+  const json = wrapJson('{"data":[', page.items, `],"pagination":${JSON.stringify(pagination)}}`);
+  bytes.spend(jsonTextBytes(json, ctx.now));
+  return { json };
 }
