@@ -60,3 +60,13 @@ export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = fals
 
 /** A timestamp column as the wire format: UTC, microseconds, `Z`. */
 export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * For statements written as text from names the server holds (content types' field names, a
+ * configured locale; core/content/render.ts): a SQL string literal, quotes doubled
+ * (standard_conforming_strings, the default since PostgreSQL 9.1, leaves backslashes as they are).
+ */
+export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** `isoTimestamp` of a column named in text, as text. */
+export const isoText = (column: string) => isoTimestamp(raw(column)).toQuery().text;

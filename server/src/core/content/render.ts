@@ -23,7 +23,7 @@ import type { SqlRunner } from '../../db/database';
 import { Fresh, type HoledJson } from '../../lib/fresh-json';
 import { freshFile } from '../file-urls';
 import { fileJson, fileOfJson } from '../file-records';
-import { isoTimestamp, raw, rows, sql, type Sql } from '../sql';
+import { isoText, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { BASE_LOCALE } from './store';
 
@@ -58,8 +58,6 @@ export interface RenderedText {
   bytes: number;
 }
 
-/** A literal of SQL text (the statement is written from the names of fields and locales). */
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 /** A field's key as JSON text and a colon, with the comma before it unless it is the first field. */
 const keyOf = (name: string, idx: number) => `${idx > 0 ? ',' : ''}${JSON.stringify(name)}:`;
 const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
@@ -67,8 +65,7 @@ const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachme
 const at = (position: string | number) => `int4send((${position})::int)`;
 /** The last position of a key's level (a closing piece). */
 const LAST = 2147483647;
-/** A timestamp column's wire text (sql.ts isoTimestamp). */
-const iso = (column: string) => `to_json(${isoTimestamp(raw(column)).toQuery().text})::text`;
+const iso = (column: string) => `to_json(${isoText(column)})::text`;
 /** Content type ids as an int[] literal. */
 const idList = (types: ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 /** The types with a field of a kind (nodes of other types need no look for one). */
@@ -99,7 +96,7 @@ const localesOf = (o: RenderOptions) =>
 /**
  * The stored references of a node's fields of `kind` in its locale's document (`lo.d`), as `x`:
  * each item of a multiple field's array, else the value (`v`, at `n`), with the field's index
- * (`idx`), name, whether it is multiple, and the ids of the types it accepts (relations).
+ * (`idx`), whether it is multiple, and the ids of the types it accepts (relations).
  */
 function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string {
   return perType(
@@ -110,11 +107,11 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
         const value = `lo.d -> ${literal(f.name)}`;
         const items = f.multiple ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END` : `jsonb_build_array(${value})`;
         const targets = o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
-        return [`SELECT ${idx} AS idx, ${literal(f.name)}::text AS fname, ${f.multiple} AS many, ${idList(targets)} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`];
+        return [`SELECT ${idx} AS idx, ${f.multiple} AS many, ${idList(targets)} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`];
       });
       return queries.length ? queries.join(' UNION ALL ') : null;
     },
-    `SELECT NULL::int AS idx, NULL::text AS fname, NULL::boolean AS many, NULL::int[] AS targets, NULL::jsonb AS v, NULL::bigint AS n`,
+    `SELECT NULL::int AS idx, NULL::boolean AS many, NULL::int[] AS targets, NULL::jsonb AS v, NULL::bigint AS n`,
   );
 }
 
@@ -130,11 +127,11 @@ function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): str
   const child = `p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')}`;
   const eligible = `r.id IS NOT NULL AND r.entry_id <> ALL(p.anc) AND p.depth < ${MAX_DEPTH}`;
   return `tree AS (
-    SELECT 0 AS depth, ${pos}::int AS root, ${at(pos)} AS key, 1::bigint AS sib, NULL::text AS fname, NULL::boolean AS many, ${nodeColumns(o, 'e')},
+    SELECT 0 AS depth, ${pos}::int AS root, ${at(pos)} AS key, 1::bigint AS sib, ${nodeColumns(o, 'e')},
            ARRAY[e.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
       FROM found f JOIN entries e ON e.id = f.pk WHERE f.pos <= ${Math.trunc(show.limit)}
     UNION ALL
-    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n), x.fname, x.many, ${nodeColumns(o, 'r')},
+    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, 'r')},
            p.anc || r.entry_id,
            CASE WHEN r.id IS NULL THEN 'none' WHEN r.entry_id = ANY(p.anc) THEN 'cycle' WHEN p.depth >= ${MAX_DEPTH} THEN 'depth'
                 WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${child} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,

@@ -19,7 +19,7 @@ import { Fresh, type HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
 import { fileJson, fileOfJson } from '../../file-records';
-import { isoTimestamp, raw, rows, sql, type Sql } from '../../sql';
+import { isoText, literal, raw, rows, sql, type Sql } from '../../sql';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selection } from './parse';
 
@@ -56,8 +56,7 @@ export interface ProjectedPage {
   count: number;
 }
 
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
-const iso = (column: string) => isoTimestamp(raw(column)).toQuery().text;
+const iso = isoText;
 
 /** How each metadata column is written as JSON text. */
 const META: Record<string, (a: string) => string> = {
