@@ -1,7 +1,8 @@
 // Parameterized SQL built from fragments: `sql\`... ${value} ...\`` binds `value` as a parameter,
 // `${otherFragment}` splices a fragment (its parameters renumbered), `raw()` is trusted text (never
 // user input). The entry store and the query compiler build every statement this way, so user
-// input only ever reaches PostgreSQL as a bound parameter.
+// input only ever reaches PostgreSQL as a bound parameter; rendering writes validated names into
+// its statements as literals (`literal`).
 import type { Prepare, SqlRunner } from '../db/database';
 
 export class Sql {
@@ -62,9 +63,10 @@ export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = fals
 export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
- * For statements written as text from names the server holds (content types' field names, a
- * configured locale; core/content/render.ts): a SQL string literal, quotes doubled
- * (standard_conforming_strings, the default since PostgreSQL 9.1, leaves backslashes as they are).
+ * For statements written as text from names (core/content/render.ts, query/project.ts): content
+ * types' field names, a configured locale, a query's JSON path segments (`[A-Za-z0-9_-]+` only,
+ * query/paths.ts). A SQL string literal, quotes doubled (standard_conforming_strings, the default
+ * since PostgreSQL 9.1, leaves backslashes as they are). Values a request gives stay parameters.
  */
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
