@@ -94,7 +94,7 @@ interface Built {
  * locale's document) as a text expression, and records what its relations and files count.
  * `parents`: a statement of the entries `a` ranges over (the level's), for the counting queries.
  */
-function projection(selection: Selection, a: string, depth: number, parents: string, o: ProjectOptions, built: Built): string {
+function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
   const visible = (r: string, typeIds: number[]) =>
     `${r}.workspace_id = ${o.workspace.id} AND ${r}.kind = 'typed' AND ${r}.deleted_at IS NULL AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
@@ -134,10 +134,10 @@ function bind(text: string, markers: Record<string, Sql>): Sql {
 }
 
 /**
- * Projects a query's page in the statement that finds it. Throws the reference budget's `422`;
- * counts the answer's bytes (`o.bytes`: the rows' text and their files) before handing it on.
+ * The statement that finds a query's page and projects it (the budgets left bound), and the file
+ * properties its holes pick (also used by the bench to EXPLAIN exactly what the server runs).
  */
-export async function projectPage(db: SqlRunner, page: PageSource, selection: Selection, o: ProjectOptions): Promise<ProjectedPage> {
+export function projectionStatement(page: Omit<PageSource, 'check'>, selection: Selection, o: Omit<ProjectOptions, 'now' | 'errorPath'>): { statement: Sql; picks: Built['picks'] } {
   const built: Built = { levels: [], picks: [] };
   const roots = `SELECT e.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = e.id AND c.locale = ${literal(o.locale)}) AS doc, f.page_pos
       FROM found f JOIN entries e ON e.id = f.page_id WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
@@ -158,14 +158,22 @@ export async function projectPage(db: SqlRunner, page: PageSource, selection: Se
            (SELECT coalesce(octet_length(t), 0) FROM texts) AS bytes,
            (SELECT t FROM texts WHERE coalesce(octet_length(t), 0) <= $bytes) AS items`;
   const left = { $left: sql`${o.budget.limit - o.budget.used}::bigint`, $bytes: sql`${o.bytes.limit - o.bytes.spent}::bigint` };
-  const statement = sql`WITH found AS MATERIALIZED (${page.statement}), ${bind(text, left)}`;
+  return { statement: sql`WITH found AS MATERIALIZED (${page.statement}), ${bind(text, left)}`, picks: built.picks };
+}
+
+/**
+ * Projects a query's page in the statement that finds it. Throws the reference budget's `422`;
+ * counts the answer's bytes (`o.bytes`: the rows' text and their files) before handing it on.
+ */
+export async function projectPage(db: SqlRunner, page: PageSource, selection: Selection, o: ProjectOptions): Promise<ProjectedPage> {
+  const { statement, picks } = projectionStatement(page, selection, o);
   const [result] = await rows<{ refs: number; first: Record<string, unknown> | null; count: number; bytes: number; items: string | null }>(db, statement, 'bounded');
   page.check(result.first);
   o.budget.used += Number(result.refs);
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   // Past the bytes left the text did not come back: its size says so.
   if (result.items === null) o.bytes.spend(Number(result.bytes));
-  const filled = withFiles(result.items ?? '', built.picks, o);
+  const filled = withFiles(result.items ?? '', picks, o);
   o.budget.used += filled.files;
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   return { items: filled.json, count: Number(result.count) };

@@ -8,12 +8,12 @@ import { jsonTextBytes, wrapJson, type HoledJson } from '../../../lib/fresh-json
 import type { SqlRunner } from '../../../db/database';
 import { fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../../lib/field-errors';
 import { checkSortable, queryPageStatement } from '../../query/run';
-import { rows, sql } from '../../sql';
+import { rows, sql, type Sql } from '../../sql';
 import type { ContentTypeDef } from '../content-types';
 import { DomainError } from '../../errors';
 import { runAggregate } from './aggregate';
 import { parseEntryQuery, type EntryQueryBody, type EntryQueryPlan } from './parse';
-import { projectPage, REFERENCE_BUDGET } from './project';
+import { projectionStatement, projectPage, REFERENCE_BUDGET } from './project';
 import { isConfiguredLocale } from '../locales';
 
 export interface QueryContext {
@@ -72,6 +72,20 @@ async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldE
   return errors;
 }
 
+/** The statement of a query's page (its rows' ids and the sort's flags). */
+function pageOf(q: PreparedQuery, ctx: Pick<QueryContext, 'workspace'>) {
+  const { plan, type, locale } = q;
+  const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: type.typedReady };
+  return queryPageStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations: { bucketId: type.bucketId, locale } });
+}
+
+/** The one statement a (non-aggregate) query runs, with a whole budget (for the bench to EXPLAIN exactly what the server runs). */
+export function entryQueryStatement(q: PreparedQuery, ctx: Pick<QueryContext, 'workspace' | 'config'>, bytes: ByteBudget): Sql {
+  const page = { statement: pageOf(q, ctx).statement, offset: q.plan.offset, limit: q.plan.limit };
+  const o = { config: ctx.config, workspace: ctx.workspace, bucketId: q.type.bucketId, locale: q.locale, budget: { used: 0, limit: REFERENCE_BUDGET }, bytes };
+  return projectionStatement(page, q.plan.selection, o).statement;
+}
+
 export interface QueryResult {
   /** The answer's body as JSON text (`{"data":[...],"pagination":{...}}`), its files as holes. */
   json: HoledJson;
@@ -95,7 +109,7 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: B
     bytes.spend(Buffer.byteLength(text));
     return { json: { parts: [text], holes: [] } };
   }
-  const { statement, sort } = queryPageStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations });
+  const { statement, sort } = pageOf(q, ctx);
   const options = { config: ctx.config, workspace: ctx.workspace, bucketId: type.bucketId, locale, now: ctx.now, errorPath: `${q.prefix}fields`, budget, bytes };
   const page = await projectPage(ctx.db, { statement, offset: plan.offset, limit: plan.limit, check: (first) => checkSortable(sort, first) }, plan.selection, options);
   const pagination = { offset: plan.offset, limit: plan.limit, hasMore: page.count > plan.limit };
