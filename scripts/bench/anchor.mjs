@@ -47,8 +47,9 @@
 // published_at, state and author name. The v1 page must also hold articles 1 to 50 in that order
 // (the order of their ids), each with fields.author an object whose fields.name is its author's.
 // After the page's rounds, its statement is rebuilt with the server's compiled modules as
-// core/content/query/run.ts and core/query/run.ts (queryStatement) build it, checked against the
-// API's answer and the text pg_stat_activity shows of the server's connections, prepared as the
+// core/content/query/run.ts (entryQueryStatement: the page found and projected as JSON text in one
+// statement) builds it, checked against the API's answer (the `@id`s of the rows it projects) and
+// the text pg_stat_activity shows of the server's connections, prepared as the
 // server prepares it, run 8 times, then EXPLAIN (ANALYZE, BUFFERS) of one more execution; and
 // EXPLAIN (ANALYZE, BUFFERS) of the plain SQL. Last on that server, each question once more
 // through the API with 1 connection, BENCH_SECONDS (a warm-up first, not counted): PostgreSQL's
@@ -595,22 +596,25 @@ async function contentTypeDefs(client, bucketId) {
 
 /**
  * The statement `POST /entries/query` runs for `body`, built by the server's own compiled modules
- * as core/content/query/run.ts (prepareQuery, executeQuery) and core/query/run.ts
- * (queryStatement) build it.
+ * as core/content/query/run.ts (prepareQuery, then entryQueryStatement: the page found and
+ * projected as JSON text in one statement, with a whole reference budget and DELIVERY_ANSWER_MB).
  */
 function pageStatement(workspaceId, defs, body) {
   const { parseEntryQuery } = load('core/content/query/parse.js');
-  const { queryStatement } = load('core/query/run.js');
-  const { fieldErrors } = load('http/errors.js');
+  const { entryQueryStatement } = load('core/content/query/run.js');
+  const { ByteBudget } = load('lib/byte-budget.js');
+  const { fieldErrors } = load('lib/field-errors.js');
   const type = defs.get(body.type);
   const locale = body.locale ?? 'en-US';
   const errors = fieldErrors();
   const plan = parseEntryQuery(body, type, defs, errors);
   if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
-  const visibility = { workspaceId, kinds: ['typed'], contentTypeId: type.id, typed: true };
-  const relations = { bucketId: type.bucketId, locale };
-  return queryStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations }).statement.toQuery();
+  const bytes = new ByteBudget(16 * 1024 * 1024, () => new Error('over'));
+  return entryQueryStatement({ type, locale, plan, prefix: '' }, { workspace: { id: workspaceId, name: 'bench', locales: [locale] }, config: {} }, bytes).toQuery();
 }
+
+/** The `@id`s of the rows a query's statement projects (its one row's `items`: the rows' JSON text). */
+const projectedIds = (rows) => JSON.parse(`[${rows[0]?.items ?? ''}]`).map((r) => r['@id']);
 
 async function plainPlan(client, statement) {
   await client.query(statement.text, statement.values);
@@ -784,7 +788,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     // The page's statement as the server runs it (checked right after its load: the server's
     // connections last ran it), its plan and the plain SQL's.
     const statement = pageStatement(seed.workspaceId, seed.defs, PAGE_QUERY);
-    const check = await checkStatement(client, db.name, statement, page.apiIds, { idColumn: 'entry_id', like: 'SELECT e.id, e.entry_id,%' });
+    const check = await checkStatement(client, db.name, statement, page.apiIds, { idsOf: projectedIds, like: 'WITH found AS MATERIALIZED%' });
     const plan = await preparedPlan(client, statement);
     const sqlPlan = await plainPlan(client, PAGE_SQL);
 
@@ -984,7 +988,7 @@ function reportEmbedded(e, pgRun, count, pgCount) {
   // With as many articles, the plain tables hold the same rows: their answers must be the same.
   if (count === pgCount) {
     const same = isDeepStrictEqual(e.expected, pgRun.expected);
-    lines.push(`  plain SQL answers (page, month groups, reads) of the embedded database vs PostgreSQL's: ${same ? 'equal, value for value' : 'DIFFERENT'}`);
+    lines.push(`  plain SQL answers (page, month groups, reads, v1 page) of the embedded database vs PostgreSQL's: ${same ? 'equal, value for value' : 'DIFFERENT'}`);
     if (!same) for (const line of plainDifferences(e.expected, pgRun.expected)) lines.push(`    ${line}`);
   } else {
     lines.push(`  (${count.toLocaleString('en-US')} articles here, ${pgCount.toLocaleString('en-US')} on PostgreSQL: the times below compare different sizes)`);
@@ -1146,7 +1150,7 @@ export async function benchAnchor(options = {}) {
       if (embedded.single.some(failed) || Object.values(embedded.sql).some((x) => x.errors > 0)) invalid = true;
     }
     const rows = summary(result, embedded, count, embeddedCount);
-    const targets = rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target}: ${x.verdict}`);
+    const targets = rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target} (${times(x.ratio)}): ${x.verdict}`);
     const sizes = embedded ? `PostgreSQL ${count.toLocaleString('en-US')} articles, embedded ${embeddedCount.toLocaleString('en-US')}` : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
     console.log(`anchor targets (${sizes}): ${targets.join('; ')}`);
     console.log(`anchor: section took ${seconds(performance.now() - started)}`);

@@ -888,7 +888,7 @@ export async function benchEntries(options = {}) {
     printRouteTable(
       `entries on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, ${opts.connections} connections (server up in ${seconds(result.startMs)}; CPUs ${pct(result.busy)} busy before the run):`,
       result.rows,
-      Math.max(88, ...result.rows.map((r) => r.label.length + 2)),
+      88,
     );
     const list = Object.fromEntries(result.rows.filter((r) => r.perPage).map((r) => [r.perPage, r]));
     console.log(`  list pages, first page p50: ${PAGE_SIZES.map((n) => `per_page=${n} ${ms(list[n].p50)} ms`).join(', ')} (per entry: ${PAGE_SIZES.map((n) => `${ms(list[n].p50 / n)} ms`).join(', ')})`);

@@ -410,13 +410,16 @@ export function routeVerdict(row) {
   return `${parts.join(', ')}: ${failed(row) ? 'INVALID (non-2xx/errors)' : ok ? 'met' : 'MISSED'}`;
 }
 
-/** A table of measure's rows; a column of the server's CPU ms per response when a row has it. */
+/**
+ * A table of measure's rows; a column of the server's CPU ms per response when a row has it. The
+ * route column is `routeWidth` wide, or wider for a longer label.
+ */
 export function printRouteTable(title, rows, routeWidth = 68) {
   console.log(title);
   const withCpu = rows.some((r) => r.cpuMsPerResponse !== undefined);
   const lines = tableLines(
     [
-      { title: 'route', width: routeWidth, align: 'left', value: (r) => r.label },
+      { title: 'route', width: Math.max(routeWidth, ...rows.map((r) => r.label.length + 2)), align: 'left', value: (r) => r.label },
       { title: 'req/s', width: 8, value: (r) => (Number.isFinite(r.rps) ? r.rps.toFixed(0) : '-') },
       { title: 'p50 ms', width: 9, value: (r) => ms(r.p50) },
       { title: 'p99 ms', width: 9, value: (r) => ms(r.p99) },
@@ -646,9 +649,9 @@ export async function preparedPlan(client, statement) {
  * pg_stat_activity shows of the server's connections matching `like` (their last statement,
  * truncated to track_activity_query_size, so the rows tell the rest).
  */
-export async function checkStatement(client, dbName, statement, apiIds, { idColumn, like }) {
+export async function checkStatement(client, dbName, statement, apiIds, { idColumn, idsOf = (rows) => rows.map((r) => r[idColumn]), like }) {
   const problems = [];
-  const ids = (await client.query(statement.text, statement.values)).rows.slice(0, apiIds.length).map((r) => r[idColumn]);
+  const ids = idsOf((await client.query(statement.text, statement.values)).rows).slice(0, apiIds.length);
   if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
   const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE $2`, [dbName, like])).rows.map((r) => r.query);
   const same = seen.filter((q) => statement.text.startsWith(q));
