@@ -72,3 +72,11 @@ export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** `isoTimestamp` of a column named in text, as text. */
 export const isoText = (column: string) => isoTimestamp(raw(column)).toQuery().text;
+
+/** SQL `text` written as text, with each of the `fragments`' markers in it replaced by that fragment (its parameters bound). */
+export function bindText(text: string, fragments: Record<string, Sql>): Sql {
+  const names = Object.keys(fragments);
+  if (!names.length) return raw(text);
+  const pieces = text.split(new RegExp(`(${names.map((n) => n.replace(/[$]/g, '\\$')).join('|')})`));
+  return pieces.reduce((acc, piece, i) => sql`${acc}${i % 2 ? fragments[piece] : raw(piece)}`, raw(''));
+}

@@ -23,9 +23,9 @@ import type { SqlRunner } from '../../db/database';
 import { Fresh, type HoledJson } from '../../lib/fresh-json';
 import { freshFile } from '../file-urls';
 import { fileJson, fileOfJson } from '../file-records';
-import { isoText, literal, raw, rows, sql, type Sql } from '../sql';
+import { bindText, isoText, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
-import { BASE_LOCALE } from './store';
+import { BASE_LOCALE, sightOn } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -137,8 +137,7 @@ function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): str
                 WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${child} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
            p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root)
       FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'relation')} x
-      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND r.workspace_id = ${o.workspace.id}
-           AND r.kind = 'typed' AND r.deleted_at IS NULL${o.publishedOnly ? ` AND r.status = 'published'` : ''} AND r.content_type_id = ANY(x.targets)
+      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND $sight AND r.content_type_id = ANY(x.targets)
      WHERE p.reason IS NULL AND p.depth <= ${MAX_DEPTH} AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'relation')})
        AND x.n <= ${RELATION_WINDOW} AND (r.id IS NOT NULL OR NOT x.many))`;
 }
@@ -243,7 +242,9 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
       ? summaries(o, show)
       : `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root)`;
   // Sizes add up root by root: past the budget nothing is returned.
-  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${raw(texts)},
+  // What the store lets this answer see of related entries: typed ones, published on delivery reads.
+  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: o.publishedOnly ? ('published' as const) : ('live' as const) };
+  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${bindText(texts, { $sight: sightOn(related, 'r') })},
     sized AS MATERIALIZED (SELECT root, j, sum(octet_length(j) + 1) OVER (ORDER BY root) AS upto FROM texts)
     SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM found) AS ids,
            (SELECT coalesce(max(upto), 0) FROM sized) AS bytes,

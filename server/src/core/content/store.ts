@@ -194,8 +194,9 @@ export type FindOptions = {
  */
 export type Sight = { workspaceId: number; kinds: EntryKind[] } & ({ state: 'published' | 'live' } | { state: 'history' | 'trash'; now: Sql });
 
-/** A sight's conditions on the entry row `e`. */
-export function sightOn(v: Sight): Sql {
+/** A sight's conditions on the entry row `e` (or the row named `alias`: a related entry). */
+export function sightOn(v: Sight, alias = 'e'): Sql {
+  const scope = scopeOn(alias);
   const base = [scope.workspace(v.workspaceId), scope.kinds(...v.kinds)];
   switch (v.state) {
     case 'published':
@@ -222,16 +223,19 @@ export async function findEntries(db: SqlRunner, sight: Sight, where: Sql, opts:
   return (await rows<RawRecord>(db, statement, true)).map(toRecord);
 }
 
-/** Conditions that scope every read to what an API sees. */
-export const scope = {
-  workspace: (workspaceId: number) => sql`e.workspace_id = ${workspaceId}`,
-  kinds: (...kinds: EntryKind[]) => sql`e.kind = ANY(${kinds}::text[])`,
-  live: raw('e.deleted_at IS NULL'),
-  published: raw(`e.status = 'published'`),
+/** Conditions that scope every read to what an API sees, on the entry row named `a`. */
+const scopeOn = (a: string) => ({
+  workspace: (workspaceId: number) => sql`${raw(a)}.workspace_id = ${workspaceId}`,
+  kinds: (...kinds: EntryKind[]) => sql`${raw(a)}.kind = ANY(${kinds}::text[])`,
+  live: raw(`${a}.deleted_at IS NULL`),
+  published: raw(`${a}.status = 'published'`),
   /** In Trash and not yet expired (expired entries are gone even before the prune task runs). */
-  inTrash: (now: Sql) => sql`e.deleted_at IS NOT NULL AND e.deleted_at > ${now} - make_interval(days => ${TRASH_DAYS}::int)`,
+  inTrash: (now: Sql) => sql`${raw(a)}.deleted_at IS NOT NULL AND ${raw(a)}.deleted_at > ${now} - make_interval(days => ${TRASH_DAYS}::int)`,
   and: (...conditions: Sql[]) => join(conditions.map((c) => sql`(${c})`), ' AND '),
-};
+});
+
+/** The conditions on `e`. */
+export const scope = scopeOn('e');
 
 /**
  * Folder semantics of a `prefix`: the exact ref and its descendants; `%` and `_` are literal

@@ -19,7 +19,8 @@ import { Fresh, type HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
 import { fileJson, fileOfJson } from '../../file-records';
-import { isoText, literal, raw, rows, sql, type Sql } from '../../sql';
+import { bindText, isoText, literal, rows, sql, type Sql } from '../../sql';
+import { sightOn } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selection } from './parse';
 
@@ -95,8 +96,8 @@ interface Built {
  * `parents`: a statement of the entries `a` ranges over (the level's), for the counting queries.
  */
 function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
-  const visible = (r: string, typeIds: number[]) =>
-    `${r}.workspace_id = ${o.workspace.id} AND ${r}.kind = 'typed' AND ${r}.deleted_at IS NULL AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
+  // What the store lets a query see of related entries (`$sight_<alias>`, bound by projectionStatement), of the bucket and an accepted type.
+  const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
   const parts = [...selection].map(([key, s], i) => {
     const name = literal(`${i ? ',' : ''}${JSON.stringify(key)}:`);
@@ -126,13 +127,6 @@ function projection(selection: Selection, a: string, depth: number, parents: str
   return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
 }
 
-/** `text` with each of the `markers` in it as its fragment (a bound parameter). */
-function bind(text: string, markers: Record<string, Sql>): Sql {
-  const names = Object.keys(markers);
-  const pieces = text.split(new RegExp(`(${names.map((n) => n.replace(/\$/g, '\\$')).join('|')})`));
-  return pieces.reduce((acc, piece, i) => sql`${acc}${i % 2 ? markers[piece] : raw(piece)}`, raw(''));
-}
-
 /**
  * The statement that finds a query's page and projects it (the budgets left bound), and the file
  * properties its holes pick (also used by the bench to EXPLAIN exactly what the server runs).
@@ -158,7 +152,10 @@ export function projectionStatement(page: Omit<PageSource, 'check'>, selection: 
            (SELECT coalesce(octet_length(t), 0) FROM texts) AS bytes,
            (SELECT t FROM texts WHERE coalesce(octet_length(t), 0) <= $bytes) AS items`;
   const left = { $left: sql`${o.budget.limit - o.budget.used}::bigint`, $bytes: sql`${o.bytes.limit - o.bytes.spent}::bigint` };
-  return { statement: sql`WITH found AS MATERIALIZED (${page.statement}), ${bind(text, left)}`, picks: built.picks };
+  // Related entries: live typed entries of the workspace, drafts included, at each depth's alias.
+  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: 'live' as const };
+  const sights = Object.fromEntries(Array.from({ length: built.levels.length }, (_, i) => [`$sight_r${i + 1}`, sightOn(related, `r${i + 1}`)]));
+  return { statement: sql`WITH found AS MATERIALIZED (${page.statement}), ${bindText(text, { ...left, ...sights })}`, picks: built.picks };
 }
 
 /**
