@@ -86,12 +86,24 @@ export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, 
   }) as Promise<Map<string, ContentTypeDef>>;
 }
 
-/** Every content type of a workspace, by id, cached (a delivery read renders entries of any bucket). */
-export function cachedTypesOfWorkspace(db: SqlRunner, cache: ContentTypeCache, workspaceId: number): Promise<Map<string, ContentTypeDef>> {
-  return cache.get(`ws:${workspaceId}`, async () => {
+/**
+ * Every content type of a workspace, cached (a delivery read renders entries of any bucket): the
+ * same list until one changes, so that what is written for it can be kept with it (render.ts).
+ */
+export async function cachedTypesOfWorkspace(db: SqlRunner, cache: ContentTypeCache, workspaceId: number): Promise<readonly ContentTypeDef[]> {
+  const byId = await cache.get(`ws:${workspaceId}`, async () => {
     const found = await rows<Row>(db, select(sql`b.workspace_id = ${workspaceId}`), true);
     return new Map(found.map((r) => [String(r.id), toDef(r)]));
-  }) as Promise<Map<string, ContentTypeDef>>;
+  });
+  return listOf(byId!);
+}
+
+/** The values of a cached map as one list per map. */
+const lists = new WeakMap<Map<string, ContentTypeDef>, readonly ContentTypeDef[]>();
+function listOf(map: Map<string, ContentTypeDef>): readonly ContentTypeDef[] {
+  let list = lists.get(map);
+  if (!list) lists.set(map, (list = [...map.values()]));
+  return list;
 }
 
 /** The id of the workspace's bucket named so, if there is one. */

@@ -34,8 +34,8 @@ export const ROOT_BUDGET = 100;
 export interface RenderOptions {
   config: Config;
   workspace: { id: number; name: string };
-  /** Every content type of the workspace (the entries rendered and their relations are of these). */
-  types: ContentTypeDef[];
+  /** Every content type of the workspace (the entries rendered and their relations are of these); the same list while they are unchanged. */
+  types: readonly ContentTypeDef[];
   /** A locale code, or `*` for every enabled locale of each entry. */
   locale: string;
   /** Delivery reads: drafts are not valid related entries either. */
@@ -67,7 +67,7 @@ const at = (position: string | number) => `int4send((${position})::int)`;
 const LAST = 2147483647;
 const iso = (column: string) => `to_json(${isoText(column)})::text`;
 /** Content type ids as an int[] literal. */
-const idList = (types: ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
+const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 /** The types with a field of a kind (nodes of other types need no look for one). */
 const typesWith = (o: RenderOptions, kind: (f: FieldDef) => boolean) => idList(o.types.filter((t) => t.fields.some(kind)));
 
@@ -232,20 +232,38 @@ function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean })
     held AS (SELECT NULL::int AS file WHERE false)`;
 }
 
+/** Statements written, per content type list (a change of types makes a new list), by the rest of their shape. */
+const writtenFor = new WeakMap<readonly ContentTypeDef[], Map<string, Sql>>();
+
+/**
+ * The statement's part after `found` (its texts, and `sized`: each root's and the running size),
+ * written once per shape: a request of a shape written before costs no writing.
+ */
+function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): Sql {
+  let byShape = writtenFor.get(o.types);
+  if (!byShape) writtenFor.set(o.types, (byShape = new Map<string, Sql>()));
+  const key = JSON.stringify([o.locale, o.view, o.publishedOnly, o.workspace.id, o.workspace.name, o.config.baseUrl, show.limit, show.reverse === true]);
+  const kept = byShape.get(key);
+  if (kept) return kept;
+  const texts =
+    o.view === 'summary'
+      ? summaries(o, show)
+      : `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root)`;
+  // What the store lets this answer see of related entries: typed ones, published on delivery reads.
+  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: o.publishedOnly ? ('published' as const) : ('live' as const) };
+  // Sizes add up root by root: past the budget nothing is returned.
+  const text = sql`${bindText(texts, { $sight: sightOn(related, 'r') })},
+    sized AS MATERIALIZED (SELECT root, j, sum(octet_length(j) + 1) OVER (ORDER BY root) AS upto FROM texts)`;
+  if (byShape.size < 200) byShape.set(key, text);
+  return text;
+}
+
 /**
  * Renders the entries `found` gives (a statement with columns `pk`, an `entries.id`, and `pos`,
  * their order), the first `show.limit` of them, in reverse order if asked, in one statement.
  */
 export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Promise<RenderedText> {
-  const texts =
-    o.view === 'summary'
-      ? summaries(o, show)
-      : `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root)`;
-  // Sizes add up root by root: past the budget nothing is returned.
-  // What the store lets this answer see of related entries: typed ones, published on delivery reads.
-  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: o.publishedOnly ? ('published' as const) : ('live' as const) };
-  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${bindText(texts, { $sight: sightOn(related, 'r') })},
-    sized AS MATERIALIZED (SELECT root, j, sum(octet_length(j) + 1) OVER (ORDER BY root) AS upto FROM texts)
+  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${written(o, show)}
     SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM found) AS ids,
            (SELECT coalesce(max(upto), 0) FROM sized) AS bytes,
            (SELECT string_agg(j, ',' ORDER BY root) FROM sized WHERE NOT EXISTS (SELECT 1 FROM sized WHERE upto > ${o.maxBytes}::bigint)) AS items,

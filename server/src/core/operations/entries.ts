@@ -33,7 +33,7 @@ function entryIdOf(entryId: string): string {
 
 /** The options of a rendering by PostgreSQL (core/content/render.ts) for this caller. */
 async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number) {
-  const types = [...(await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id)).values()];
+  const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
   return { config: cx.app.config, workspace: cx.workspace, types, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes };
 }
 
