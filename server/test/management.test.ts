@@ -395,6 +395,23 @@ describe('contracts', () => {
     expect((await s.admin.get(path(ws.name))).body.data).toEqual([]);
     expect((await s.admin.put(`${path(ws.name)}/missing`, { name: 'missing', schema })).status).toBe(404);
   });
+
+  it('answers 404, not 500, when another request deleted the contract after this one found it', async () => {
+    const ws = await createWorkspace(s.admin);
+    const created = (await s.admin.post(path(ws.name), { name: 'vanishing', schema })).body;
+    // A trigger that skips the update stands for the other request's delete landing in between.
+    const db = s.server.app.db;
+    await db.query(`CREATE FUNCTION test_skip_contract() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+    await db.query(`CREATE TRIGGER test_vanishing BEFORE UPDATE ON contracts FOR EACH ROW WHEN (OLD.id = ${Number(created.id)}) EXECUTE FUNCTION test_skip_contract()`);
+    try {
+      const res = await s.admin.put(`${path(ws.name)}/vanishing`, { name: 'renamed', schema: { type: 'object' } });
+      expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
+    } finally {
+      await db.query(`DROP TRIGGER test_vanishing ON contracts`);
+      await db.query(`DROP FUNCTION test_skip_contract()`);
+    }
+    expect((await s.admin.get(`${path(ws.name)}/vanishing`)).body).toEqual(created);
+  });
 });
 
 describe('tasks', () => {

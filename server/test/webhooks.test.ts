@@ -74,6 +74,25 @@ describe('subscriptions', () => {
     expect((await s.admin.get(`${hooks(b.name)}/${hook.id}/deliveries`)).status).toBe(404);
     expect((await s.admin.delete(`${hooks(b.name)}/${hook.id}`)).status).toBe(404);
   });
+
+  it('answers 404, not 500, when another request deleted the subscription after this one found it', async () => {
+    const ws = await createWorkspace(s.admin);
+    const hook = await subscribe(ws.name, 'https://hooks.example.com/vanishing');
+    // A trigger that skips the delete stands for the other request's delete landing in between.
+    const db = s.server.app.db;
+    await db.query(`CREATE FUNCTION test_skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+    await db.query(`CREATE TRIGGER test_vanishing BEFORE DELETE ON webhooks FOR EACH ROW WHEN (OLD.id = ${Number(hook.id)}) EXECUTE FUNCTION test_skip_row()`);
+    try {
+      const res = await s.admin.delete(`${hooks(ws.name)}/${hook.id}`);
+      expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
+      // Nothing else of the request stayed: no audit record of a deletion.
+      const audits = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_logs WHERE event = 'webhook.deleted' AND workspace_id = (SELECT id FROM workspaces WHERE name = $1)`, [ws.name]);
+      expect(audits.rows[0].n).toBe(0);
+    } finally {
+      await db.query(`DROP TRIGGER test_vanishing ON webhooks`);
+      await db.query(`DROP FUNCTION test_skip_row()`);
+    }
+  });
 });
 
 describe('delivery', () => {

@@ -106,8 +106,8 @@ export const contractHandlers = handlers({
           `UPDATE contracts SET name = $2, schema = $3::jsonb, mode = $4, bucket_id = $5, prefix = $6, updated_at = $7 WHERE id = $1`,
           [current.id, ...dataValues(data), app.clock.now()],
         );
-        // Deleted meanwhile: a failure, as Prisma's update raised one (P2025).
-        if (!updated) throw new Error(`replaceContract: contract ${current.id} is gone`);
+        // Deleted by another request meanwhile: as if this one came after it.
+        if (!updated) throw notFound();
         // Entries under the old and the new name (a rename) are rechecked.
         for (const name of new Set([current.name, updated.name])) await markForRevalidation(tx, workspace.id, name);
         return updated;

@@ -68,8 +68,8 @@ export const webhookHandlers = handlers({
     const now = app.clock.now();
     await transaction(app, async (tx) => {
       const res = await tx.query('DELETE FROM webhooks WHERE id = $1', [webhook.id]);
-      // Deleted meanwhile: a failure, as Prisma's delete raised one (P2025).
-      if (res.rowCount === 0) throw new Error(`deleteWebhook: webhook ${webhook.id} is gone`);
+      // Deleted by another request meanwhile: as if this one came after it.
+      if (res.rowCount === 0) throw notFound();
       await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
     });
     return { status: 204 };
