@@ -70,8 +70,11 @@ export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZON
  */
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-/** `isoTimestamp` of a column named in text, as text. */
-export const isoText = (column: string) => isoTimestamp(raw(column)).toQuery().text;
+/** A timestamp column named in text, as the JSON text of its wire format (NULL stays NULL). */
+export const isoJson = (column: string) => `to_json(${isoTimestamp(raw(column)).toQuery().text})::text`;
+
+/** A JSON object key and its colon (and the comma before it unless `first`, and `after`), as a SQL literal. */
+export const jsonKey = (name: string, first: boolean, after = '') => literal(`${first ? '' : ','}${JSON.stringify(name)}:${after}`);
 
 /** SQL `text` written as text, with each of the `fragments`' markers in it replaced by that fragment (its parameters bound). */
 export function bindText(text: string, fragments: Record<string, Sql>): Sql {

@@ -90,3 +90,24 @@ export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
   }
   return { parts, holes };
 }
+
+/**
+ * JSON text built elsewhere (by PostgreSQL) with holes marked `\x01<mark>\x02` (control
+ * characters, which JSON text escapes inside every string, so no stored value can forge one):
+ * each mark becomes the `Fresh` value or the text `fill` gives for it.
+ */
+export function holesIn(text: string, fill: (mark: string) => Fresh | string): HoledJson {
+  // eslint-disable-next-line no-control-regex -- the marks are control characters on purpose (see above)
+  const split = text.split(/\x01([^\x02]*)\x02/);
+  const parts = [split[0]];
+  const holes: Fresh[] = [];
+  for (let i = 1; i < split.length; i += 2) {
+    const value = fill(split[i]);
+    if (typeof value === 'string') parts[parts.length - 1] += value + split[i + 1];
+    else {
+      holes.push(value);
+      parts.push(split[i + 1]);
+    }
+  }
+  return { parts, holes };
+}

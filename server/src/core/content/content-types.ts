@@ -111,8 +111,3 @@ export async function bucketIdByName(db: SqlRunner, workspaceId: number, name: s
   const [found] = await rows<{ id: number }>(db, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${name}::text`);
   return found?.id;
 }
-
-/** The content types of a bucket by name, cached (rendering reads them for every response). */
-export function cachedTypesOfBucket(db: SqlRunner, cache: ContentTypeCache, bucketId: number): Promise<Map<string, ContentTypeDef>> {
-  return cache.get(`id:${bucketId}`, () => bucketContentTypes(db, bucketId)) as Promise<Map<string, ContentTypeDef>>;
-}

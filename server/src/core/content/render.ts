@@ -20,10 +20,10 @@
 // time of the answer (lib/fresh-json.ts).
 import type { Config } from '../../config';
 import type { SqlRunner } from '../../db/database';
-import { Fresh, type HoledJson } from '../../lib/fresh-json';
+import { holesIn, type HoledJson } from '../../lib/fresh-json';
 import { freshFile } from '../file-urls';
 import { fileJson, fileOfJson } from '../file-records';
-import { bindText, isoText, literal, raw, rows, sql, type Sql } from '../sql';
+import { bindText, isoJson, jsonKey, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import { BASE_LOCALE, sightOn } from './store';
 
@@ -58,14 +58,11 @@ export interface RenderedText {
   bytes: number;
 }
 
-/** A field's key as JSON text and a colon, with the comma before it unless it is the first field. */
-const keyOf = (name: string, idx: number) => `${idx > 0 ? ',' : ''}${JSON.stringify(name)}:`;
 const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
 /** A position in a key: 4 bytes, big-endian, so that keys sort as their positions. */
 const at = (position: string | number) => `int4send((${position})::int)`;
 /** The last position of a key's level (a closing piece). */
 const LAST = 2147483647;
-const iso = (column: string) => `to_json(${isoText(column)})::text`;
 /** Content type ids as an int[] literal. */
 const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 /** The types with a field of a kind (nodes of other types need no look for one). */
@@ -165,7 +162,7 @@ function headOf(o: RenderOptions, labelled = true): string {
 
 /** A node's own fields in its document `doc`, from index `from` to `to` (excluded), as text (null: none). */
 function run(t: ContentTypeDef, from: number, to: number, doc = 'lo.d'): string | null {
-  const parts = t.fields.slice(from, to).map((f, i) => `${literal(keyOf(f.name, from + i))} || coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`);
+  const parts = t.fields.slice(from, to).map((f, i) => `${jsonKey(f.name, from + i === 0)} || coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`);
   return parts.length ? parts.join(' || ') : null;
 }
 
@@ -185,7 +182,7 @@ function fieldPieces(o: RenderOptions): string {
         if (!isSpecial(f)) return;
         const before = run(t, from, idx);
         if (before) rows.push(`(${at(from + 1)} || ${at(0)}, ${before})`);
-        rows.push(`(${at(idx + 1)} || ${at(0)}, ${literal(`${keyOf(f.name, idx)}${f.multiple ? '[' : ''}`)})`);
+        rows.push(`(${at(idx + 1)} || ${at(0)}, ${jsonKey(f.name, idx === 0, f.multiple ? '[' : '')})`);
         if (f.multiple) rows.push(`(${at(idx + 1)} || ${at(LAST)}, ']')`);
         from = idx + 1;
       });
@@ -203,9 +200,9 @@ function pieces(o: RenderOptions): string {
   const star = o.locale === '*';
   const comma = `CASE WHEN p.sib > 1 THEN ',' ELSE '' END || `;
   const head = headOf(o);
-  const fullHead = `${head} || ',"publish_at":' || coalesce(${iso('p.publish_at')}, 'null') || ',"tags":' || to_json(p.tags)::text
+  const fullHead = `${head} || ',"publish_at":' || coalesce(${isoJson('p.publish_at')}, 'null') || ',"tags":' || to_json(p.tags)::text
       || ',"locales":' || to_json(p.locales)::text || ',"fields":'${star ? ` || '{'` : ''}`;
-  const tail = `${star ? `'}' || ` : ''}',"created_at":' || ${iso('p.created_at')} || ',"updated_at":' || ${iso('p.updated_at')} || ',"lock_version":' || p.lock_version || '}'`;
+  const tail = `${star ? `'}' || ` : ''}',"created_at":' || ${isoJson('p.created_at')} || ',"updated_at":' || ${isoJson('p.updated_at')} || ',"lock_version":' || p.lock_version || '}'`;
   // An entry of a type without relation or attachment fields is one piece, in one locale.
   const plainTypes = star ? [] : o.types.filter((t) => !t.fields.some(isSpecial));
   const plain = idList(plainTypes);
@@ -227,7 +224,7 @@ function pieces(o: RenderOptions): string {
 /** A summary of each root (`view=summary`): its head and when it was last updated. */
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
-  return `texts AS (SELECT ${pos}::int AS root, ${headOf(o, false)} || ',"updated_at":' || ${iso('p.updated_at')} || '}' AS j
+  return `texts AS (SELECT ${pos}::int AS root, ${headOf(o, false)} || ',"updated_at":' || ${isoJson('p.updated_at')} || '}' AS j
       FROM found f JOIN LATERAL (SELECT ${nodeColumns(o, 'e')} FROM entries e WHERE e.id = f.pk) p ON true WHERE f.pos <= ${Math.trunc(show.limit)}),
     held AS (SELECT NULL::int AS file WHERE false)`;
 }
@@ -276,14 +273,6 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
 /** The text with each file hole as a `Fresh` file object. */
 function withFiles(text: string, files: Parameters<typeof fileOfJson>[0][], o: RenderOptions): HoledJson {
   if (!files.length) return { parts: [text], holes: [] };
-  const byId = new Map(files.map((f) => [f.id, freshFile(o.config, o.workspace.name, fileOfJson(f), o.now)]));
-  // eslint-disable-next-line no-control-regex -- the holes are control characters on purpose (see above)
-  const split = text.split(/\x01(\d+)\x02/);
-  const parts: string[] = [];
-  const holes: Fresh[] = [];
-  for (let i = 0; i < split.length; i += 2) {
-    parts.push(split[i]);
-    if (i + 1 < split.length) holes.push(byId.get(Number(split[i + 1]))!);
-  }
-  return { parts, holes };
+  const byId = new Map(files.map((f) => [String(f.id), freshFile(o.config, o.workspace.name, fileOfJson(f), o.now)]));
+  return holesIn(text, (id) => byId.get(id)!);
 }

@@ -15,11 +15,11 @@
 import type { Config } from '../../../config';
 import type { ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
-import { Fresh, type HoledJson } from '../../../lib/fresh-json';
+import { holesIn, type HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
 import { fileJson, fileOfJson } from '../../file-records';
-import { bindText, isoText, literal, rows, sql, type Sql } from '../../sql';
+import { bindText, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
 import { sightOn } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selection } from './parse';
@@ -57,7 +57,6 @@ export interface ProjectedPage {
   count: number;
 }
 
-const iso = isoText;
 
 /** How each metadata column is written as JSON text. */
 const META: Record<string, (a: string) => string> = {
@@ -65,10 +64,10 @@ const META: Record<string, (a: string) => string> = {
   status: (a) => `to_json(${a}.status)::text`,
   lock_version: (a) => `${a}.lock_version::text`,
   locales: (a) => `to_json(coalesce(${a}.locales, '{}'))::text`,
-  created_at: (a) => `to_json(${iso(`${a}.created_at`)})::text`,
-  updated_at: (a) => `to_json(${iso(`${a}.updated_at`)})::text`,
-  publish_at: (a) => `coalesce(to_json(${iso(`${a}.publish_at`)})::text, 'null')`,
-  published_at: (a) => `coalesce(to_json(${iso(`${a}.published_at`)})::text, 'null')`,
+  created_at: (a) => isoJson(`${a}.created_at`),
+  updated_at: (a) => isoJson(`${a}.updated_at`),
+  publish_at: (a) => `coalesce(${isoJson(`${a}.publish_at`)}, 'null')`,
+  published_at: (a) => `coalesce(${isoJson(`${a}.published_at`)}, 'null')`,
 };
 
 /** A stored value's references: the items of an array, else the value (none when null or missing). */
@@ -78,7 +77,7 @@ const references = (value: string) => `jsonb_array_elements(CASE jsonb_typeof(${
 function picked(value: string, tree: JsonTree): string {
   const parts = Object.entries(tree).map(([key, sub], i) => {
     const inner = `CASE WHEN jsonb_typeof(${value}) = 'object' AND ${value} ? ${literal(key)} THEN ${value} -> ${literal(key)} END`;
-    return `${literal(`${i ? ',' : ''}${JSON.stringify(key)}:`)} || ${sub === true ? `coalesce((${inner})::text, 'null')` : picked(`(${inner})`, sub)}`;
+    return `${jsonKey(key, i === 0)} || ${sub === true ? `coalesce((${inner})::text, 'null')` : picked(`(${inner})`, sub)}`;
   });
   return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
 }
@@ -100,7 +99,7 @@ function projection(selection: Selection, a: string, depth: number, parents: str
   const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
   const parts = [...selection].map(([key, s], i) => {
-    const name = literal(`${i ? ',' : ''}${JSON.stringify(key)}:`);
+    const name = jsonKey(key, i === 0);
     if (s.kind === 'meta') return `${name} || ${META[s.column](a)}`;
     if (s.kind === 'value') return `${name} || coalesce((${a}.doc -> ${literal(s.def.name)})::text, 'null')`;
     if (s.kind === 'json') return `${name} || ${picked(`(${a}.doc -> ${literal(s.def.name)})`, s.tree)}`;
@@ -178,23 +177,14 @@ export async function projectPage(db: SqlRunner, page: PageSource, selection: Se
 
 /** The text with each file hole filled: the picked properties of a fresh file object, or the file's id; and the distinct files. */
 export function withFiles(text: string, picks: (string[] | undefined)[], o: ProjectOptions): { json: HoledJson; files: number } {
-  // eslint-disable-next-line no-control-regex -- the holes are control characters on purpose (see above)
-  const split = text.split(/\x01([^\x02]*)\x02/);
-  const parts: string[] = [split[0]];
-  const holes: Fresh[] = [];
   const ids = new Set<number>();
-  for (let i = 1; i < split.length; i += 2) {
-    const { p, ...row } = JSON.parse(split[i]) as Parameters<typeof fileOfJson>[0] & { p: number };
+  const json = holesIn(text, (mark) => {
+    const { p, ...row } = JSON.parse(mark) as Parameters<typeof fileOfJson>[0] & { p: number };
     ids.add(row.id);
     const pick = picks[p];
-    if (!pick) {
-      parts[parts.length - 1] += String(row.id) + split[i + 1];
-      continue;
-    }
-    holes.push(freshFile(o.config, o.workspace.name, fileOfJson(row), o.now, pick));
-    parts.push(split[i + 1]);
-  }
-  return { json: { parts, holes }, files: ids.size };
+    return pick ? freshFile(o.config, o.workspace.name, fileOfJson(row), o.now, pick) : String(row.id);
+  });
+  return { json, files: ids.size };
 }
 
 export const overBudget = (o: ProjectOptions) =>
