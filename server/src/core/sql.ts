@@ -70,8 +70,11 @@ export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZON
  */
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-/** A timestamp column named in text, as the JSON text of its wire format (NULL stays NULL). */
-export const isoJson = (column: string) => `to_json(${isoTimestamp(raw(column)).toQuery().text})::text`;
+/**
+ * A timestamp column named in text, as the JSON text of its wire format (NULL stays NULL): the
+ * format's escaped quotes (`\"`) put the string's quotes in to_char's output, one call per value.
+ */
+export const isoJson = (column: string) => `to_char((${column}) AT TIME ZONE 'UTC', '\\"YYYY-MM-DD"T"HH24:MI:SS.US"Z\\"')`;
 
 /** A JSON object key and its colon (and the comma before it unless `first`, and `after`), as a SQL literal. */
 export const jsonKey = (name: string, first: boolean, after = '') => literal(`${first ? '' : ','}${JSON.stringify(name)}:${after}`);

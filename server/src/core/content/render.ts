@@ -122,16 +122,19 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
 function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
   const child = `p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')}`;
+  // The order of `child` (keys of one level are of one length and sort as their positions), as
+  // columns: the budget's window then sorts as `sib`'s, and PostgreSQL sorts the level once.
+  const order = 'p.key, lo.n, x.idx, x.n';
   const eligible = `r.id IS NOT NULL AND r.entry_id <> ALL(p.anc) AND p.depth < ${MAX_DEPTH}`;
   return `tree AS (
     SELECT 0 AS depth, ${pos}::int AS root, ${at(pos)} AS key, 1::bigint AS sib, ${nodeColumns(o, 'e')},
            ARRAY[e.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
       FROM found f JOIN entries e ON e.id = f.pk WHERE f.pos <= ${Math.trunc(show.limit)}
     UNION ALL
-    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, 'r')},
+    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.root, p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, 'r')},
            p.anc || r.entry_id,
            CASE WHEN r.id IS NULL THEN 'none' WHEN r.entry_id = ANY(p.anc) THEN 'cycle' WHEN p.depth >= ${MAX_DEPTH} THEN 'depth'
-                WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${child} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
+                WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${order} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
            p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root)
       FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'relation')} x
       LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND $sight AND r.content_type_id = ANY(x.targets)
