@@ -822,6 +822,130 @@ describe('relation rendering', () => {
 
 // ---------------------------------------------------------------------------------------------
 
+describe('the two ways of expanding relations (core/content/render.ts)', () => {
+  // A content model whose expansions are bounded within the budget is rendered by nested
+  // expressions; one with an unbounded type (a multiple relation to its own type, as `node`
+  // above) by the breadth first expansion. Both must write the same text: the same entries,
+  // read before and after a type that makes the model unbounded is added.
+  let w: EntriesWorkspace;
+  let ids: Record<string, string>;
+  let files: number[];
+  beforeAll(async () => {
+    w = await setup0();
+  });
+  async function setup0(): Promise<EntriesWorkspace> {
+    const x = await entriesWorkspace(s);
+    const type = (name: string, fields: FieldDef[], extra: Record<string, unknown> = {}) => createContentType(s, x.ws, 'general', { name, fields, ...extra });
+    await type('author', [
+      { name: 'name', type: 'text', required: true },
+      { name: 'mentor', type: 'relation', targets: ['author'] },
+    ]);
+    await type('kitchen', KITCHEN);
+    await type('label', [{ name: 'code', type: 'text' }]);
+    await type('chain', [
+      { name: 'name', type: 'text' },
+      { name: 'next', type: 'relation', targets: ['chain'] },
+      { name: 'labels', type: 'relation', targets: ['label'], multiple: true },
+    ], { name_field: 'name' });
+    return x;
+  }
+
+  /** Every answer that renders these entries, as text, its temporary URLs' times left out (they move with the clock). */
+  async function answers(): Promise<string[]> {
+    const paths = [
+      ...Object.values(ids).flatMap((id) => [w.entry(id), w.entry(id, '?locale=de-DE'), w.entry(id, '?locale=*')]),
+      ...['author', 'kitchen', 'label', 'chain'].flatMap((t) => [w.typed(t), w.typed(t, '&per_page=2'), w.typedV2(t), w.typedV2(t, '&view=full&per_page=3')]),
+    ];
+    const texts: string[] = [];
+    for (const path of paths) {
+      const res = await w.api.get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      texts.push(`${path} ${res.text.replace(/expires=\d+&signature=[^"&]+/g, 'expires=&signature=').replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '"temporary$1_url_expires_at":""')}`);
+    }
+    return texts;
+  }
+
+  it('writes the same answers', async () => {
+    const f1 = await uploadFile(w.api, w.ws, 'one.txt', 'one');
+    const f2 = await uploadFile(w.api, w.ws, 'two.txt', 'two');
+    files = [f1.id, f2.id];
+    const author = (name: string, fields: Record<string, unknown> = {}, status = 'published') => createEntry(w, 'author', { fields: { name, ...fields }, status });
+    const a1 = await author('Ann');
+    const a2 = await author('Bob', { mentor: a1.id });
+    await updateEntry(w, a1.id, { fields: { mentor: a2.id } });
+    const draft = await author('Draft', {}, 'draft');
+    const gone = await author('Gone');
+    const labels = [];
+    for (let i = 0; i < 30; i++) labels.push(await createEntry(w, 'label', { fields: { code: `l${i}` }, status: i === 3 ? 'draft' : 'published' }));
+    const full = await createEntry(w, 'kitchen', {
+      fields: {
+        title: 'Full "quoted" \\ ünïcode',
+        count: 1.10,
+        flag: false,
+        day: '2024-02-29',
+        clock: '23:59',
+        at: '2024-02-29T23:59:59Z',
+        meta: { nested: [1, 'x', { deep: null }], big: 12345678901234567890 },
+        author: a1.id,
+        authors: [a2.id, draft.id, gone.id, a1.id],
+        cover: f1.id,
+        gallery: [f2.id, f1.id, f2.id],
+        code: 'full',
+        labels: ['x', 'y'],
+      },
+      status: 'published',
+      tags: ['t1', 't2'],
+      locales: ['de-DE'],
+    });
+    await updateEntry(w, full.id, { fields: { title: 'Voll', author: a2.id, authors: [a1.id] } }, '?locale=de-DE');
+    const empty = await createEntry(w, 'kitchen', { fields: { title: 'Empty' }, status: 'published' });
+    const goneOnly = await createEntry(w, 'kitchen', { fields: { title: 'Gone', author: gone.id }, status: 'published' });
+    expect((await w.api.delete(w.entry(gone.id))).status).toBe(204);
+    // A chain of five (the fourth level is compact: depth), one that loops on itself (cycle), one of 30 labels (25 looked at).
+    let next: string | undefined;
+    const chain: any[] = [];
+    for (const name of ['c5', 'c4', 'c3', 'c2', 'c1']) {
+      const c = await createEntry(w, 'chain', { fields: { name, next: next ?? null, labels: [labels[0].id] }, status: 'published' });
+      chain.push(c);
+      next = c.id;
+    }
+    const self = await createEntry(w, 'chain', { fields: { name: 'self' }, status: 'published' });
+    await updateEntry(w, self.id, { fields: { next: self.id } });
+    const many = await createEntry(w, 'chain', { fields: { name: '', labels: labels.map((l) => l.id) }, status: 'published' });
+    ids = { a1: a1.id, a2: a2.id, full: full.id, empty: empty.id, goneOnly: goneOnly.id, c1: chain[4].id, self: self.id, many: many.id };
+
+    const written = (await w.api.patch(w.entry(full.id), { fields: { code: 'full' } })).text;
+    const nested = await answers();
+    // `loop` makes the model unbounded: from now on the breadth first expansion renders.
+    await createContentType(s, w.ws, 'general', { name: 'loop', fields: [{ name: 'many', type: 'relation', targets: ['loop'], multiple: true }] });
+    const breadthFirst = await answers();
+    // Where they differ, around the first difference (the answers are long).
+    const differences = nested.flatMap((text, i) => {
+      const other = breadthFirst[i];
+      let at = 0;
+      while (at < text.length && text[at] === other[at]) at++;
+      return text === other ? [] : [`${text.slice(0, 80)}\n  nested: ${text.slice(at - 100, at + 100)}\n  breadth first: ${other.slice(at - 100, at + 100)}`];
+    });
+    expect(differences).toEqual([]);
+    // A write's answer (drafts shown) too, but for the version the write itself moved.
+    const rewritten = (await w.api.patch(w.entry(full.id), { fields: { code: 'full' } })).text;
+    const version = (text: string) => text.replace(/"updated_at":"[^"]+","lock_version":\d+}$/, '').replace(/expires=\d+&signature=[^"&]+/g, '').replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '');
+    expect(version(rewritten)).toEqual(version(written));
+    expect(written).toContain('"name":"Draft"');
+    // What the answers hold: the cases the two ways must agree on are there.
+    const c1 = await readEntry(w, ids.c1);
+    expect(c1.fields.next.fields.next.fields.next.fields.next).toEqual(compactOf(w, chain[0], 'depth'));
+    expect((await readEntry(w, self.id)).fields.next).toEqual(compactOf(w, { ...self, name: 'self' }, 'cycle'));
+    expect((await readEntry(w, many.id)).fields.labels.map((l: any) => l.fields.code)).toEqual([0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24].map((i) => `l${i}`));
+    const read = await readEntry(w, full.id);
+    expect(read.fields.authors.map((a: any) => a.name)).toEqual(['Bob', 'Ann']);
+    expect(read.fields.gallery.map((f: any) => f.id)).toEqual([files[1], files[0], files[1]]);
+    expect((await readEntry(w, goneOnly.id)).fields.author).toBeNull();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe('lists', () => {
   let w: EntriesWorkspace;
   let published: any[];

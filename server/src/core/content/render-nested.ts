@@ -1,0 +1,142 @@
+// Rendering when the content model itself bounds every expansion (core/content/render.ts chooses
+// it, render-tree.ts otherwise): each relation field examines at most RELATION_WINDOW references,
+// so the related entries a root can show in full are bounded by its type's fields, their targets'
+// fields and so on down to MAX_DEPTH. Where that bound is within ROOT_BUDGET for every type, the
+// budget can never decide, and breadth first order does not matter: an entry's text is then one
+// expression, each relation field a correlated subquery aggregating its related entries' texts in
+// order, nested level by level as the types nest (a cycle is seen against the entries above, which
+// are the outer rows). No recursion, no pieces to sort: PostgreSQL builds each text where it reads
+// the rows, about half the work of the breadth first expansion.
+import { literal } from '../sql';
+import type { ContentTypeDef, FieldDef } from './content-types';
+import {
+  MAX_DEPTH,
+  RELATION_WINDOW,
+  ROOT_BUDGET,
+  compactText,
+  envelopeHead,
+  envelopeTail,
+  fileHole,
+  fileJoin,
+  idList,
+  isSpecial,
+  itemsOf,
+  nameAmong,
+  nameOf,
+  ownFields,
+  targetsOf,
+  type RenderOptions,
+} from './render-text';
+import { jsonKey } from '../sql';
+
+/** The most entries written for one root beyond which the statement grows too large to plan quickly. */
+const MAX_WRITTEN = 200;
+
+/**
+ * The related entries a node of `t` at `depth` can show in full, at most (as the budget counts
+ * them: compact references do not count), and how many entry texts its expression writes.
+ */
+function boundOf(o: RenderOptions, t: ContentTypeDef, depth: number): { shown: number; written: number } {
+  let shown = 0;
+  let written = 1;
+  if (depth >= MAX_DEPTH) return { shown, written };
+  for (const f of t.fields) {
+    if (f.type !== 'relation') continue;
+    const below = targetsOf(o, t, f).map((u) => boundOf(o, u, depth + 1));
+    shown += (f.multiple ? RELATION_WINDOW : 1) * (1 + Math.max(0, ...below.map((b) => b.shown)));
+    written += below.reduce((n, b) => n + b.written, 0);
+    if (shown > ROOT_BUDGET || written > MAX_WRITTEN) break;
+  }
+  return { shown, written };
+}
+
+/** Whether every type's expansion is bounded within the budget (and the statement stays small): then `nestedTexts` renders. */
+export function nestable(o: RenderOptions): boolean {
+  if (o.locale === '*') return false;
+  let written = 0;
+  for (const t of o.types) {
+    const b = boundOf(o, t, 0);
+    written += b.written;
+    if (b.shown > ROOT_BUDGET || written > MAX_WRITTEN) return false;
+  }
+  return true;
+}
+
+/** The locale's document of the entry `a` (joined as `<a>d`). */
+const docJoin = (o: RenderOptions, a: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(o.locale)}`;
+
+/**
+ * The text of a full entry `a` of type `t` at `depth`, below the entries `path` (their
+ * `entry_id`s, root first). Its relations' entries are `c<depth + 1>`, seen through `$sight<depth + 1>`.
+ */
+function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number, path: string[]): string {
+  const doc = `${a}d.data`;
+  const below = [...path, `${a}.entry_id`];
+  const parts = [`'{'`];
+  let from = 0;
+  t.fields.forEach((f, idx) => {
+    if (!isSpecial(f)) return;
+    const before = ownFields(t, from, idx, doc);
+    if (before) parts.push(before);
+    parts.push(jsonKey(f.name, idx === 0, f.multiple ? '[' : ''));
+    parts.push(f.type === 'relation' ? relationItems(o, t, f, a, depth, below) : fileItems(o, f, doc));
+    if (f.multiple) parts.push(`']'`);
+    from = idx + 1;
+  });
+  const after = ownFields(t, from, t.fields.length, doc);
+  if (after) parts.push(after);
+  parts.push(`'}'`);
+  return `${envelopeHead(o, a, nameOf(t, doc) ?? 'NULL::text')} || ${parts.join(' || ')} || ${envelopeTail(a)}`;
+}
+
+/**
+ * A relation field's items: the entries its references name that the answer may see (of the
+ * bucket, of a type it accepts), each in full or as a compact reference (a cycle, past the depth),
+ * in order; a multiple field skips the others, a single field's reads `null`.
+ */
+function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: string, depth: number, path: string[]): string {
+  const c = `c${depth + 1}`;
+  const targets = targetsOf(o, t, f);
+  const value = `${a}d.data -> ${literal(f.name)}`;
+  const names = (v: string) =>
+    `jsonb_typeof(${v}) = 'string' AND ${c}.entry_id = ${v} #>> '{}' AND ${c}.bucket_id = ${a}.bucket_id AND $sight${depth + 1} AND ${c}.content_type_id = ANY(${idList(targets)})`;
+  // A field that accepts no type of the bucket shows nothing.
+  if (!targets.length) return f.multiple ? `''` : `'null'`;
+  const item = itemText(o, targets, c, depth + 1, path);
+  if (f.multiple) {
+    return `coalesce((SELECT string_agg(${item}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n)
+      JOIN entries ${c} ON ${names('y.v')} ${docJoin(o, c)} WHERE y.n <= ${RELATION_WINDOW}), '')`;
+  }
+  return `coalesce((SELECT ${item} FROM entries ${c} ${docJoin(o, c)} WHERE ${names(`(${value})`)}), 'null')`;
+}
+
+/** A related entry `c` (of one of `targets`) at `depth`: compact for a cycle or past the depth, else in full. */
+function itemText(o: RenderOptions, targets: readonly ContentTypeDef[], c: string, depth: number, path: string[]): string {
+  const compact = (reason: string) => compactText(o, c, nameAmong(targets, `${c}.content_type_id`, `${c}d.data`), `'${reason}'`);
+  const full =
+    depth > MAX_DEPTH
+      ? compact('depth')
+      : `CASE ${c}.content_type_id ${targets.map((u) => `WHEN ${u.id} THEN ${entryText(o, u, c, depth, path)}`).join(' ')} END`;
+  return `CASE WHEN ${c}.entry_id IN (${path.join(', ')}) THEN ${compact('cycle')} ELSE ${full} END`;
+}
+
+/** An attachment field's items: the files of the workspace it names, as holes; a multiple field skips the others, a single field's reads `null`. */
+function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
+  const value = `${doc} -> ${literal(f.name)}`;
+  if (f.multiple) {
+    return `coalesce((SELECT string_agg(${fileHole()}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n) JOIN ${fileJoin(o, 'y.v')}), '')`;
+  }
+  return `coalesce((SELECT ${fileHole()} FROM (SELECT ${value} AS v) y JOIN ${fileJoin(o, 'y.v')}), 'null')`;
+}
+
+/** The markers of the related entries' sight, one per depth (bound by render.ts). */
+export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ marker: `$sight${i + 1}`, alias: `c${i + 1}` }));
+
+/** `texts` (`root`, `j`: its rendered entry) of the first `show.limit` entries `found` gives. */
+export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
+  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  const byType = o.types.map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
+  // MATERIALIZED: `sized` reads `j` twice (its size and itself), which would write each text twice.
+  return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
+      FROM found f JOIN entries r0 ON r0.id = f.pk ${docJoin(o, 'r0')} WHERE f.pos <= ${Math.trunc(show.limit)})`;
+}

@@ -1,0 +1,96 @@
+// The SQL text of a rendered entry's parts, for both ways core/content/render.ts expands relations
+// (render-tree.ts, render-nested.ts): an entry's head (what a compact reference shows), its
+// envelope around the fields, its own fields, a file as a hole. `a` names a row of `entries`,
+// `doc` an expression of its document in the locale.
+import type { Config } from '../../config';
+import { fileJson } from '../file-records';
+import { isoJson, jsonKey, literal } from '../sql';
+import type { ContentTypeDef, FieldDef } from './content-types';
+
+export const RELATION_WINDOW = 25;
+export const MAX_DEPTH = 3;
+export const ROOT_BUDGET = 100;
+
+export interface RenderOptions {
+  config: Config;
+  workspace: { id: number; name: string };
+  /** Every content type of the workspace (the entries rendered and their relations are of these); the same list while they are unchanged. */
+  types: readonly ContentTypeDef[];
+  /** A locale code, or `*` for every enabled locale of each entry. */
+  locale: string;
+  /** Delivery reads: drafts are not valid related entries either. */
+  publishedOnly: boolean;
+  view: 'full' | 'summary';
+  now: Date;
+  /** The answer's budget in bytes: past it, no text is returned (`over`). */
+  maxBytes: number;
+}
+
+export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
+
+/** Content type ids as an int[] literal. */
+export const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
+
+/** The types a relation field of `t` accepts (of its bucket). */
+export const targetsOf = (o: RenderOptions, t: ContentTypeDef, f: FieldDef) => o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
+
+/** A field's stored value as items: each item of a multiple field's array (a lone value as one), a single field's value as one. */
+export const itemsOf = (value: string, multiple: boolean) =>
+  multiple ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END` : `jsonb_build_array(${value})`;
+
+/** A stored attachment item `v` as a file id (NULL: it cannot name one). */
+export const fileIdOf = (v: string) =>
+  `CASE WHEN jsonb_typeof(${v}) = 'number' AND (${v})::numeric BETWEEN 1 AND 2147483647 AND (${v})::numeric = trunc((${v})::numeric) THEN (${v})::numeric::int END`;
+
+/** The files an attachment item may name, joined as `fi`. */
+export const fileJoin = (o: RenderOptions, v: string) => `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL`;
+
+/**
+ * The file `fi` as a hole (`\x01<its row as JSON>\x02`, which no JSON text of a value can hold:
+ * PostgreSQL escapes control characters) for Node to fill with its object: its temporary URLs
+ * carry the time of the answer (lib/fresh-json.ts). The row is shorter than the object it becomes
+ * (which shows its values and adds URLs), so text with holes never outgrows its answer.
+ */
+export const fileHole = () => `E'\\x01' || ${fileJson()}::text || E'\\x02'`;
+
+/** An entry's name in its document `doc` as JSON text (NULL: none, the id stands for it). */
+export function nameOf(t: ContentTypeDef, doc: string): string | null {
+  if (!t.nameField) return null;
+  const value = `${doc} -> ${literal(t.nameField)}`;
+  return `CASE WHEN jsonb_typeof(${value}) = 'string' AND ${value} <> '""' THEN (${value})::text END`;
+}
+
+/** The name of an entry of one of `types` (`type`: its type id). */
+export function nameAmong(types: readonly ContentTypeDef[], type: string, doc: string): string {
+  const named = types.flatMap((t) => {
+    const name = nameOf(t, doc);
+    return name ? [`WHEN ${t.id} THEN ${name}`] : [];
+  });
+  return named.length ? `CASE ${type} ${named.join(' ')} END` : 'NULL::text';
+}
+
+/** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
+export function headText(o: RenderOptions, a: string, name: string, labelled = true): string {
+  const apiUrl = literal(`${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/`);
+  return `'{"id":' || to_json(${a}.entry_id)::text || ',"api_url":' || to_json(${apiUrl} || ${a}.entry_id)::text || ',"name":' || coalesce(${name}, to_json(${a}.entry_id)::text)
+    || ',"status":' || to_json(${a}.status)::text${labelled ? ` || ',"status_label":' || CASE ${a}.status WHEN 'published' THEN '"Published"' ELSE '"Draft"' END` : ''}`;
+}
+
+/** A compact reference: the head and why the entry is not shown (`reason`, SQL text of a word). */
+export const compactText = (o: RenderOptions, a: string, name: string, reason: string) =>
+  `${headText(o, a, name)} || ',"_relation":{"reason":"' || ${reason} || '"}}'`;
+
+/** A full entry's text up to its fields' value. */
+export const envelopeHead = (o: RenderOptions, a: string, name: string) =>
+  `${headText(o, a, name)} || ',"publish_at":' || coalesce(${isoJson(`${a}.publish_at`)}, 'null') || ',"tags":' || to_json(coalesce(${a}.tags, '{}'))::text
+      || ',"locales":' || to_json(coalesce(${a}.locales, '{}'))::text || ',"fields":'`;
+
+/** A full entry's text after its fields' value. */
+export const envelopeTail = (a: string) =>
+  `',"created_at":' || ${isoJson(`${a}.created_at`)} || ',"updated_at":' || ${isoJson(`${a}.updated_at`)} || ',"lock_version":' || ${a}.lock_version || '}'`;
+
+/** An entry's own fields in its document `doc`, from index `from` to `to` (excluded), as text (null: none). */
+export function ownFields(t: ContentTypeDef, from: number, to: number, doc: string): string | null {
+  const parts = t.fields.slice(from, to).map((f, i) => `${jsonKey(f.name, from + i === 0)} || coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`);
+  return parts.length ? parts.join(' || ') : null;
+}
