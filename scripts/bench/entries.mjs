@@ -11,8 +11,15 @@
 // (core/content/typed-entries.ts createTypedEntry, write.ts insertEntry/writeDocuments: an
 // `entries` row of kind `typed` with ref `<type>/<ULID>`, contract choice `none`, and an
 // `entry_contents` row for en-US whose data holds relations as entry ULIDs and the attachment as
-// the file id; no `created` revision, reads do not need it), then VACUUM ANALYZE. A bulk-inserted
-// article must read like an API-created one (envelope, relations expanded, cover a file object).
+// the file id; no `created` revision, reads do not need it), then VACUUM ANALYZE of entries,
+// entry_contents and the three typed tables (typed_<content type id>, which entry_contents'
+// triggers fill during the inserts; autovacuum would analyze them at some point, maybe in the
+// middle of a run: without their statistics the planner takes the 100k rows of the article's
+// table for a few and picks a nested loop over a sequential scan, which makes the bare competitor
+// about 5x slower (measured by hand). It changes nothing for the API's pages, which render from
+// entry_contents (analyzed before as well); its queries that filter or sort on fields read the
+// typed tables). A bulk-inserted article must read like an API-created one (envelope, relations
+// expanded, cover a file object).
 // Then, with autocannon (10 connections, a warm-up that is not counted, then BENCH_SECONDS per
 // route), after BENCH_SERVER_WARMUP_SECONDS of random reads:
 //   GET /health                                           the ceiling of this machine
@@ -26,6 +33,25 @@
 // process's CPU time (utime + stime of /proc/<pid>/stat, all its threads, in clock ticks of
 // `getconf CLK_TCK`) just before and just after the measured run: that difference over the run's
 // responses is the server's (Node's) CPU time per response (cpu.mjs processCpuMs).
+// Then the competitor, the best a user could get elsewhere, in the same run: a bare `node:http` +
+// `pg` server (bare-page-server.mjs, a child process of this bench, so that its CPU is read from
+// /proc the same way; the API server stopped, nothing else running) on the same database: a
+// pg.Pool of 10 connections with the server's session settings, one named prepared statement per
+// request, `GET /?per_page=N` answered with the text PostgreSQL built, `res.end(text)`. Its
+// statement builds {"data":[...]} with json_build_object / json_agg from the typed columns
+// (typed_<type id>.f<field id>: article title, body, rating, authors and tags as text[] of
+// ULIDs, cover a file id; person name, tag label), each related entry joined through entries'
+// unique index on entry_id (`r.entry_id = u.id COLLATE "default"`: the typed columns are COLLATE
+// "C", and compared in that collation the index is not used), the cover from files; its ids
+// (workspace, content types, field columns) looked up in the database at start. The envelope of
+// each article and related entry is the API's, but the answer leaves out what costs the API more:
+// the file's URLs (download_url, and the temporary URLs it signs with HMAC per answer), the
+// next/prev page links, its timestamp format, the request's authentication and log. Before the
+// load its page of 50 must hold the API's cache-off page of 50 (the same entries in the same
+// order, the same titles, author names, tag labels and covers; a difference is printed as a
+// WARNING, like the bulk rows' shape check); then its pages of 50 and 100 are measured like the
+// cache-off routes (BENCH_SERVER_WARMUP_SECONDS of its page of 50 first, then warm-up and
+// BENCH_SECONDS each, its CPU per response), and rows of their own in the table.
 // With BENCH_PROFILE=1, the cache-off page of 50 once more on a server of its own started with
 // --cpu-prof (its warm-ups first, as above), and the top 15 functions by self time of the
 // measured run's samples (cpu.mjs: file:line, ms, % of the time in functions; (idle) and
@@ -45,8 +71,11 @@
 // p50 < 25 ms with the defaults; the same round trips for every page size; with the response
 // cache off: the page of 50 at least 10 % of GET /health's req/s (the ceiling of this machine,
 // measured in the same run), its p50 < 25 ms and the server's CPU < 3 ms per page; a page of 100
-// less than 1.6x the cost of a page of 50 (cost per request: 1 / req/s); the read's req/s printed
-// without a target (a human compares it with the figure before a change).
+// less than 1.6x the cost of a page of 50 (cost per request: 1 / req/s), the bare server's same
+// ratio printed beside it; the read's req/s printed without a target (a human compares it with the
+// figure before a change), and without a target either the cache-off pages of 50 and 100 against
+// the bare node:http + pg server's: our req/s ÷ its req/s (`0.58×`: ours does 58 % of its pages
+// per second), with both p50s and both Node CPU times per page.
 //
 // Standalone: `node scripts/bench/entries.mjs [--build]` (without --build it runs dist/ as it is).
 // Environment:
@@ -68,9 +97,11 @@
 //   BENCH_KEEP_DATABASE=1     keep the PostgreSQL database (its URL is printed) to EXPLAIN by hand
 //   BENCH_PROFILE=1           also profile the cache-off page of 50 (--cpu-prof), top 15 self times
 //   BENCH_LOG_LEVEL=silent    the server's LOG_LEVEL (its output is shown when the set-up fails)
+import { spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import net from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import {
@@ -107,6 +138,7 @@ import {
   bulkMatchesApi,
   loadOptions,
   root,
+  trackChild,
 } from './support.mjs';
 import { readProfile, selfTimes, topSelfTimeLines } from './cpu.mjs';
 
@@ -127,6 +159,9 @@ const TARGETS = {
   page100Cost: 1.6, // a page of 100 against a page of 50, cost per request
 };
 const CACHE_OFF_ENV = { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' };
+// The competitor: a bare node:http + pg server answering the same page (bare-page-server.mjs).
+const BARE_SERVER = path.join(import.meta.dirname, 'bare-page-server.mjs');
+const BARE_PAGE_SIZES = [50, 100];
 
 const CONTENT_TYPES = [
   { name: 'person', fields: [{ name: 'name', type: 'text' }] },
@@ -277,6 +312,128 @@ async function profilePage50({ db, dataDir, ws, key, articles, opts }) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The competitor: a bare node:http + pg server (bare-page-server.mjs) answering the same page with
+// one hand-written statement over the same database
+
+/**
+ * Starts bare-page-server.mjs in a child process (its CPU read from /proc like the server's),
+ * tracked by the cleanup; resolves once it printed its port. Its stdin is a pipe from this
+ * process: it exits when this process is gone. `apiBase` prefixes its entries' api_url.
+ */
+async function startBarePageServer({ databaseUrl, ws, apiBase }) {
+  const child = trackChild(spawn(process.execPath, [BARE_SERVER, databaseUrl, ws, BUCKET, apiBase], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }));
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-8_000);
+  };
+  child.stderr.on('data', keep);
+  child.output = () => output;
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let stdout = '';
+      const timer = setTimeout(() => reject(new Error(`the bare server printed no port within 30 s:\n${output}`)), 30_000);
+      child.stdout.on('data', (chunk) => {
+        keep(chunk);
+        stdout += chunk;
+        const m = /^(\d+)\n/.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`the bare server exited (${code ?? signal}) before printing its port:\n${output}`));
+      });
+    });
+    return { child, base: `http://127.0.0.1:${port}` };
+  } catch (err) {
+    await stopServer(child, 5_000);
+    throw err;
+  }
+}
+
+/** An article of the bare server's page: the same content as renderedArticleOk, without the file's URLs. */
+function bareArticleOk(a) {
+  const f = a?.fields;
+  return (
+    ULID_RE.test(a?.id ?? '') &&
+    a.status === 'published' &&
+    f?.title?.startsWith('Article ') &&
+    f.authors?.length === AUTHORS_PER_ARTICLE &&
+    f.authors.every((p) => ULID_RE.test(p.id) && p.fields?.name?.startsWith('Person ')) &&
+    f.tags?.length === TAGS_PER_ARTICLE &&
+    f.tags.every((t) => ULID_RE.test(t.id) && t.fields?.label?.startsWith('tag-')) &&
+    Number.isInteger(f.cover?.id)
+  );
+}
+
+/** The bare server's pages of 50 and 100, measured like the cache-off routes (the page of 50 warms it up). */
+function bareRoutes(base) {
+  return BARE_PAGE_SIZES.map((perPage) => ({
+    route: `bare${perPage}`,
+    barePerPage: perPage,
+    label: `GET /?per_page=${perPage} (bare node:http + pg server, one prepared statement)`,
+    url: `${base}/?per_page=${perPage}`,
+    headers: {},
+    check: (body) => body.data?.length === perPage && body.data.every(bareArticleOk),
+    warmup: perPage === 50,
+  }));
+}
+
+/**
+ * The bare page of 50 must hold what the API's cache-off page of 50 holds: the same entries in
+ * the same order, and per entry the same title, author names, tag labels and cover. Returns the
+ * problems found.
+ */
+function compareBarePage(api, bare) {
+  const problems = [];
+  const ids = (page) => page?.data?.map((a) => a.id) ?? [];
+  const [apiIds, bareIds] = [ids(api), ids(bare)];
+  if (!isDeepStrictEqual(apiIds, bareIds)) {
+    const n = Math.max(apiIds.length, bareIds.length);
+    const at = Array.from({ length: n }, (_, i) => i).find((i) => apiIds[i] !== bareIds[i]);
+    problems.push(`entry ids differ (${bareIds.length} entries vs the API's ${apiIds.length}; first at index ${at}: ${bareIds[at] ?? 'none'} vs the API's ${apiIds[at] ?? 'none'})`);
+    return problems;
+  }
+  const content = (a) => ({
+    title: a.fields?.title,
+    authors: a.fields?.authors?.map((p) => p.fields?.name),
+    tags: a.fields?.tags?.map((t) => t.fields?.label),
+    cover: a.fields?.cover?.id,
+  });
+  api.data.forEach((a, i) => {
+    const [want, got] = [content(a), content(bare.data[i])];
+    if (!isDeepStrictEqual(want, got)) problems.push(`entry ${i} (${a.id}): ${JSON.stringify(got)} vs the API's ${JSON.stringify(want)}`);
+  });
+  return problems;
+}
+
+/**
+ * The competitor, after the cache-off routes (their server stopped: nothing else runs): the bare
+ * server started on the same database, its page of 50 compared with the API's cache-off page of
+ * 50 (`apiPage50`), then its pages of 50 and 100 measured with measureRoutes (its pid for the CPU
+ * per response), and the server stopped.
+ */
+async function measureBarePages({ databaseUrl, ws, apiBase, apiPage50, opts }) {
+  const bare = await startBarePageServer({ databaseUrl, ws, apiBase });
+  try {
+    const res = await fetch(`${bare.base}/?per_page=50`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`the bare server's page of 50: HTTP ${res.status} ${text.slice(0, 300)}`);
+    const problems = compareBarePage(apiPage50, JSON.parse(text));
+    const rows = await measureRoutes(bareRoutes(bare.base), bare, opts);
+    return { rows, problems };
+  } catch (err) {
+    const out = bare.child.output().trim();
+    throw new Error(`${err.message}${out ? `\nbare server output:\n${out}` : ''}`);
+  } finally {
+    const stopped = await stopServer(bare.child);
+    if (!stopped.graceful) console.log('  WARNING: the bare server did not stop within 20 s of SIGTERM and was killed');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Seeding
 
 /** A few of each type through the API, the rest with one INSERT per type; then VACUUM ANALYZE. */
@@ -313,8 +470,11 @@ async function seedPostgres(base, ws, key, client, count) {
   await seedType('article', count, (n) => articleFields(n, refs), articles, [refs.persons, refs.tags, files, LOREM]);
 
   const t1 = performance.now();
-  // VACUUM as well: autovacuum would otherwise visit the new rows in the middle of a run.
-  await client.query('VACUUM (ANALYZE) entries, entry_contents');
+  // VACUUM as well: autovacuum would otherwise visit the new rows in the middle of a run. The
+  // typed tables too (typed_<type id>, filled by the triggers of entry_contents during the
+  // inserts): without their statistics the planner takes typed_<article> for a few rows.
+  const typedTables = CONTENT_TYPES.map((t) => `typed_${types.get(t.name).id}`);
+  await client.query(`VACUUM (ANALYZE) entries, entry_contents, ${typedTables.join(', ')}`);
   const analyzeMs = performance.now() - t1;
   return { workspaceId, bucketId, types, refs, articles, created, apiMs, insertMs, analyzeMs, totalMs: performance.now() - started };
 }
@@ -705,16 +865,25 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     if (!first.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: CACHE_OFF_ENV });
     rows.push(...(await measureRoutes(uncachedRoutes(loadRoutes(server.base, ws, key, seed.articles)), server, opts)));
+    // The API's cache-off page of 50, for the competitor's answer to be compared with.
+    const apiPage50 = await getJson(`${server.base}${listPath(ws, 50)}`, key);
+    const apiBase = server.base;
     const stopped = await stopServer(server.child);
     server = undefined;
     if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+
+    // The competitor: a bare node:http + pg server on the same database, the same page.
+    const bare = await measureBarePages({ databaseUrl: db.url, ws, apiBase, apiPage50, opts });
+    rows.push(...bare.rows);
+    if (bare.problems.length) for (const p of bare.problems) console.log(`entries: WARNING: the bare node:http + pg server's page of 50 differs from the API's cache-off page of 50: ${p}`);
+    else console.log("entries: the bare node:http + pg server's page of 50 holds the API's cache-off page of 50 (the same entries in the same order; titles, author names, tag labels and covers equal)");
 
     const profiled = profile ? await profilePage50({ db, dataDir, ws, key, articles: seed.articles, opts }) : undefined;
 
     // Round trips on a server of its own, with nothing else running.
     const counted = routes.filter((r) => r.route === 'read' || r.perPage);
     const roundTrips = await countRoundTrips({ db, dataDir, routes: counted, runs: roundTripRuns, mode: roundTripMode, idleSeconds: roundTripIdleSeconds });
-    return { rows, startMs, busy, seed, roundTrips, profiled };
+    return { rows, startMs, busy, seed, roundTrips, profiled, bareProblems: bare.problems };
   } finally {
     await client.end().catch(() => {});
     if (server) {
@@ -753,13 +922,20 @@ function cachedTargets(rows) {
  * against GET /health of the same run, its p50 and the server's CPU per page; the cost per
  * request (1 / req/s) of a page of 100 against a page of 50; the read's figure, without a target.
  */
-function renderingTargets(rows) {
+function renderingTargets(rows, { bareProblems = [] } = {}) {
   const row = (route) => rows.find((r) => r.route === route);
-  const [health, page50, page100, read] = ['health', 'list50-uncached', 'list100-uncached', 'read-uncached'].map(row);
+  const [health, page50, page100, read, bare50, bare100] = ['health', 'list50-uncached', 'list100-uncached', 'read-uncached', 'bare50', 'bare100'].map(row);
   const t = TARGETS.uncached50;
   const share = page50.rps / health.rps;
   const costRatio = page50.rps / page100.rps; // (1 / rps100) / (1 / rps50)
+  const bareCostRatio = bare50.rps / bare100.rps;
   const cpu = page50.cpuMsPerResponse;
+  // Against the competitor (no target): ours ÷ its req/s, and the Node CPU per page of each.
+  const versusBare = (ours, theirs) =>
+    `${(ours.rps / theirs.rps).toFixed(2)}× its req/s (${ours.rps.toFixed(0)} vs ${theirs.rps.toFixed(0)} req/s, p50 ${ms(ours.p50)} vs ${ms(theirs.p50)} ms, ` +
+    `Node CPU per page ${ms(ours.cpuMsPerResponse)} vs ${ms(theirs.cpuMsPerResponse)} ms)` +
+    (valid(ours, theirs) ? '' : ' INVALID: non-2xx, errors or timeouts') +
+    (bareProblems.length ? ' NOTE: the answers differ (WARNING above)' : '');
   return [
     {
       name: `cache-off page of 50 >= ${(t.healthShare * 100).toFixed(0)} % of GET /health's req/s`,
@@ -774,10 +950,14 @@ function renderingTargets(rows) {
     },
     {
       name: `cache-off page of 100 < ${TARGETS.page100Cost}× the cost per request of a page of 50`,
-      figure: `${costRatio.toFixed(2)}× (${page100.rps.toFixed(0)} vs ${page50.rps.toFixed(0)} req/s)`,
+      figure:
+        `${costRatio.toFixed(2)}× (${page100.rps.toFixed(0)} vs ${page50.rps.toFixed(0)} req/s); ` +
+        `the bare node:http + pg server's: ${bareCostRatio.toFixed(2)}× (${bare100.rps.toFixed(0)} vs ${bare50.rps.toFixed(0)} req/s)`,
       ok: valid(page50, page100) && costRatio < TARGETS.page100Cost,
     },
     { name: 'cache-off single read', figure: `${read.rps.toFixed(0)} req/s, p50 ${ms(read.p50)} ms`, ok: undefined },
+    { name: 'cache-off page of 50 vs a bare node:http + pg server', figure: versusBare(page50, bare50), ok: undefined },
+    { name: 'cache-off page of 100 vs a bare node:http + pg server', figure: versusBare(page100, bare100), ok: undefined },
   ];
 }
 
@@ -892,7 +1072,7 @@ export async function benchEntries(options = {}) {
     );
     const list = Object.fromEntries(result.rows.filter((r) => r.perPage).map((r) => [r.perPage, r]));
     console.log(`  list pages, first page p50: ${PAGE_SIZES.map((n) => `per_page=${n} ${ms(list[n].p50)} ms`).join(', ')} (per entry: ${PAGE_SIZES.map((n) => `${ms(list[n].p50 / n)} ms`).join(', ')})`);
-    const rendering = renderingTargets(result.rows);
+    const rendering = renderingTargets(result.rows, { bareProblems: result.bareProblems });
     reportRendering(rendering, opts);
     if (result.profiled) reportProfile(result.profiled);
     result.sameRoundTrips = reportRoundTrips(result.roundTrips);

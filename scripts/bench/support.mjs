@@ -48,6 +48,16 @@ const dropScript = (name, adminUrl) =>
   `import pg from 'pg'; const c = new pg.Client(${JSON.stringify(adminUrl)}); await c.connect();` +
   `await c.query(${JSON.stringify(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)}); await c.end();`;
 
+/**
+ * A child process of a bench that is not startServer's (e.g. a competitor's server): stopped by
+ * the cleanup (cleanupAsync: stopServer; on a plain exit: SIGKILL) like the servers. Returns it.
+ */
+export function trackChild(child) {
+  live.children.add(child);
+  child.once('exit', () => live.children.delete(child));
+  return child;
+}
+
 /** Stops every server still running, drops every throwaway database, removes every temp dir. */
 export async function cleanupAsync() {
   await Promise.all([...live.children].map((child) => stopServer(child, 5_000).catch(() => {})));
