@@ -13,6 +13,7 @@ import {
   MAX_DEPTH,
   RELATION_WINDOW,
   ROOT_BUDGET,
+  cat,
   compactText,
   envelopeHead,
   envelopeTail,
@@ -76,17 +77,13 @@ function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number
   let from = 0;
   t.fields.forEach((f, idx) => {
     if (!isSpecial(f)) return;
-    const before = ownFields(t, from, idx, doc);
-    if (before) parts.push(before);
-    parts.push(jsonKey(f.name, idx === 0, f.multiple ? '[' : ''));
+    parts.push(...ownFields(t, from, idx, doc), jsonKey(f.name, idx === 0, f.multiple ? '[' : ''));
     parts.push(f.type === 'relation' ? relationItems(o, t, f, a, depth, below) : fileItems(o, f, doc));
     if (f.multiple) parts.push(`']'`);
     from = idx + 1;
   });
-  const after = ownFields(t, from, t.fields.length, doc);
-  if (after) parts.push(after);
-  parts.push(`'}'`);
-  return `${envelopeHead(o, a, nameOf(t, doc) ?? 'NULL::text')} || ${parts.join(' || ')} || ${envelopeTail(a)}`;
+  parts.push(...ownFields(t, from, t.fields.length, doc), `'}'`);
+  return cat([...envelopeHead(o, a, nameOf(t, doc) ?? 'NULL::text'), ...parts, ...envelopeTail(a)]);
 }
 
 /**

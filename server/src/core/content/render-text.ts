@@ -69,28 +69,56 @@ export function nameAmong(types: readonly ContentTypeDef[], type: string, doc: s
   return named.length ? `CASE ${type} ${named.join(' ')} END` : 'NULL::text';
 }
 
+/**
+ * Text of several parts, each written once: `a || b || c` copies what it has so far at every
+ * step (quadratic in a long entry's parts), concat() appends each part once. Every part must
+ * be non-NULL (concat() would take NULL for ''); the parts here are.
+ */
+export const cat = (parts: string[]) => (parts.length === 1 ? parts[0] : `concat(${parts.join(', ')})`);
+
 /** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
-export function headText(o: RenderOptions, a: string, name: string, labelled = true): string {
+export function headParts(o: RenderOptions, a: string, name: string, labelled = true): string[] {
   const apiUrl = literal(`${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/`);
-  return `'{"id":' || to_json(${a}.entry_id)::text || ',"api_url":' || to_json(${apiUrl} || ${a}.entry_id)::text || ',"name":' || coalesce(${name}, to_json(${a}.entry_id)::text)
-    || ',"status":' || to_json(${a}.status)::text${labelled ? ` || ',"status_label":' || CASE ${a}.status WHEN 'published' THEN '"Published"' ELSE '"Draft"' END` : ''}`;
+  return [
+    `'{"id":'`,
+    `to_json(${a}.entry_id)`,
+    `',"api_url":'`,
+    `to_json(${apiUrl} || ${a}.entry_id)`,
+    `',"name":'`,
+    `coalesce(${name}, to_json(${a}.entry_id)::text)`,
+    `',"status":'`,
+    `to_json(${a}.status)`,
+    ...(labelled ? [`',"status_label":'`, `CASE ${a}.status WHEN 'published' THEN '"Published"' ELSE '"Draft"' END`] : []),
+  ];
 }
 
 /** A compact reference: the head and why the entry is not shown (`reason`, SQL text of a word). */
 export const compactText = (o: RenderOptions, a: string, name: string, reason: string) =>
-  `${headText(o, a, name)} || ',"_relation":{"reason":"' || ${reason} || '"}}'`;
+  cat([...headParts(o, a, name), `',"_relation":{"reason":"'`, reason, `'"}}'`]);
 
 /** A full entry's text up to its fields' value. */
-export const envelopeHead = (o: RenderOptions, a: string, name: string) =>
-  `${headText(o, a, name)} || ',"publish_at":' || coalesce(${isoJson(`${a}.publish_at`)}, 'null') || ',"tags":' || to_json(coalesce(${a}.tags, '{}'))::text
-      || ',"locales":' || to_json(coalesce(${a}.locales, '{}'))::text || ',"fields":'`;
+export const envelopeHead = (o: RenderOptions, a: string, name: string): string[] => [
+  ...headParts(o, a, name),
+  `',"publish_at":'`,
+  `coalesce(${isoJson(`${a}.publish_at`)}, 'null')`,
+  `',"tags":'`,
+  `to_json(coalesce(${a}.tags, '{}'))`,
+  `',"locales":'`,
+  `to_json(coalesce(${a}.locales, '{}'))`,
+  `',"fields":'`,
+];
 
 /** A full entry's text after its fields' value. */
-export const envelopeTail = (a: string) =>
-  `',"created_at":' || ${isoJson(`${a}.created_at`)} || ',"updated_at":' || ${isoJson(`${a}.updated_at`)} || ',"lock_version":' || ${a}.lock_version || '}'`;
+export const envelopeTail = (a: string): string[] => [
+  `',"created_at":'`,
+  isoJson(`${a}.created_at`),
+  `',"updated_at":'`,
+  isoJson(`${a}.updated_at`),
+  `',"lock_version":'`,
+  `${a}.lock_version`,
+  `'}'`,
+];
 
-/** An entry's own fields in its document `doc`, from index `from` to `to` (excluded), as text (null: none). */
-export function ownFields(t: ContentTypeDef, from: number, to: number, doc: string): string | null {
-  const parts = t.fields.slice(from, to).map((f, i) => `${jsonKey(f.name, from + i === 0)} || coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`);
-  return parts.length ? parts.join(' || ') : null;
-}
+/** An entry's own fields in its document `doc`, from index `from` to `to` (excluded): each key and value. */
+export const ownFields = (t: ContentTypeDef, from: number, to: number, doc: string): string[] =>
+  t.fields.slice(from, to).flatMap((f, i) => [jsonKey(f.name, from + i === 0), `coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`]);

@@ -16,6 +16,7 @@ import {
   MAX_DEPTH,
   RELATION_WINDOW,
   ROOT_BUDGET,
+  cat,
   compactText,
   envelopeHead,
   envelopeTail,
@@ -136,13 +137,13 @@ function fieldPieces(o: RenderOptions): string {
       t.fields.forEach((f, idx) => {
         if (!isSpecial(f)) return;
         const before = ownFields(t, from, idx, 'lo.d');
-        if (before) rows.push(`(${at(from + 1)} || ${at(0)}, ${before})`);
+        if (before.length) rows.push(`(${at(from + 1)} || ${at(0)}, ${cat(before)})`);
         rows.push(`(${at(idx + 1)} || ${at(0)}, ${jsonKey(f.name, idx === 0, f.multiple ? '[' : '')})`);
         if (f.multiple) rows.push(`(${at(idx + 1)} || ${at(LAST)}, ']')`);
         from = idx + 1;
       });
       const after = ownFields(t, from, t.fields.length, 'lo.d');
-      if (after) rows.push(`(${at(from + 1)} || ${at(0)}, ${after})`);
+      if (after.length) rows.push(`(${at(from + 1)} || ${at(0)}, ${cat(after)})`);
       rows.push(`(${at(LAST)}, '}')`);
       return `SELECT * FROM (VALUES ${rows.join(', ')}) v(k, t)`;
     },
@@ -155,13 +156,13 @@ function pieces(o: RenderOptions): string {
   const star = o.locale === '*';
   const comma = `CASE WHEN p.sib > 1 THEN ',' ELSE '' END || `;
   const name = nameAmong(o.types, 'p.type_id', star ? `(p.doc -> ${literal(BASE_LOCALE)})` : 'p.doc');
-  const fullHead = `${envelopeHead(o, 'p', name)}${star ? ` || '{'` : ''}`;
-  const tail = `${star ? `'}' || ` : ''}${envelopeTail('p')}`;
+  const fullHead = cat([...envelopeHead(o, 'p', name), ...(star ? [`'{'`] : [])]);
+  const tail = cat([...(star ? [`'}'`] : []), ...envelopeTail('p')]);
   // An entry of a type without relation or attachment fields is one piece, in one locale.
   const plainTypes = star ? [] : o.types.filter((t) => !t.fields.some(isSpecial));
   const plain = idList(plainTypes);
   const whole = plainTypes.length
-    ? `CASE p.type_id ${plainTypes.map((t) => `WHEN ${t.id} THEN '{' || ${ownFields(t, 0, t.fields.length, 'p.doc') ?? `''`} || '}'`).join(' ')} END`
+    ? `CASE p.type_id ${plainTypes.map((t) => `WHEN ${t.id} THEN ${cat([`'{'`, ...ownFields(t, 0, t.fields.length, 'p.doc'), `'}'`])}`).join(' ')} END`
     : `NULL::text`;
   return [
     `SELECT p.root, p.key || ${at(0)} AS k, ${comma}${compactText(o, 'p', name, 'p.reason')} AS t FROM tree p WHERE p.reason IN ('cycle', 'depth', 'budget')`,

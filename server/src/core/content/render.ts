@@ -18,7 +18,7 @@ import { freshFile } from '../file-urls';
 import { fileOfJson } from '../file-records';
 import { bindText, isoJson, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
-import { headText, nameAmong, type RenderOptions } from './render-text';
+import { cat, headParts, nameAmong, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
 import { BASE_LOCALE, sightOn } from './store';
@@ -41,7 +41,7 @@ export interface RenderedText {
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
   const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
-  return `texts AS (SELECT ${pos}::int AS root, ${headText(o, 'e', name, false)} || ',"updated_at":' || ${isoJson('e.updated_at')} || '}' AS j
+  return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, isoJson('e.updated_at'), `'}'`])} AS j
       FROM found f JOIN entries e ON e.id = f.pk LEFT JOIN entry_contents ed ON ed.entry_pk = e.id AND ed.locale = ${literal(o.locale === '*' ? BASE_LOCALE : o.locale)}
      WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }
