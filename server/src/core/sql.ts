@@ -76,6 +76,13 @@ export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
  */
 export const isoJson = (column: string) => `to_char((${column}) AT TIME ZONE 'UTC', '\\"YYYY-MM-DD"T"HH24:MI:SS.US"Z\\"')`;
 
+/**
+ * Text of several parts, each written once: `a || b || c` copies what it has so far at every
+ * step (quadratic in a long entry's parts), concat() appends each part once. Every part must
+ * be non-NULL (concat() would take NULL for ''); the callers' are (coalesce() where a value may be missing).
+ */
+export const cat = (parts: string[]) => (parts.length === 1 ? parts[0] : `concat(${parts.join(', ')})`);
+
 /** A JSON object key and its colon (and the comma before it unless `first`, and `after`), as a SQL literal. */
 export const jsonKey = (name: string, first: boolean, after = '') => literal(`${first ? '' : ','}${JSON.stringify(name)}:${after}`);
 

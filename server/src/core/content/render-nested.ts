@@ -7,13 +7,12 @@
 // order, nested level by level as the types nest (a cycle is seen against the entries above, which
 // are the outer rows). No recursion, no pieces to sort: PostgreSQL builds each text where it reads
 // the rows, about half the work of the breadth first expansion.
-import { literal } from '../sql';
+import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
   MAX_DEPTH,
   RELATION_WINDOW,
   ROOT_BUDGET,
-  cat,
   compactText,
   envelopeHead,
   envelopeTail,
@@ -28,7 +27,7 @@ import {
   targetsOf,
   type RenderOptions,
 } from './render-text';
-import { jsonKey } from '../sql';
+
 
 /** The most entries written for one root beyond which the statement grows too large to plan quickly. */
 const MAX_WRITTEN = 200;

@@ -4,7 +4,7 @@
 // `doc` an expression of its document in the locale.
 import type { Config } from '../../config';
 import { fileJson } from '../file-records';
-import { isoJson, jsonKey, literal } from '../sql';
+import { cat, isoJson, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 
 export const RELATION_WINDOW = 25;
@@ -69,12 +69,6 @@ export function nameAmong(types: readonly ContentTypeDef[], type: string, doc: s
   return named.length ? `CASE ${type} ${named.join(' ')} END` : 'NULL::text';
 }
 
-/**
- * Text of several parts, each written once: `a || b || c` copies what it has so far at every
- * step (quadratic in a long entry's parts), concat() appends each part once. Every part must
- * be non-NULL (concat() would take NULL for ''); the parts here are.
- */
-export const cat = (parts: string[]) => (parts.length === 1 ? parts[0] : `concat(${parts.join(', ')})`);
 
 /** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
 export function headParts(o: RenderOptions, a: string, name: string, labelled = true): string[] {

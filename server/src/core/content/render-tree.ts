@@ -10,13 +10,12 @@
 // one ordered aggregate per root writes the whole answer in document order: a related entry's
 // text falls between its field's brackets. A single field whose reference shows nothing has a
 // node of its own that reads `null`.
-import { literal } from '../sql';
+import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
   MAX_DEPTH,
   RELATION_WINDOW,
   ROOT_BUDGET,
-  cat,
   compactText,
   envelopeHead,
   envelopeTail,
@@ -30,7 +29,7 @@ import {
   targetsOf,
   type RenderOptions,
 } from './render-text';
-import { jsonKey } from '../sql';
+
 import { BASE_LOCALE } from './store';
 
 /** A position in a key: 4 bytes, big-endian, so that keys sort as their positions. */

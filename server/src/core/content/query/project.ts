@@ -19,10 +19,10 @@ import { holesIn, type HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { freshFile } from '../../file-urls';
 import { fileJson, fileOfJson } from '../../file-records';
-import { bindText, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
+import { bindText, cat, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
 import { sightOn } from '../store';
 import type { FieldDef } from '../content-types';
-import type { JsonTree, Selection } from './parse';
+import type { JsonTree, Selected, Selection } from './parse';
 
 export const REFERENCE_BUDGET = 1000;
 
@@ -75,11 +75,11 @@ const references = (value: string) => `jsonb_array_elements(CASE jsonb_typeof(${
 
 /** A JSON field's picked properties (`tree`, output keys in order) of `value`, missing ones null. */
 function picked(value: string, tree: JsonTree): string {
-  const parts = Object.entries(tree).map(([key, sub], i) => {
+  const parts = Object.entries(tree).flatMap(([key, sub], i) => {
     const inner = `CASE WHEN jsonb_typeof(${value}) = 'object' AND ${value} ? ${literal(key)} THEN ${value} -> ${literal(key)} END`;
-    return `${jsonKey(key, i === 0)} || ${sub === true ? `coalesce((${inner})::text, 'null')` : picked(`(${inner})`, sub)}`;
+    return [jsonKey(key, i === 0), sub === true ? `coalesce((${inner})::text, 'null')` : picked(`(${inner})`, sub)];
   });
-  return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
+  return cat([`'{'`, ...parts, `'}'`]);
 }
 
 interface Built {
@@ -98,11 +98,11 @@ function projection(selection: Selection, a: string, depth: number, parents: str
   // What the store lets a query see of related entries (`$sight_<alias>`, bound by projectionStatement), of the bucket and an accepted type.
   const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
-  const parts = [...selection].map(([key, s], i) => {
-    const name = jsonKey(key, i === 0);
-    if (s.kind === 'meta') return `${name} || ${META[s.column](a)}`;
-    if (s.kind === 'value') return `${name} || coalesce((${a}.doc -> ${literal(s.def.name)})::text, 'null')`;
-    if (s.kind === 'json') return `${name} || ${picked(`(${a}.doc -> ${literal(s.def.name)})`, s.tree)}`;
+  // A selected key's value as text.
+  const valueOf = (s: Selected): string => {
+    if (s.kind === 'meta') return META[s.column](a);
+    if (s.kind === 'value') return `coalesce((${a}.doc -> ${literal(s.def.name)})::text, 'null')`;
+    if (s.kind === 'json') return picked(`(${a}.doc -> ${literal(s.def.name)})`, s.tree);
     const def: FieldDef = s.def;
     const refs = `${references(`${a}.doc -> ${literal(def.name)}`)} WITH ORDINALITY x(v, n)`;
     const gather = (item: string, from: string) =>
@@ -111,19 +111,19 @@ function projection(selection: Selection, a: string, depth: number, parents: str
       const pick = built.picks.push(s.kind === 'files' ? s.properties : undefined) - 1;
       const id = `CASE WHEN jsonb_typeof(x.v) = 'number' AND (x.v)::numeric BETWEEN 1 AND 2147483647 AND (x.v)::numeric = trunc((x.v)::numeric) THEN (x.v)::numeric::int END`;
       const from = `${refs} JOIN files fi ON fi.id = ${id} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL`;
-      return `${name} || ${gather(`E'\\x01' || ${fileJson(`'p', ${pick}, `)}::text || E'\\x02'`, from)}`;
+      return gather(`E'\\x01' || ${fileJson(`'p', ${pick}, `)}::text || E'\\x02'`, from);
     }
     // A relation: its entries' IDs, or their projection.
     const r = `r${depth + 1}`;
     const typeIds = s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds;
     const from = `${refs} JOIN LATERAL (${withDoc(r)} FROM entries ${r} WHERE jsonb_typeof(x.v) = 'string' AND ${r}.entry_id = x.v #>> '{}' AND ${visible(r, typeIds)}) ${r} ON true`;
     (built.levels[depth] ??= []).push(`SELECT ${r}.id FROM (${parents}) ${a} CROSS JOIN LATERAL ${from}`);
-    if (s.kind === 'ids') return `${name} || ${gather(`to_json(${r}.entry_id)::text`, from)}`;
+    if (s.kind === 'ids') return gather(`to_json(${r}.entry_id)::text`, from);
     // The entries below are those this relation shows (a single one: the first visible).
     const below = `SELECT ${r}.* FROM (${parents}) ${a} CROSS JOIN LATERAL (SELECT ${r}.*, x.n FROM ${from}${def.multiple ? '' : ' ORDER BY x.n LIMIT 1'}) ${r}`;
-    return `${name} || ${gather(projection(s.children, r, depth + 1, below, o, built), from)}`;
-  });
-  return parts.length ? `'{' || ${parts.join(' || ')} || '}'` : `'{}'`;
+    return gather(projection(s.children, r, depth + 1, below, o, built), from);
+  };
+  return cat([`'{'`, ...[...selection].flatMap(([key, s], i) => [jsonKey(key, i === 0), valueOf(s)]), `'}'`]);
 }
 
 /**
