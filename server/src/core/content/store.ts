@@ -164,8 +164,13 @@ function pageOf(where: Sql, o: PageOptions, inline = false): Sql {
       FROM (${source} ORDER BY ${o.orderBy} LIMIT ${count(o.limit)} OFFSET ${count(skip)}) p`;
 }
 
-/** A page of ids (`page_id`, `page_pos` and the `flags`) of the rows matching `where` (its visibility included). */
-export const pageStatement = (where: Sql, o: PageOptions): Sql => pageOf(where, o);
+/**
+ * A page of ids (`page_id`, `page_pos` and the `flags`) of the rows matching `where` (its
+ * visibility included). Its limit and offset inline: a query page's statement renders the page
+ * too (query/project.ts), and with them as parameters PostgreSQL planned it again for every
+ * request (every execution a custom plan: about 2.5 ms of planning for 1.2 ms of work).
+ */
+export const pageStatement = (where: Sql, o: PageOptions): Sql => pageOf(where, o, true);
 
 /** The page of ids of the entries `sight` sees that match `where`, as `pk` and `pos` (from 1), for a statement to read. */
 export const pageIds = (sight: Sight, where: Sql, o: PageOptions): Sql => sql`SELECT page_id AS pk, page_pos AS pos FROM (${pageOf(scope.and(sightOn(sight), where), o, true)}) page`;

@@ -97,7 +97,8 @@ interface Built {
 function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
   // What the store lets a query see of related entries (`$sight_<alias>`, bound by projectionStatement), of the bucket and an accepted type.
   const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
-  const withDoc = (r: string) => `SELECT ${r}.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)}) AS doc`;
+  // An entry with its document joined (a column: a scalar subquery would be read again at every use of `doc`).
+  const withDoc = (r: string) => `SELECT ${r}.*, ${r}d.data AS doc FROM entries ${r} LEFT JOIN entry_contents ${r}d ON ${r}d.entry_pk = ${r}.id AND ${r}d.locale = ${literal(o.locale)}`;
   // A selected key's value as text.
   const valueOf = (s: Selected): string => {
     if (s.kind === 'meta') return META[s.column](a);
@@ -116,7 +117,7 @@ function projection(selection: Selection, a: string, depth: number, parents: str
     // A relation: its entries' IDs, or their projection.
     const r = `r${depth + 1}`;
     const typeIds = s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds;
-    const from = `${refs} JOIN LATERAL (${withDoc(r)} FROM entries ${r} WHERE jsonb_typeof(x.v) = 'string' AND ${r}.entry_id = x.v #>> '{}' AND ${visible(r, typeIds)}) ${r} ON true`;
+    const from = `${refs} JOIN LATERAL (${withDoc(r)} WHERE jsonb_typeof(x.v) = 'string' AND ${r}.entry_id = x.v #>> '{}' AND ${visible(r, typeIds)}) ${r} ON true`;
     (built.levels[depth] ??= []).push(`SELECT ${r}.id FROM (${parents}) ${a} CROSS JOIN LATERAL ${from}`);
     if (s.kind === 'ids') return gather(`to_json(${r}.entry_id)::text`, from);
     // The entries below are those this relation shows (a single one: the first visible).
@@ -132,8 +133,8 @@ function projection(selection: Selection, a: string, depth: number, parents: str
  */
 export function projectionStatement(page: Omit<PageSource, 'check'>, selection: Selection, o: Omit<ProjectOptions, 'now' | 'errorPath'>): { statement: Sql; picks: Built['picks'] } {
   const built: Built = { levels: [], picks: [] };
-  const roots = `SELECT e.*, (SELECT c.data FROM entry_contents c WHERE c.entry_pk = e.id AND c.locale = ${literal(o.locale)}) AS doc, f.page_pos
-      FROM found f JOIN entries e ON e.id = f.page_id WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
+  const roots = `SELECT e.*, c.data AS doc, f.page_pos
+      FROM found f JOIN entries e ON e.id = f.page_id LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${literal(o.locale)} WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
   const row = projection(selection, 'e', 0, roots, o, built);
   // Related entries so far, level by level (each level's distinct ones, at most the budget left +
   // 1; a level is looked for only while those above fit).
