@@ -481,7 +481,11 @@ describe('retention', () => {
     expect(await prune()).toMatchObject({ task: 'pipelines:prune', processed: 0 });
     expect((await api.get(url)).status).toBe(200);
     expect((await c.admin.post('/admin/v1/clock', { advance_seconds: 2 * 86_400 })).status).toBe(200);
-    expect(await prune()).toMatchObject({ task: 'pipelines:prune', processed: 1 });
+    // The scheduler runs the daily task too once the clock passes a day (its tick is 100 ms here):
+    // whichever run comes first deletes the execution, and the other finds nothing.
+    const last = await prune();
+    expect(last.task).toBe('pipelines:prune');
+    expect([0, 1]).toContain(last.processed);
     expect((await api.get(url)).status).toBe(404);
   });
 });
