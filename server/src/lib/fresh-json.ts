@@ -97,17 +97,23 @@ export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
  * each mark becomes the `Fresh` value or the text `fill` gives for it.
  */
 export function holesIn(text: string, fill: (mark: string) => Fresh | string): HoledJson {
-  // eslint-disable-next-line no-control-regex -- the marks are control characters on purpose (see above)
-  const split = text.split(/\x01([^\x02]*)\x02/);
-  const parts = [split[0]];
+  const parts = [''];
   const holes: Fresh[] = [];
-  for (let i = 1; i < split.length; i += 2) {
-    const value = fill(split[i]);
-    if (typeof value === 'string') parts[parts.length - 1] += value + split[i + 1];
+  // indexOf, not a regular expression: a page's text is hundreds of KB with a few marks.
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf('\x01', from);
+    const close = open < 0 ? -1 : text.indexOf('\x02', open + 1);
+    if (close < 0) break;
+    const value = fill(text.slice(open + 1, close));
+    parts[parts.length - 1] += text.slice(from, open);
+    if (typeof value === 'string') parts[parts.length - 1] += value;
     else {
       holes.push(value);
-      parts.push(split[i + 1]);
+      parts.push('');
     }
+    from = close + 1;
   }
+  parts[parts.length - 1] += text.slice(from);
   return { parts, holes };
 }
