@@ -823,10 +823,12 @@ describe('relation rendering', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('the two ways of expanding relations (core/content/render.ts)', () => {
-  // A content model whose expansions are bounded within the budget is rendered by nested
-  // expressions; one with an unbounded type (a multiple relation to its own type, as `node`
-  // above) by the breadth first expansion. Both must write the same text: the same entries,
-  // read before and after a type that makes the model unbounded is added.
+  // Entries whose expansion the content model bounds within the budget are rendered by nested
+  // expressions; a read by id, whose entry may be of any type, is rendered by the breadth first
+  // expansion once the workspace has an unbounded type (a multiple relation to its own type, as
+  // `node` above). Both must write the same text: the same entries, read before and after such a
+  // type is added (lists of a bounded type stay nested: their type alone decides).
+  // render-choice.test.ts checks which way each model takes.
   let w: EntriesWorkspace;
   let ids: Record<string, string>;
   let files: number[];

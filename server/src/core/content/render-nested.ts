@@ -50,11 +50,11 @@ function boundOf(o: RenderOptions, t: ContentTypeDef, depth: number): { shown: n
   return { shown, written };
 }
 
-/** Whether every type's expansion is bounded within the budget (and the statement stays small): then `nestedTexts` renders. */
+/** Whether the expansion of every type rendered is bounded within the budget (and the statement stays small): then `nestedTexts` renders. */
 export function nestable(o: RenderOptions): boolean {
   if (o.locale === '*') return false;
   let written = 0;
-  for (const t of o.types) {
+  for (const t of o.rootTypes ?? o.types) {
     const b = boundOf(o, t, 0);
     written += b.written;
     if (b.shown > ROOT_BUDGET || written > MAX_WRITTEN) return false;
@@ -131,7 +131,7 @@ export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ m
 /** `texts` (`root`, `j`: its rendered entry) of the first `show.limit` entries `found` gives. */
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
-  const byType = o.types.map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
+  const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
   // MATERIALIZED: `sized` reads `j` twice (its size and itself), which would write each text twice.
   return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
       FROM found f JOIN entries r0 ON r0.id = f.pk ${docJoin(o, 'r0')} WHERE f.pos <= ${Math.trunc(show.limit)})`;

@@ -16,6 +16,8 @@ export interface RenderOptions {
   workspace: { id: number; name: string };
   /** Every content type of the workspace (the entries rendered and their relations are of these); the same list while they are unchanged. */
   types: readonly ContentTypeDef[];
+  /** The types of the entries rendered, when they are fewer than all (a list's type); related entries may be of any. */
+  rootTypes?: readonly ContentTypeDef[];
   /** A locale code, or `*` for every enabled locale of each entry. */
   locale: string;
   /** Delivery reads: drafts are not valid related entries either. */

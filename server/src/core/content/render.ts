@@ -56,7 +56,7 @@ const writtenFor = new WeakMap<readonly ContentTypeDef[], Map<string, Sql>>();
 function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): Sql {
   let byShape = writtenFor.get(o.types);
   if (!byShape) writtenFor.set(o.types, (byShape = new Map<string, Sql>()));
-  const key = JSON.stringify([o.locale, o.view, o.publishedOnly, o.workspace.id, o.workspace.name, o.config.baseUrl, show.limit, show.reverse === true]);
+  const key = JSON.stringify([o.rootTypes?.map((t) => t.id), o.locale, o.view, o.publishedOnly, o.workspace.id, o.workspace.name, o.config.baseUrl, show.limit, show.reverse === true]);
   const kept = byShape.get(key);
   if (kept) return kept;
   // What the store lets this answer see of related entries: typed ones, published on delivery reads.

@@ -32,9 +32,12 @@ function entryIdOf(entryId: string): string {
 }
 
 /** The options of a rendering by PostgreSQL (core/content/render.ts) for this caller. */
-async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number) {
+async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number, rootType?: ContentTypeDef) {
   const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
-  return { config: cx.app.config, workspace: cx.workspace, types, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes };
+  // The workspace list's own definition of the type (all types if that list does not have it yet).
+  const listed = rootType && types.filter((t) => t.id === rootType.id);
+  const rootTypes = listed?.length ? listed : undefined;
+  return { config: cx.app.config, workspace: cx.workspace, types, rootTypes, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes };
 }
 
 /** The entry `id` as a write answers it: in its unit of work, as it left it, in the written locale, drafts included. */
@@ -49,8 +52,8 @@ async function written(cx: OperationContext, write: () => Promise<EntryRecord>, 
 type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
 
 /** Delivery answers (published entries) within `budget`. */
-async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }) {
-  const o = await renderOptions(cx, locale, view, true, budget.limit);
+async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }, rootType?: ContentTypeDef) {
+  const o = await renderOptions(cx, locale, view, true, budget.limit, rootType);
   const shown = await renderEntries(cx.app.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
   budget.spend(shown.over ? budget.limit + 1 : shown.bytes + 1 + holeBytes(shown.items, o.now));
@@ -71,12 +74,12 @@ export async function listEntries(cx: OperationContext, query: ListQuery, v2: bo
   const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'per_page', advice);
   if (!paged) {
     const page = { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT };
-    const shown = await rendered(cx, pageIds(published(cx), where, page), locale, view, budget, page);
+    const shown = await rendered(cx, pageIds(published(cx), where, page), locale, view, budget, page, type);
     return { paged: false as const, items: shown.items };
   }
   const cursor = idCursor(query.cursor, query.per_page ?? 50);
   const found = pageIds(published(cx), scope.and(where, cursor.where), cursor.page);
-  const shown = await rendered(cx, found, locale, view, budget, { limit: query.per_page ?? 50, reverse: cursor.reverse });
+  const shown = await rendered(cx, found, locale, view, budget, { limit: query.per_page ?? 50, reverse: cursor.reverse }, type);
   return { paged: true as const, items: shown.items, ...cursor.links(shown.ids) };
 }
 
