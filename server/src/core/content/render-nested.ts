@@ -6,7 +6,7 @@
 // expression, each relation field a correlated subquery aggregating its related entries' texts in
 // order, nested level by level as the types nest (a cycle is seen against the entries above, which
 // are the outer rows). No recursion, no pieces to sort: PostgreSQL builds each text where it reads
-// the rows, about half the work of the breadth first expansion.
+// the rows (the bench's page of 50: 11.0 ms of PostgreSQL's time, 12.9 breadth first).
 import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
@@ -28,8 +28,7 @@ import {
   type RenderOptions,
 } from './render-text';
 
-
-/** The most entries written for one root beyond which the statement grows too large to plan quickly. */
+/** The most entry texts one statement writes (every type rendered, expanded): beyond, it would take long to plan. */
 const MAX_WRITTEN = 200;
 
 /**
