@@ -29,7 +29,6 @@ import {
   targetsOf,
   type RenderOptions,
 } from './render-text';
-
 import { BASE_LOCALE } from './store';
 
 /** A position in a key: 4 bytes, big-endian, so that keys sort as their positions. */
