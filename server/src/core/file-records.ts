@@ -1,10 +1,14 @@
-// File rows as other features change them: the event data of a file, and deleting files of a
-// workspace inside another feature's transaction (an entry's cascade), with what every file
+// File rows as other features use them: the event data of a file, files as holes in text built
+// by PostgreSQL (rendered entries, query projections) and filling those holes, and deleting files
+// of a workspace inside another feature's transaction (an entry's cascade), with what every file
 // deletion also does (attachment fields let go of it, `file.deleted` is published).
 import type { SqlRunner } from '../db/database';
 import type { File } from '../generated/prisma/client';
 import { publishEvent } from '../events/outbox';
 import { raw, rows, sql } from './sql';
+import type { Config } from '../config';
+import { holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
+import { freshFile } from './file-urls';
 
 /**
  * Files of the workspace's Files API (never user-owned ones) by id, as Prisma's `File`. Raw SQL and
@@ -25,18 +29,49 @@ export type FileRow = Omit<File, 'size'> & { size: number | string };
 /** A row read with FILE_COLUMNS as Prisma's `File` (its size a bigint). */
 export const asFile = (f: FileRow): File => ({ ...f, size: BigInt(f.size) });
 
-/** A `files` row (alias `fi`) as a JSON object of FILE_COLUMNS' names, for text built in SQL (rendered entries' holes). */
-export const fileJson = (extra = '') =>
-  `json_build_object(${extra}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid, 'token', fi.token, 'name', fi.name,
-    'mimeType', fi.mime_type, 'size', fi.size, 'contentHash', fi.content_hash, 'tags', fi.tags, 'altText', fi.alt_text, 'createdAt', fi.created_at, 'updatedAt', fi.updated_at)`;
+/** A stored attachment item `v` (jsonb) as a file id (NULL: it cannot name one). */
+const fileIdOf = (v: string) =>
+  `CASE WHEN jsonb_typeof(${v}) = 'number' AND (${v})::numeric BETWEEN 1 AND 2147483647 AND (${v})::numeric = trunc((${v})::numeric) THEN (${v})::numeric::int END`;
 
-/** A file parsed from `fileJson`'s text as Prisma's `File`. */
-export const fileOfJson = (f: Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string }): File => ({
-  ...f,
-  size: BigInt(f.size),
-  createdAt: new Date(f.createdAt),
-  updatedAt: new Date(f.updatedAt),
-});
+/** The workspace's files an attachment item `v` (jsonb) may name, joined as `fi` (for text built in SQL). */
+export const fileJoin = (workspaceId: number, v: string) => `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${Math.trunc(workspaceId)} AND fi.user_id IS NULL`;
+
+/**
+ * The file `fi` as a hole in text built by PostgreSQL: `\x01<its row as JSON>\x02` (no JSON text
+ * of a value can hold a control character: PostgreSQL escapes them), for `fileHolesIn` to fill
+ * with its object, whose temporary URLs carry the time of the answer (lib/fresh-json.ts). The row
+ * is shorter than the object it becomes (which shows its values and adds URLs), so text with
+ * holes never outgrows its answer. `pick`: a number the hole carries (which properties it shows).
+ */
+export const fileHole = (pick?: number) =>
+  `E'\\x01' || json_build_object(${pick === undefined ? '' : `'p', ${Math.trunc(pick)}, `}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid,
+    'token', fi.token, 'name', fi.name, 'mimeType', fi.mime_type, 'size', fi.size, 'contentHash', fi.content_hash, 'tags', fi.tags, 'altText', fi.alt_text,
+    'createdAt', fi.created_at, 'updatedAt', fi.updated_at)::text || E'\\x02'`;
+
+type HoleRow = Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; p?: number };
+
+/**
+ * Text with `fileHole`s as JSON text with `Fresh` file objects (one per distinct hole, however
+ * often it is shown), and how many distinct files it shows. `picks`: by a hole's pick, the
+ * properties it shows (undefined: the file's id); without them, the whole object.
+ */
+export function fileHolesIn(text: string, config: Config, workspace: string, now: Date, picks?: (string[] | undefined)[]): { json: HoledJson; files: number } {
+  const filled = new Map<string, Fresh | string>();
+  const ids = new Set<number>();
+  const json = holesIn(text, (hole) => {
+    let value = filled.get(hole);
+    if (value === undefined) {
+      const { p, ...row } = JSON.parse(hole) as HoleRow;
+      ids.add(row.id);
+      const file: File = { ...row, size: BigInt(row.size), createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) };
+      const pick = picks ? picks[p!] : undefined;
+      value = !picks || pick ? freshFile(config, workspace, file, now, pick) : String(row.id);
+      filled.set(hole, value);
+    }
+    return value;
+  });
+  return { json, files: ids.size };
+}
 
 export const fileEventData = (f: { id: number; name: string; mimeType: string; size: bigint | number }) => ({
   file: { id: f.id, name: f.name, mime_type: f.mimeType, size: Number(f.size) },

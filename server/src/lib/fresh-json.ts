@@ -68,7 +68,7 @@ export function fillHoles(json: HoledJson, now: Date): string {
 export const wrapJson = (before: string, json: HoledJson, after: string): HoledJson => concatJson([before, json, after]);
 
 /** The bytes the holes of `json` take once filled at `now`. */
-export const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(h.textAt(now)), 0);
+const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(h.textAt(now)), 0);
 
 /** The bytes of `json` once its holes are filled at `now`. */
 export const jsonTextBytes = (json: HoledJson, now: Date): number => json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) + holeBytes(json, now);

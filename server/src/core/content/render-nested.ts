@@ -8,6 +8,8 @@
 // are the outer rows). No recursion, no pieces to sort: PostgreSQL builds each text where it reads
 // the rows (the bench's page of 50: 11.0 ms of PostgreSQL's time, 12.9 breadth first).
 import { cat, jsonKey, literal } from '../sql';
+import { fileHole, fileJoin } from '../file-records';
+import { documentJoin } from './store';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
   MAX_DEPTH,
@@ -16,8 +18,6 @@ import {
   compactText,
   envelopeHead,
   envelopeTail,
-  fileHole,
-  fileJoin,
   idList,
   isSpecial,
   itemsOf,
@@ -61,9 +61,6 @@ export function nestable(o: RenderOptions): boolean {
   return true;
 }
 
-/** The locale's document of the entry `a` (joined as `<a>d`). */
-const docJoin = (o: RenderOptions, a: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(o.locale)}`;
-
 /**
  * The text of a full entry `a` of type `t` at `depth`, below the entries `path` (their
  * `entry_id`s, root first). Its relations' entries are `c<depth + 1>`, seen through `$sight<depth + 1>`.
@@ -100,9 +97,9 @@ function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: stri
   const item = itemText(o, targets, c, depth + 1, path);
   if (f.multiple) {
     return `coalesce((SELECT string_agg(${item}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n)
-      JOIN entries ${c} ON ${names('y.v')} ${docJoin(o, c)} WHERE y.n <= ${RELATION_WINDOW}), '')`;
+      JOIN entries ${c} ON ${names('y.v')} ${documentJoin(c, o.locale)} WHERE y.n <= ${RELATION_WINDOW}), '')`;
   }
-  return `coalesce((SELECT ${item} FROM entries ${c} ${docJoin(o, c)} WHERE ${names(`(${value})`)}), 'null')`;
+  return `coalesce((SELECT ${item} FROM entries ${c} ${documentJoin(c, o.locale)} WHERE ${names(`(${value})`)}), 'null')`;
 }
 
 /** A related entry `c` (of one of `targets`) at `depth`: compact for a cycle or past the depth, else in full. */
@@ -119,9 +116,9 @@ function itemText(o: RenderOptions, targets: readonly ContentTypeDef[], c: strin
 function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
   const value = `${doc} -> ${literal(f.name)}`;
   if (f.multiple) {
-    return `coalesce((SELECT string_agg(${fileHole()}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n) JOIN ${fileJoin(o, 'y.v')}), '')`;
+    return `coalesce((SELECT string_agg(${fileHole()}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n) JOIN ${fileJoin(o.workspace.id, 'y.v')}), '')`;
   }
-  return `coalesce((SELECT ${fileHole()} FROM (SELECT ${value} AS v) y JOIN ${fileJoin(o, 'y.v')}), 'null')`;
+  return `coalesce((SELECT ${fileHole()} FROM (SELECT ${value} AS v) y JOIN ${fileJoin(o.workspace.id, 'y.v')}), 'null')`;
 }
 
 /** The markers of the related entries' sight, one per depth (bound by render.ts). */
@@ -133,5 +130,5 @@ export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: b
   const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
   // MATERIALIZED: `sized` reads `j` twice (its size and itself), which would write each text twice.
   return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
-      FROM found f JOIN entries r0 ON r0.id = f.pk ${docJoin(o, 'r0')} WHERE f.pos <= ${Math.trunc(show.limit)})`;
+      FROM found f JOIN entries r0 ON r0.id = f.pk ${documentJoin('r0', o.locale)} WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }

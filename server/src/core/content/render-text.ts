@@ -1,9 +1,8 @@
 // The SQL text of a rendered entry's parts, for both ways core/content/render.ts expands relations
 // (render-tree.ts, render-nested.ts): an entry's head (what a compact reference shows), its
-// envelope around the fields, its own fields, a file as a hole. `a` names a row of `entries`,
+// envelope around the fields, its own fields. `a` names a row of `entries`,
 // `doc` an expression of its document in the locale.
 import type { Config } from '../../config';
-import { fileJson } from '../file-records';
 import { cat, isoJson, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 
@@ -39,21 +38,6 @@ export const targetsOf = (o: RenderOptions, t: ContentTypeDef, f: FieldDef) => o
 /** A field's stored value as items: each item of a multiple field's array (a lone value as one), a single field's value as one. */
 export const itemsOf = (value: string, multiple: boolean) =>
   multiple ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END` : `jsonb_build_array(${value})`;
-
-/** A stored attachment item `v` as a file id (NULL: it cannot name one). */
-export const fileIdOf = (v: string) =>
-  `CASE WHEN jsonb_typeof(${v}) = 'number' AND (${v})::numeric BETWEEN 1 AND 2147483647 AND (${v})::numeric = trunc((${v})::numeric) THEN (${v})::numeric::int END`;
-
-/** The files an attachment item may name, joined as `fi`. */
-export const fileJoin = (o: RenderOptions, v: string) => `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL`;
-
-/**
- * The file `fi` as a hole (`\x01<its row as JSON>\x02`, which no JSON text of a value can hold:
- * PostgreSQL escapes control characters) for Node to fill with its object: its temporary URLs
- * carry the time of the answer (lib/fresh-json.ts). The row is shorter than the object it becomes
- * (which shows its values and adds URLs), so text with holes never outgrows its answer.
- */
-export const fileHole = () => `E'\\x01' || ${fileJson()}::text || E'\\x02'`;
 
 /** An entry's name in its document `doc` as JSON text (NULL: none, the id stands for it). */
 export function nameOf(t: ContentTypeDef, doc: string): string | null {

@@ -11,6 +11,7 @@
 // text falls between its field's brackets. A single field whose reference shows nothing has a
 // node of its own that reads `null`.
 import { cat, jsonKey, literal } from '../sql';
+import { fileHole, fileJoin } from '../file-records';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
   MAX_DEPTH,
@@ -19,8 +20,6 @@ import {
   compactText,
   envelopeHead,
   envelopeTail,
-  fileHole,
-  fileJoin,
   idList,
   isSpecial,
   itemsOf,
@@ -116,7 +115,7 @@ function held(o: RenderOptions): string {
   return `held AS (SELECT p.root, p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')} AS key, row_number() OVER (PARTITION BY p.key, lo.n, x.idx ORDER BY x.n) AS sib,
         CASE WHEN fi.id IS NOT NULL THEN ${fileHole()} END AS hole
       FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'attachment')} x
-      LEFT JOIN ${fileJoin(o, 'x.v')}
+      LEFT JOIN ${fileJoin(o.workspace.id, 'x.v')}
      WHERE p.reason IS NULL AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'attachment')}) AND (fi.id IS NOT NULL OR NOT x.many))`;
 }
 

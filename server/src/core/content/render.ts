@@ -13,15 +13,14 @@
 // is left as a hole for Node to fill with its object (its temporary URLs carry the time of the
 // answer: lib/fresh-json.ts).
 import type { SqlRunner } from '../../db/database';
-import { holesIn, type Fresh, type HoledJson } from '../../lib/fresh-json';
-import { freshFile } from '../file-urls';
-import { fileOfJson } from '../file-records';
-import { bindText, cat, isoJson, literal, raw, rows, sql, type Sql } from '../sql';
+import type { HoledJson } from '../../lib/fresh-json';
+import { fileHolesIn } from '../file-records';
+import { bindText, cat, isoJson, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
 import { headParts, nameAmong, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
-import { BASE_LOCALE, sightOn } from './store';
+import { BASE_LOCALE, documentJoin, sightOn } from './store';
 
 export type { RenderOptions } from './render-text';
 
@@ -33,8 +32,6 @@ export interface RenderedText {
   items: HoledJson;
   /** The entries' text passed `maxBytes` (`items` is then empty). */
   over: boolean;
-  /** Bytes of `items` without its holes. */
-  bytes: number;
 }
 
 /** A summary of each root (`view=summary`): its head and when it was last updated. */
@@ -42,7 +39,7 @@ function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean })
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
   const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
   return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, isoJson('e.updated_at'), `'}'`])} AS j
-      FROM found f JOIN entries e ON e.id = f.pk LEFT JOIN entry_contents ed ON ed.entry_pk = e.id AND ed.locale = ${literal(o.locale === '*' ? BASE_LOCALE : o.locale)}
+      FROM found f JOIN entries e ON e.id = f.pk ${documentJoin('e', o.locale === '*' ? BASE_LOCALE : o.locale)}
      WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }
 
@@ -85,17 +82,5 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
            (SELECT string_agg(j, ',' ORDER BY root) FROM sized WHERE NOT EXISTS (SELECT 1 FROM sized WHERE upto > ${o.maxBytes}::bigint)) AS items`;
   const [row] = await rows<{ ids: number[]; bytes: string; items: string | null }>(db, statement, 'bounded');
   // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
-  const over = Number(row.bytes) > o.maxBytes;
-  const items = withFiles(row.items ?? '', o);
-  return { ids: row.ids, items, over, bytes: items.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) };
-}
-
-/** The text with each file hole (a file's row as JSON) as a `Fresh` file object: one per file, however often it is shown. */
-function withFiles(text: string, o: RenderOptions): HoledJson {
-  const files = new Map<string, Fresh>();
-  return holesIn(text, (row) => {
-    let file = files.get(row);
-    if (!file) files.set(row, (file = freshFile(o.config, o.workspace.name, fileOfJson(JSON.parse(row) as Parameters<typeof fileOfJson>[0]), o.now)));
-    return file;
-  });
+  return { ids: row.ids, items: fileHolesIn(row.items ?? '', o.config, o.workspace.name, o.now).json, over: Number(row.bytes) > o.maxBytes };
 }

@@ -5,7 +5,7 @@
 import type { SqlRunner } from '../../db/database';
 import { parseExact } from '../../lib/exact-json';
 import { effectiveContractJoin, type ValidationIssue } from './contracts';
-import { isoTimestamp, join, raw, rows, sql, type Sql } from '../sql';
+import { isoTimestamp, join, literal, raw, rows, sql, type Sql } from '../sql';
 
 export const BASE_LOCALE = 'en-US';
 /** How long an entry stays recoverable in Trash. */
@@ -214,6 +214,13 @@ export function sightOn(v: Sight, alias = 'e'): Sql {
       return scope.and(...base, sql`${scope.live} OR (${scope.inTrash(v.now)})`);
   }
 }
+
+/**
+ * For statements written as text (render.ts, query/project.ts): the document in `locale` of the
+ * entry `a`, joined as `<a>d` (a column, read once per row; a scalar subquery would be read again
+ * at every use of it).
+ */
+export const documentJoin = (a: string, locale: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(locale)}`;
 
 /**
  * Entries `sight` sees that match `where` (a condition on `e`): the few rows of a lookup, or a

@@ -6,7 +6,7 @@ import { answerBudget } from '../answer-budget';
 import { cachedTypesOfBucketName, cachedTypesOfWorkspace, type ContentTypeDef } from '../content/content-types';
 import { ULID } from '../content/field-values';
 import { renderEntries } from '../content/render';
-import { holeBytes } from '../../lib/fresh-json';
+import { jsonTextBytes } from '../../lib/fresh-json';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
 import { pageIds, scope, type EntryRecord, type Sight } from '../content/store';
 import { readLocale, writeLocale } from '../content/locales';
@@ -56,7 +56,7 @@ async function rendered(cx: OperationContext, found: Sql, locale: string, view: 
   const o = await renderOptions(cx, locale, view, true, budget.limit, rootType);
   const shown = await renderEntries(cx.app.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
-  budget.spend(shown.over ? budget.limit + 1 : shown.bytes + 1 + holeBytes(shown.items, o.now));
+  budget.spend(shown.over ? budget.limit + 1 : jsonTextBytes(shown.items, o.now) + 1);
   return shown;
 }
 

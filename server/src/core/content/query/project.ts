@@ -7,7 +7,7 @@
 // The selection becomes one expression per row: a relation is a subquery over its stored
 // references (index lookups), nested as deep as the selection. Referenced entries and files count
 // against one budget per response (REFERENCE_BUDGET, shared by the members of a batch): each
-// level's distinct related entries are found first (`level<n>`, at most the budget left + 1, and a
+// level's distinct related entries are found first (`spent<n>`, at most the budget left + 1, and a
 // level is only looked for while the ones above fit), so going over it is a `422`, never a
 // truncated result, and never a fan-out read to its end. Files are holes (`\x01<file row as JSON>\x02`)
 // that Node fills: with the picked properties of a file object (its temporary URLs fresh at the
@@ -15,12 +15,11 @@
 import type { Config } from '../../../config';
 import type { ByteBudget } from '../../../lib/byte-budget';
 import type { SqlRunner } from '../../../db/database';
-import { holesIn, type HoledJson } from '../../../lib/fresh-json';
+import type { HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
-import { freshFile } from '../../file-urls';
-import { fileJson, fileOfJson } from '../../file-records';
+import { fileHole, fileHolesIn, fileJoin } from '../../file-records';
 import { bindText, cat, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
-import { sightOn } from '../store';
+import { documentJoin, sightOn } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selected, Selection } from './parse';
 
@@ -56,7 +55,6 @@ export interface ProjectedPage {
   /** Matching rows from the page's first on (more than `limit`: there is more). */
   count: number;
 }
-
 
 /** How each metadata column is written as JSON text. */
 const META: Record<string, (a: string) => string> = {
@@ -97,8 +95,7 @@ interface Built {
 function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
   // What the store lets a query see of related entries (`$sight_<alias>`, bound by projectionStatement), of the bucket and an accepted type.
   const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
-  // An entry with its document joined (a column: a scalar subquery would be read again at every use of `doc`).
-  const withDoc = (r: string) => `SELECT ${r}.*, ${r}d.data AS doc FROM entries ${r} LEFT JOIN entry_contents ${r}d ON ${r}d.entry_pk = ${r}.id AND ${r}d.locale = ${literal(o.locale)}`;
+  const withDoc = (r: string) => `SELECT ${r}.*, ${r}d.data AS doc FROM entries ${r} ${documentJoin(r, o.locale)}`;
   // A selected key's value as text.
   const valueOf = (s: Selected): string => {
     if (s.kind === 'meta') return META[s.column](a);
@@ -110,9 +107,7 @@ function projection(selection: Selection, a: string, depth: number, parents: str
       def.multiple ? `coalesce((SELECT '[' || string_agg(${item}, ',' ORDER BY x.n) || ']' FROM ${from}), '[]')` : `coalesce((SELECT ${item} FROM ${from} ORDER BY x.n LIMIT 1), 'null')`;
     if (s.kind === 'files' || (s.kind === 'ids' && def.type === 'attachment')) {
       const pick = built.picks.push(s.kind === 'files' ? s.properties : undefined) - 1;
-      const id = `CASE WHEN jsonb_typeof(x.v) = 'number' AND (x.v)::numeric BETWEEN 1 AND 2147483647 AND (x.v)::numeric = trunc((x.v)::numeric) THEN (x.v)::numeric::int END`;
-      const from = `${refs} JOIN files fi ON fi.id = ${id} AND fi.workspace_id = ${o.workspace.id} AND fi.user_id IS NULL`;
-      return gather(`E'\\x01' || ${fileJson(`'p', ${pick}, `)}::text || E'\\x02'`, from);
+      return gather(fileHole(pick), `${refs} JOIN ${fileJoin(o.workspace.id, 'x.v')}`);
     }
     // A relation: its entries' IDs, or their projection.
     const r = `r${depth + 1}`;
@@ -133,8 +128,8 @@ function projection(selection: Selection, a: string, depth: number, parents: str
  */
 export function projectionStatement(page: Omit<PageSource, 'check'>, selection: Selection, o: Omit<ProjectOptions, 'now' | 'errorPath'>): { statement: Sql; picks: Built['picks'] } {
   const built: Built = { levels: [], picks: [] };
-  const roots = `SELECT e.*, c.data AS doc, f.page_pos
-      FROM found f JOIN entries e ON e.id = f.page_id LEFT JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = ${literal(o.locale)} WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
+  const roots = `SELECT e.*, ed.data AS doc, f.page_pos
+      FROM found f JOIN entries e ON e.id = f.page_id ${documentJoin('e', o.locale)} WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
   const row = projection(selection, 'e', 0, roots, o, built);
   // Related entries so far, level by level (each level's distinct ones, at most the budget left +
   // 1; a level is looked for only while those above fit).
@@ -170,22 +165,10 @@ export async function projectPage(db: SqlRunner, page: PageSource, selection: Se
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   // Past the bytes left the text did not come back: its size says so.
   if (result.items === null) o.bytes.spend(Number(result.bytes));
-  const filled = withFiles(result.items ?? '', picks, o);
+  const filled = fileHolesIn(result.items ?? '', o.config, o.workspace.name, o.now, picks);
   o.budget.used += filled.files;
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   return { items: filled.json, count: Number(result.count) };
-}
-
-/** The text with each file hole filled: the picked properties of a fresh file object, or the file's id; and the distinct files. */
-export function withFiles(text: string, picks: (string[] | undefined)[], o: ProjectOptions): { json: HoledJson; files: number } {
-  const ids = new Set<number>();
-  const json = holesIn(text, (mark) => {
-    const { p, ...row } = JSON.parse(mark) as Parameters<typeof fileOfJson>[0] & { p: number };
-    ids.add(row.id);
-    const pick = picks[p];
-    return pick ? freshFile(o.config, o.workspace.name, fileOfJson(row), o.now, pick) : String(row.id);
-  });
-  return { json, files: ids.size };
 }
 
 export const overBudget = (o: ProjectOptions) =>
