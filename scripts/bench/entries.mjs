@@ -27,7 +27,9 @@
 //   GET /api/v1/{ws}/entries?contentBucket=general&contentType=article&per_page=10|50|100
 //                                                         first page, rendered entries (v1 page)
 // with the server's defaults (the response cache on: a page asked again is served from it, file
-// URLs signed afresh), then the read and the pages of 50 and 100 on a server with
+// URLs signed afresh), then the read, the pages of 50 and 100 and the last page of persons (100
+// per page, its cursor found by following the list: a small type listed past its last entry,
+// which must not read the articles after it) on a server with
 // RESPONSE_CACHE_MB=0 (the cost of rendering, as for the first request after a change; after
 // BENCH_SERVER_WARMUP_SECONDS of random reads on it too). Every run also reads the server
 // process's CPU time (utime + stime of /proc/<pid>/stat, all its threads, in clock ticks of
@@ -243,7 +245,7 @@ const renderedArticleOk = (a) =>
   articleContentOk(a) && [...a.fields.authors, ...a.fields.tags].every((e) => !('_relation' in e)) && typeof a.fields.cover.download_url === 'string';
 
 /** The routes loaded with autocannon; each answers 200 (and what it should) before the load. */
-function loadRoutes(base, ws, key, articleIds) {
+function loadRoutes(base, ws, key, articleIds, lastPersons) {
   const auth = { Authorization: `Bearer ${key}` };
   const p = entriesPath(ws);
   const randomId = () => articleIds[Math.floor(Math.random() * articleIds.length)];
@@ -270,17 +272,38 @@ function loadRoutes(base, ws, key, articleIds) {
       target: TARGETS[`list${perPage}`],
     });
   }
+  if (lastPersons) {
+    // A small type's last page: after it the table holds every article; the list must not read them.
+    routes.push({
+      route: 'lastPersons',
+      label: `GET ${p}?contentBucket=${BUCKET}&contentType=person&per_page=100&cursor={its last page's}`,
+      url: `${base}${lastPersons}`,
+      path: () => lastPersons,
+      check: (body) => body.data?.length === 100 && body.next_page_url === null && body.data.every((e) => e.fields?.name?.startsWith('Person ')),
+    });
+  }
   for (const r of routes) if (!r.ceiling) r.headers = { ...auth, ...r.headers };
   return routes;
 }
 
+/** The path of the last page of persons, 100 per page, found by following the list's next pages. */
+async function lastPersonsPath(base, ws, key) {
+  let url = `${base}${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=person&per_page=100`;
+  for (;;) {
+    const next = (await getJson(url, key)).next_page_url;
+    if (!next) return url.slice(base.length);
+    url = next;
+  }
+}
+
 /**
- * The routes measured again with the response cache off: the read (the warm-up route) and the
- * pages of 50 and 100, without the defaults' targets (renderingTargets judges them).
+ * The routes measured again with the response cache off: the read (the warm-up route), the
+ * pages of 50 and 100 and the persons' last page, without the defaults' targets (renderingTargets
+ * judges them).
  */
 function uncachedRoutes(routes) {
   return routes
-    .filter((r) => r.route === 'read' || r.perPage === 50 || r.perPage === 100)
+    .filter((r) => r.route === 'read' || r.perPage === 50 || r.perPage === 100 || r.route === 'lastPersons')
     .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
 }
 
@@ -851,7 +874,8 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     const first = await stopServer(server.child);
     if (!first.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: CACHE_OFF_ENV });
-    rows.push(...(await measureRoutes(uncachedRoutes(loadRoutes(server.base, ws, key, seed.articles)), server, opts)));
+    const lastPersons = await lastPersonsPath(server.base, ws, key);
+    rows.push(...(await measureRoutes(uncachedRoutes(loadRoutes(server.base, ws, key, seed.articles, lastPersons)), server, opts)));
     // The API's cache-off page of 50, for the competitor's answer to be compared with.
     const apiPage50 = await getJson(`${server.base}${listPath(ws, 50)}`, key);
     const apiBase = server.base;

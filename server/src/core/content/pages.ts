@@ -9,17 +9,23 @@ export interface IdPage {
   prev: string | null;
 }
 
+/** Id order, after `leading` (a column every row of the page has the same value of, which lets an index led by it give the order). */
+export const idOrder = (forward: boolean, leading?: string): Sql => {
+  const dir = forward ? 'ASC' : 'DESC';
+  return raw(leading ? `${leading} ${dir}, e.id ${dir}` : `e.id ${dir}`);
+};
+
 /**
  * The page after a cursor ([direction: 1 forward, 0 back, the id it continues from]): the
  * condition and order to read `perPage` + 1 rows with, whether the page shows them reversed, and
  * the cursors around it from the ids read (a previous page once a cursor was followed, a next one
- * when more rows were found going forward).
+ * when more rows were found going forward). `leading`: see idOrder.
  */
-export function idCursor(cursor: string | undefined, perPage: number) {
+export function idCursor(cursor: string | undefined, perPage: number, leading?: string) {
   const [forward, from] = cursor ? decodeCursor<[number, number]>(cursor, ['integer', 'integer']) : [1, 0];
   return {
     where: forward ? sql`e.id > ${from}` : sql`e.id < ${from}`,
-    page: { orderBy: raw(forward ? 'e.id ASC' : 'e.id DESC'), limit: perPage + 1 } satisfies NonNullable<FindOptions['page']>,
+    page: { orderBy: idOrder(Boolean(forward), leading), limit: perPage + 1 } satisfies NonNullable<FindOptions['page']>,
     reverse: !forward,
     /** The cursors of the pages around the one read (`found`: the ids read, in their order). */
     links(found: number[]): { next: string | null; prev: string | null } {

@@ -10,7 +10,7 @@ import { jsonTextBytes } from '../../lib/fresh-json';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
 import { pageIds, scope, type EntryRecord, type Sight } from '../content/store';
 import { readLocale, writeLocale } from '../content/locales';
-import { idCursor } from '../content/pages';
+import { idCursor, idOrder } from '../content/pages';
 import { raw, sql, type Sql } from '../sql';
 import type { ByteBudget } from '../../lib/byte-budget';
 import { transaction } from '../transaction';
@@ -69,15 +69,20 @@ export async function listEntries(cx: OperationContext, query: ListQuery, v2: bo
   const locale = readLocale(query.locale, cx.workspace.locales);
   const paged = v2 || query.per_page !== undefined || query.cursor !== undefined || query.view !== undefined;
   const view = query.view ?? (v2 ? 'summary' : 'full');
-  const where = sql`e.content_type_id = ${type.id}`;
+  // One type's entries are found on the (content_type_id, id) index whatever the plan: as `= ANY`
+  // the type is no constant the order could drop, so the order needs that index. With `=`, a
+  // generic plan walked the primary key and, past a type's last entry, read every later row of
+  // the table (58 ms at 100,000 entries for a small type's last page; 0.03 ms on the index).
+  const where = sql`e.content_type_id = ANY(ARRAY[${type.id}]::int[])`;
+  const order = 'e.content_type_id';
   const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
   const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'per_page', advice);
   if (!paged) {
-    const page = { orderBy: sql`e.id ASC`, limit: PLAIN_LIST_LIMIT };
+    const page = { orderBy: idOrder(true, order), limit: PLAIN_LIST_LIMIT };
     const shown = await rendered(cx, pageIds(published(cx), where, page), locale, view, budget, page, type);
     return { paged: false as const, items: shown.items };
   }
-  const cursor = idCursor(query.cursor, query.per_page ?? 50);
+  const cursor = idCursor(query.cursor, query.per_page ?? 50, order);
   const found = pageIds(published(cx), scope.and(where, cursor.where), cursor.page);
   const shown = await rendered(cx, found, locale, view, budget, { limit: query.per_page ?? 50, reverse: cursor.reverse }, type);
   return { paged: true as const, items: shown.items, ...cursor.links(shown.ids) };
