@@ -128,7 +128,7 @@ export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ m
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
   const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
-  // MATERIALIZED: `sized` reads `j` twice (its size and itself), which would write each text twice.
+  // MATERIALIZED: the statement reads `j` more than once (its size and itself), which would write each text again.
   return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
       FROM found f JOIN entries r0 ON r0.id = f.pk ${documentJoin('r0', o.locale)} WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }
