@@ -67,8 +67,10 @@ export function headParts(o: RenderOptions, a: string, name: string, labelled = 
     `',"name":'`,
     `coalesce(${name}, to_json(${a}.entry_id)::text)`,
     `',"status":'`,
-    `to_json(${a}.status)`,
-    ...(labelled ? [`',"status_label":'`, `CASE ${a}.status WHEN 'published' THEN '"Published"' ELSE '"Draft"' END`] : []),
+    // The status and its label as one text where it is the usual one (no to_json to call).
+    labelled
+      ? `CASE ${a}.status WHEN 'published' THEN '"published","status_label":"Published"' ELSE concat(to_json(${a}.status), ',"status_label":"Draft"') END`
+      : `CASE ${a}.status WHEN 'published' THEN '"published"' ELSE to_json(${a}.status)::text END`,
   ];
 }
 
