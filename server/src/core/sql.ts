@@ -59,8 +59,11 @@ export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = fals
   return (await db.query<T>(text, values, prepare)).rows;
 }
 
-/** A timestamp column as the wire format: UTC, microseconds, `Z`. */
-export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+/** The wire format of a timestamp for to_char: UTC, microseconds, `Z`. */
+const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+
+/** A timestamp column as the wire format. */
+export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', ${raw(`'${ISO_FORMAT}'`)})`;
 
 /**
  * For statements written as text from names (core/content/render.ts, query/project.ts): content
@@ -74,7 +77,7 @@ export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * A timestamp column named in text, as the JSON text of its wire format (NULL stays NULL): the
  * format's escaped quotes (`\"`) put the string's quotes in to_char's output, one call per value.
  */
-export const isoJson = (column: string) => `to_char((${column}) AT TIME ZONE 'UTC', '\\"YYYY-MM-DD"T"HH24:MI:SS.US"Z\\"')`;
+export const isoJson = (column: string) => `to_char((${column}) AT TIME ZONE 'UTC', '\\"${ISO_FORMAT}\\"')`;
 
 /**
  * Text of several parts, each written once: `a || b || c` copies what it has so far at every
