@@ -33,12 +33,13 @@
 //                  SQL: SELECT date_trunc('month', published_at AT TIME ZONE $1) AS m, count(*),
 //                  sum(amount), avg(amount) FROM articles GROUP BY 1 ORDER BY 1
 //                  target: at least 0.9x the plain SQL's answers/s, the same figures to the last digit
-//   read by id     GET /api/v1/{ws}/entries/{random article ULID} (author rendered), one round;
+//   read by id     GET /api/v1/{ws}/entries/{random article ULID} (author rendered), in rounds
+//                  alternating with the v1 page's (BENCH_ANCHOR_ROUNDS of each; plain SQL one run);
 //                  SQL: the article by primary key with its author's name (a random id per query)
 //                  measured (req/s, p50), no target
 //   v1 page of 50  GET /api/v1/{ws}/entries?contentBucket=general&contentType=articles&per_page=50
-//                  (the first page, in id order, each article with its author rendered), one round
-//                  right after the read's; SQL: the first 50 articles by primary key with their
+//                  (the first page, in id order, each article with its author rendered), its
+//                  rounds alternating with the read's; SQL: the first 50 articles by primary key with their
 //                  authors' names; target: at least 0.40x the read by id's req/s of the same run
 // Before the load, the API's answers must equal the plain SQL's: the page's titles, amounts and
 // author names in order; every month group's count, sum (exact) and avg (the exact average of the
@@ -91,7 +92,7 @@
 //   BENCH_SECONDS=10          measured seconds per route (and per plain SQL run)   BENCH_WARMUP_SECONDS=2
 //   BENCH_SERVER_WARMUP_SECONDS=20  of the filtered page before the first round, not counted
 //   BENCH_CONNECTIONS=10      concurrent connections (and pg clients of the plain SQL)
-//   BENCH_ANCHOR_ROUNDS=3     rounds of each question (page, aggregates) and its plain SQL, alternating
+//   BENCH_ANCHOR_ROUNDS=3     rounds of each question (page, aggregates) and its plain SQL, alternating; of the read by id and the v1 page, alternating
 //   BENCH_ANCHOR_ENTRIES=100000  articles (at least 1000; authors: 1000)
 //   BENCH_ANCHOR_EMBEDDED=1   0 skips the embedded database
 //   BENCH_ANCHOR_EMBEDDED_ENTRIES=<BENCH_ANCHOR_ENTRIES>  articles on the embedded database
@@ -793,14 +794,21 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const sqlPlan = await plainPlan(client, PAGE_SQL);
 
     for (const tz of TIMEZONES) await alternate(byRoute(`aggregate-${tz}`), aggregateSql(tz), 'plain SQL');
-    // The read by id, then the v1 page of 50 (judged against that read), one run of each.
-    const once = async (route, statement) => ({
-      question: route.route,
-      api: { ...route, ...(await measure(route.url, route.headers, opts, route.request)), seconds: opts.seconds },
-      sql: { route: `sql-${route.route}`, label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, statement, opts)), seconds: opts.seconds },
-    });
-    compared.push(await once(byRoute('read'), readSql(count)));
-    compared.push(await once(byRoute('list'), LIST_SQL));
+    // The read by id and the v1 page of 50 (judged against that read), alternately for
+    // BENCH_ANCHOR_ROUNDS rounds, so that a slow window of the machine weighs on both; then the
+    // plain SQL of each, one run (for information).
+    const pair = [
+      { route: byRoute('read'), statement: readSql(count), runs: [] },
+      { route: byRoute('list'), statement: LIST_SQL, runs: [] },
+    ];
+    for (let i = 0; i < opts.rounds; i++) for (const q of pair) q.runs.push(await measure(q.route.url, q.route.headers, opts, q.route.request));
+    for (const q of pair) {
+      compared.push({
+        question: q.route.route,
+        api: { ...q.route, ...combineRounds(q.runs, opts.seconds), label: `${q.route.label}${rounds}` },
+        sql: { route: `sql-${q.route.route}`, label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, q.statement, opts)), seconds: opts.seconds },
+      });
+    }
     // Each question at 1 connection: what the embedded database is compared with.
     const single = await measureSingle(routes, opts);
 
@@ -1093,7 +1101,7 @@ function summary(r, e, count, embeddedCount) {
     rows,
   );
   for (const line of table) console.log(line);
-  console.log(`  (the v1 page of ${LIST_SIZE} row: ratio = its req/s ÷ the read by id's req/s, measured one after the other on the same server)`);
+  console.log(`  (the v1 page of ${LIST_SIZE} row: ratio = its req/s ÷ the read by id's req/s, measured in alternating rounds on the same server)`);
   console.log(`  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`);
   if (e) {
     console.log(
