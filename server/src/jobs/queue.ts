@@ -166,10 +166,14 @@ export class JobQueue {
     await this.workersStarting?.catch(() => undefined);
     if (!this.started) return;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
-    await Promise.allSettled([...this.running]);
-    // pg-boss issues a batch's completion a few microtasks after our handler settled.
-    await new Promise((resolve) => setImmediate(resolve));
-    await Promise.allSettled([...this.statements]);
+    // A fetch in flight at the stop (pg-boss does not wait for it) may return jobs: their batch
+    // runs after it, and pg-boss then completes it without awaiting (an unhandled rejection once
+    // the database is closed). So wait until neither batches nor statements are in flight; each
+    // round lets the microtasks run that start the next (a completion follows its batch).
+    while (this.running.size || this.statements.size) {
+      await Promise.allSettled([...this.running, ...this.statements]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     this.started = false;
   }
 }
