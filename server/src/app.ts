@@ -216,12 +216,19 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   const koa = await createKoa(app);
   await loadUploadModules();
   let draining = false;
+  // Requests whose handler still runs: one whose client went away has no socket that would hold
+  // the server's close open, and must not find its database closed half-way.
+  let handling = 0;
+  let handled: (() => void) | undefined;
   const handle = koa.callback();
   const server = http.createServer((req, res) => {
     // While shutting down, answer in-flight and late requests with `Connection: close` so that
     // keep-alive sockets end with their response instead of holding the shutdown open.
     if (draining) res.setHeader('Connection', 'close');
-    void handle(req, res);
+    handling++;
+    void handle(req, res).finally(() => {
+      if (--handling === 0) handled?.();
+    });
   });
   server.keepAliveTimeout = 5_000;
   // Bytes that are not HTTP (a body sent without Content-Length or chunked framing is read as the
@@ -268,6 +275,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         const sweep = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
         await done;
+        // Bounded as the connections are: a handler still running then finds the database closed.
+        if (handling) await new Promise<void>((resolve) => ((handled = resolve), setTimeout(resolve, config.shutdownTimeoutMs).unref()));
         clearInterval(sweep);
         clearTimeout(timer);
         clearTimeout(delay);

@@ -1,10 +1,12 @@
-// The job queue's shutdown (jobs/queue.ts): a stop waits for everything of the queue in flight, so
-// that nothing of it touches the database after the server closes it. On both engines.
-import { openDatabase, type Database } from '../src/db/database';
+// Shutdown: nothing touches the database after the server closes it. The job queue's stop
+// (jobs/queue.ts) and the server's close (app.ts) wait for what is in flight. On both engines.
+import { openDatabase, type Database, type Prepare } from '../src/db/database';
 import { migrate } from '../src/db/migrate';
 import { JobQueue } from '../src/jobs/queue';
 import { createLogger } from '../src/lib/logger';
 import { createTestDatabase, type TestDatabase } from './support/database';
+import { setupWorkspace } from './support/fixtures';
+import { startTestServer } from './support/server';
 
 let test: TestDatabase;
 let db: Database;
@@ -56,4 +58,43 @@ it('stops only once a batch fetched while stopping has run and pg-boss has compl
   expect(handled).toEqual([{ n: 1 }]);
   const { rows } = await db.query<{ state: string }>('SELECT state::text FROM pgboss.job WHERE id = $1', [id]);
   expect(rows).toEqual([{ state: 'completed' }]);
+});
+
+it('closes the database only once the handler of a request whose client went away has finished', async () => {
+  const s = await startTestServer();
+  const { workspace, key } = await setupWorkspace(s.admin);
+  // The request's first read (its key, not yet cached) is held until the server has begun to close.
+  const { db: appDb } = s.server.app;
+  const query = appDb.query.bind(appDb);
+  const results: string[] = [];
+  let release!: () => void;
+  const releasing = new Promise<void>((resolve) => (release = resolve));
+  let reading!: () => void;
+  const read = new Promise<void>((resolve) => (reading = resolve));
+  appDb.query = async <T>(text: string, values?: unknown[], prepare?: Prepare) => {
+    if (!text.includes('AS key_id')) return query<T>(text, values, prepare);
+    reading();
+    await releasing;
+    try {
+      const res = await query<T>(text, values, prepare);
+      results.push('answered');
+      return res;
+    } catch (err) {
+      results.push((err as Error).message);
+      throw err;
+    }
+  };
+  const abort = new AbortController();
+  const request = fetch(`${s.url}/api/v1/${workspace.name}/objects`, { headers: { Authorization: `Bearer ${key.key}` }, signal: abort.signal }).catch((err: Error) => err.name);
+  await read;
+  abort.abort();
+  expect(await request).toBe('AbortError');
+
+  let closed = false;
+  const closing = s.close().then(() => (closed = true));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(closed).toBe(false);
+  release();
+  await closing;
+  expect(results).toEqual(['answered']);
 });
