@@ -415,6 +415,26 @@ describe('list published', () => {
     expect(b1.body.prev_page_url).toBeNull();
   });
 
+  it("pages one bucket's objects in id order, forward and back, past another bucket's objects between them", async () => {
+    const w = await objectsWorkspace(s);
+    const blog = await createBucket(s, w.ws, 'blog');
+    const inBlog: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const o = await createObject(w, { ref: `b/${i}`, data: {}, status: 'published', ...(i % 3 === 1 ? {} : { bucket_id: blog.id }) });
+      if (o.bucket === 'blog') inBlog.push(o.id);
+    }
+    expect(inBlog).toHaveLength(5);
+    for (const narrowed of ['bucket=blog', `bucket_id=${blog.id}`, `bucket=blog&bucket_id=${blog.id}`]) {
+      const pages: TestResponse[] = [await w.api.get(`${w.at()}?${narrowed}&per_page=2`)];
+      while (pages[pages.length - 1].body.next_page_url) pages.push(await w.api.get(relative(s, pages[pages.length - 1].body.next_page_url)));
+      expect(pages.map((p) => p.body.data.map((o: any) => o.id))).toEqual([inBlog.slice(0, 2), inBlog.slice(2, 4), inBlog.slice(4)]);
+      const b2 = await w.api.get(relative(s, pages[2].body.prev_page_url));
+      const b1 = await w.api.get(relative(s, b2.body.prev_page_url));
+      expect([b1, b2].map((p) => p.body.data.map((o: any) => o.id))).toEqual([inBlog.slice(0, 2), inBlog.slice(2, 4)]);
+      expect(b1.body.prev_page_url).toBeNull();
+    }
+  });
+
   it.each(['garbage', 'W10', Buffer.from('[1,"x"]').toString('base64url'), Buffer.from('{"id":1}').toString('base64url')])('refuses the invalid cursor %s with 422', async (cursor) => {
     const w = await objectsWorkspace(s);
     const res = await w.api.get(`${w.at()}?cursor=${cursor}`);

@@ -72,9 +72,13 @@ export async function listObjects(cx: OperationContext, query: QueryOf<'listObje
   const locale = readLocale(query.locale, workspace.locales);
   const view = query.view ?? 'summary';
   const perPage = query.per_page ?? 50;
-  const where = narrowedOn('e', placeVisibility(workspace.id, query));
+  const place = placeVisibility(workspace.id, query);
+  const where = narrowedOn('e', place);
   const sight = published(workspace.id);
-  const { page, next, prev } = await idCursorPage((after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }), query.cursor, perPage);
+  // A bucket's page is read from the (bucket_id, id) index: in id order alone a generic plan walked
+  // the primary key past every other bucket's objects (400 ms for 2 objects after 300,000 others).
+  const leading = place.bucketIds?.length ? 'e.bucket_id' : undefined;
+  const { page, next, prev } = await idCursorPage((after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }), query.cursor, perPage, leading);
   return { data: page.map((r) => presentObject(r, { locale, view })), exact: page.some((r) => r.exact), perPage, next, prev };
 }
 
