@@ -3,8 +3,9 @@
 // envelope around the fields, its own fields. `a` names a row of `entries`,
 // `doc` an expression of its document in the locale.
 import type { Config } from '../../config';
-import { cat, isoJson, jsonKey, literal } from '../sql';
+import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
+import { timeJson } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -82,7 +83,7 @@ export const compactText = (o: RenderOptions, a: string, name: string, reason: s
 export const envelopeHead = (o: RenderOptions, a: string, name: string): string[] => [
   ...headParts(o, a, name),
   `',"publish_at":'`,
-  `coalesce(${isoJson(`${a}.publish_at`)}, 'null')`,
+  timeJson(a, 'publish_at'),
   `',"tags":'`,
   `to_json(coalesce(${a}.tags, '{}'))`,
   `',"locales":'`,
@@ -93,9 +94,9 @@ export const envelopeHead = (o: RenderOptions, a: string, name: string): string[
 /** A full entry's text after its fields' value. */
 export const envelopeTail = (a: string): string[] => [
   `',"created_at":'`,
-  isoJson(`${a}.created_at`),
+  timeJson(a, 'created_at'),
   `',"updated_at":'`,
-  isoJson(`${a}.updated_at`),
+  timeJson(a, 'updated_at'),
   `',"lock_version":'`,
   `${a}.lock_version`,
   `'}'`,

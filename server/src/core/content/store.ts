@@ -223,6 +223,13 @@ export function sightOn(v: Sight, alias = 'e'): Sql {
 export const documentJoin = (a: string, locale: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(locale)}`;
 
 /**
+ * For statements written as text: a timestamp of the entry `a` as JSON text in the wire format
+ * (`null` for no publish_at), as the row keeps it (generated columns, formatted when written).
+ */
+export const timeJson = (a: string, column: 'publish_at' | 'created_at' | 'updated_at') =>
+  column === 'publish_at' ? `coalesce(${a}.publish_at_json, 'null')` : `${a}.${column}_json`;
+
+/**
  * Entries `sight` sees that match `where` (a condition on `e`): the few rows of a lookup, or a
  * page. Prepared: `where` is one of a few shapes per caller (the query compiler's statements use
  * `pagedSelect`).

@@ -19,7 +19,7 @@ import type { HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { fileHole, fileHolesIn, fileJoin } from '../../file-records';
 import { bindText, cat, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
-import { documentJoin, sightOn } from '../store';
+import { documentJoin, sightOn, timeJson } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selected, Selection } from './parse';
 
@@ -62,9 +62,9 @@ const META: Record<string, (a: string) => string> = {
   status: (a) => `to_json(${a}.status)::text`,
   lock_version: (a) => `${a}.lock_version::text`,
   locales: (a) => `to_json(coalesce(${a}.locales, '{}'))::text`,
-  created_at: (a) => isoJson(`${a}.created_at`),
-  updated_at: (a) => isoJson(`${a}.updated_at`),
-  publish_at: (a) => `coalesce(${isoJson(`${a}.publish_at`)}, 'null')`,
+  created_at: (a) => timeJson(a, 'created_at'),
+  updated_at: (a) => timeJson(a, 'updated_at'),
+  publish_at: (a) => timeJson(a, 'publish_at'),
   published_at: (a) => `coalesce(${isoJson(`${a}.published_at`)}, 'null')`,
 };
 
