@@ -116,7 +116,7 @@ describe('update, lists, delete', () => {
     expect((await w.api.get(`${entries()}/${a.id}`)).status).toBe(404);
   });
 
-  it("renders the times its row holds, as a related entry too, and after an update", async () => {
+  it("renders the ID, tags, locales and times its row holds, as a related entry too, and after an update", async () => {
     const times = async (id: string) => {
       const { rows } = await s.server.app.db.query<Record<string, string | null>>(
         `SELECT to_char(publish_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS publish_at,
@@ -128,16 +128,20 @@ describe('update, lists, delete', () => {
     };
     const pick = (e: any) => ({ publish_at: e.publish_at, created_at: e.created_at, updated_at: e.updated_at });
     // Drafts, as write answers show them: the scheduled one related to the other.
-    const a = await create('author', { fields: { name: 'Timed' }, publish_at: '2031-02-03T04:05:06.789Z' });
+    const tags = ['say "hi"', 'back\\slash', 'tab\there', 'ü ✓'];
+    const a = await create('author', { fields: { name: 'Timed' }, publish_at: '2031-02-03T04:05:06.789Z', tags });
     const before = await times(a.id);
     expect(before.publish_at).toBe('2031-02-03T04:05:06.789000Z');
     expect(pick(a)).toEqual(before);
+    const head = { id: a.id, api_url: `${s.url}/api/v1/${w.ws}/entries/${a.id}`, tags, locales: ['en-US'] };
+    expect(a).toMatchObject(head);
     const b = await create('author', { fields: { name: 'Mentee', mentor: a.id } });
     expect(pick(b)).toEqual({ ...(await times(b.id)), publish_at: null });
     expect(pick(b.fields.mentor)).toEqual(before);
+    expect(b.fields.mentor).toMatchObject(head);
 
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const up = await w.api.patch(`${entries()}/${a.id}`, { publish_at: null, expected_version: 0 });
+    const up = await w.api.patch(`${entries()}/${a.id}`, { publish_at: null, tags: ['new'], expected_version: 0 });
     expect(up.status).toBe(200);
     const after = await times(a.id);
     expect(after).toEqual({ ...before, publish_at: null, updated_at: expect.stringMatching(TIMESTAMP) });
@@ -145,6 +149,7 @@ describe('update, lists, delete', () => {
     expect(pick(up.body)).toEqual(after);
     const again = await w.api.patch(`${entries()}/${b.id}`, { fields: { name: 'Mentee 2' }, expected_version: 0 });
     expect(pick(again.body.fields.mentor)).toEqual(after);
+    expect(again.body.fields.mentor.tags).toEqual(['new']);
   });
 
   it('answers 400 for an invalid locale and 404 for an unknown type', async () => {

@@ -60,8 +60,8 @@ export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = fals
 }
 
 /** The wire format of a timestamp for to_char: UTC, microseconds, `Z`. */
-// The migration 20261128020000_entry_times_as_json writes the same format (iso_json): entries keep
-// their times in it for rendering (content/store.ts timeJson).
+// The migration 20261128020000_entry_columns_as_json writes the same format (iso_json): entries keep
+// their times in it for rendering (content/store.ts keptJson).
 const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
 /** A timestamp column as the wire format. */

@@ -5,7 +5,7 @@
 import type { Config } from '../../config';
 import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
-import { timeJson } from './store';
+import { keptJson } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -59,14 +59,17 @@ export function nameAmong(types: readonly ContentTypeDef[], type: string, doc: s
 
 /** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
 export function headParts(o: RenderOptions, a: string, name: string, labelled = true): string[] {
-  const apiUrl = literal(`${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/`);
+  const id = keptJson(a, 'entry_id');
+  // The URL's JSON string up to the ID, which follows from its own JSON string after the quote.
+  const apiUrl = literal(JSON.stringify(`${o.config.baseUrl}/api/v1/${encodeURIComponent(o.workspace.name)}/entries/`).slice(0, -1));
   return [
     `'{"id":'`,
-    `to_json(${a}.entry_id)`,
+    id,
     `',"api_url":'`,
-    `to_json(${apiUrl} || ${a}.entry_id)`,
+    apiUrl,
+    `substr(${id}, 2)`,
     `',"name":'`,
-    `coalesce(${name}, to_json(${a}.entry_id)::text)`,
+    `coalesce(${name}, ${id})`,
     `',"status":'`,
     // The status and its label as one text where it is the usual one (no to_json to call).
     labelled
@@ -83,20 +86,20 @@ export const compactText = (o: RenderOptions, a: string, name: string, reason: s
 export const envelopeHead = (o: RenderOptions, a: string, name: string): string[] => [
   ...headParts(o, a, name),
   `',"publish_at":'`,
-  timeJson(a, 'publish_at'),
+  keptJson(a, 'publish_at'),
   `',"tags":'`,
-  `to_json(coalesce(${a}.tags, '{}'))`,
+  keptJson(a, 'tags'),
   `',"locales":'`,
-  `to_json(coalesce(${a}.locales, '{}'))`,
+  keptJson(a, 'locales'),
   `',"fields":'`,
 ];
 
 /** A full entry's text after its fields' value. */
 export const envelopeTail = (a: string): string[] => [
   `',"created_at":'`,
-  timeJson(a, 'created_at'),
+  keptJson(a, 'created_at'),
   `',"updated_at":'`,
-  timeJson(a, 'updated_at'),
+  keptJson(a, 'updated_at'),
   `',"lock_version":'`,
   `${a}.lock_version`,
   `'}'`,

@@ -49,8 +49,8 @@ function nodeColumns(o: RenderOptions, r: string): string {
     o.locale === '*'
       ? `(SELECT jsonb_object_agg(c.locale, c.data) FROM entry_contents c WHERE c.entry_pk = ${r}.id)`
       : `(SELECT c.data FROM entry_contents c WHERE c.entry_pk = ${r}.id AND c.locale = ${literal(o.locale)})`;
-  return `${r}.id AS pk, ${r}.entry_id, ${r}.content_type_id AS type_id, ${r}.bucket_id AS bucket, ${r}.status, ${r}.publish_at_json, ${r}.tags,
-    ${r}.locales, ${r}.created_at_json, ${r}.updated_at_json, ${r}.lock_version, ${doc} AS doc`;
+  return `${r}.id AS pk, ${r}.entry_id, ${r}.content_type_id AS type_id, ${r}.bucket_id AS bucket, ${r}.entry_id_json, ${r}.status, ${r}.publish_at_json, ${r}.tags_json,
+    ${r}.locales, ${r}.locales_json, ${r}.created_at_json, ${r}.updated_at_json, ${r}.lock_version, ${doc} AS doc`;
 }
 
 /** The locales a node renders (`lo.locale`, `lo.n`) with its document there (`lo.d`). */

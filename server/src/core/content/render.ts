@@ -20,7 +20,7 @@ import type { ContentTypeDef } from './content-types';
 import { headParts, nameAmong, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
-import { BASE_LOCALE, documentJoin, sightOn, timeJson } from './store';
+import { BASE_LOCALE, documentJoin, sightOn, keptJson } from './store';
 
 export type { RenderOptions } from './render-text';
 
@@ -38,7 +38,7 @@ export interface RenderedText {
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
   const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
-  return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, timeJson('e', 'updated_at'), `'}'`])} AS j
+  return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, keptJson('e', 'updated_at'), `'}'`])} AS j
       FROM found f JOIN entries e ON e.id = f.pk ${documentJoin('e', o.locale === '*' ? BASE_LOCALE : o.locale)}
      WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }

@@ -223,10 +223,11 @@ export function sightOn(v: Sight, alias = 'e'): Sql {
 export const documentJoin = (a: string, locale: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(locale)}`;
 
 /**
- * For statements written as text: a timestamp of the entry `a` as JSON text in the wire format
- * (`null` for no publish_at), as the row keeps it (generated columns, formatted when written).
+ * For statements written as text: a column of the entry `a` as JSON text (times in the wire
+ * format, `null` for no publish_at, `[]` for no tags), as the row keeps it (generated columns,
+ * built when the row is written, not at each read).
  */
-export const timeJson = (a: string, column: 'publish_at' | 'created_at' | 'updated_at') =>
+export const keptJson = (a: string, column: 'entry_id' | 'tags' | 'locales' | 'publish_at' | 'created_at' | 'updated_at') =>
   column === 'publish_at' ? `coalesce(${a}.publish_at_json, 'null')` : `${a}.${column}_json`;
 
 /**

@@ -19,7 +19,7 @@ import type { HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { fileHole, fileHolesIn, fileJoin } from '../../file-records';
 import { bindText, cat, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
-import { documentJoin, sightOn, timeJson } from '../store';
+import { documentJoin, sightOn, keptJson } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selected, Selection } from './parse';
 
@@ -58,13 +58,13 @@ export interface ProjectedPage {
 
 /** How each metadata column is written as JSON text. */
 const META: Record<string, (a: string) => string> = {
-  entry_id: (a) => `to_json(${a}.entry_id)::text`,
+  entry_id: (a) => keptJson(a, 'entry_id'),
   status: (a) => `to_json(${a}.status)::text`,
   lock_version: (a) => `${a}.lock_version::text`,
-  locales: (a) => `to_json(coalesce(${a}.locales, '{}'))::text`,
-  created_at: (a) => timeJson(a, 'created_at'),
-  updated_at: (a) => timeJson(a, 'updated_at'),
-  publish_at: (a) => timeJson(a, 'publish_at'),
+  locales: (a) => keptJson(a, 'locales'),
+  created_at: (a) => keptJson(a, 'created_at'),
+  updated_at: (a) => keptJson(a, 'updated_at'),
+  publish_at: (a) => keptJson(a, 'publish_at'),
   published_at: (a) => `coalesce(${isoJson(`${a}.published_at`)}, 'null')`,
 };
 
@@ -114,7 +114,7 @@ function projection(selection: Selection, a: string, depth: number, parents: str
     const typeIds = s.kind === 'relation' ? s.hop.typeIds : s.hop!.typeIds;
     const from = `${refs} JOIN LATERAL (${withDoc(r)} WHERE jsonb_typeof(x.v) = 'string' AND ${r}.entry_id = x.v #>> '{}' AND ${visible(r, typeIds)}) ${r} ON true`;
     (built.levels[depth] ??= []).push(`SELECT ${r}.id FROM (${parents}) ${a} CROSS JOIN LATERAL ${from}`);
-    if (s.kind === 'ids') return gather(`to_json(${r}.entry_id)::text`, from);
+    if (s.kind === 'ids') return gather(keptJson(r, 'entry_id'), from);
     // The entries below are those this relation shows (a single one: the first visible).
     const below = `SELECT ${r}.* FROM (${parents}) ${a} CROSS JOIN LATERAL (SELECT ${r}.*, x.n FROM ${from}${def.multiple ? '' : ' ORDER BY x.n LIMIT 1'}) ${r}`;
     return gather(projection(s.children, r, depth + 1, below, o, built), from);
