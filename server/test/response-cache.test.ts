@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace } from './support/objects';
 import { client } from './support/http';
 import { eventually } from './support/receiver';
-import { contentStatements } from './support/statements';
+import { contentStatements, fewestStatements } from './support/statements';
 import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
 import { loadConfig } from '../src/config';
 
@@ -88,7 +88,7 @@ describe('kept answers', () => {
     // A second apart, so that the URLs' expiry differs.
     await new Promise((r) => setTimeout(r, 1_100));
     let again = first;
-    expect(await contentStatements(s, async () => (again = await w.api.get(read)))).toBe(0);
+    expect(await fewestStatements(s, async () => (again = await w.api.get(read)))).toBe(0);
     expect(again).not.toBe(first);
     expect(again.status).toBe(200);
     const { cover: c1, ...rest1 } = first.body.fields;
@@ -106,7 +106,7 @@ describe('kept answers', () => {
       const one = await ask();
       expect(one.status).toBe(200);
       let two = one;
-      expect(await contentStatements(s, async () => (two = await ask()))).toBe(0);
+      expect(await fewestStatements(s, async () => (two = await ask()))).toBe(0);
       expect(two).not.toBe(one);
       expect(two.text).toBe(one.text);
     }
@@ -139,12 +139,15 @@ describe('kept answers', () => {
 
   it('keeps the file rows of delivery reads with the answers, dropped with them', async () => {
     const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'e.txt', type: 'text/plain', content: Buffer.from('e').toString('base64') } });
-    const [p1, p2] = [await create('post', { fields: { title: 'P1', cover: file.body.id }, status: 'published' }), await create('post', { fields: { title: 'P2', cover: file.body.id }, status: 'published' })];
+    const posts: any[] = [];
+    for (const title of ['P1', 'P2', 'P3', 'P4']) posts.push(await create('post', { fields: { title, cover: file.body.id }, status: 'published' }));
+    const [p1, p2] = posts;
     expect((await w.api.get(`${entries()}/${p1.id}`)).body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt' });
-    // P2's answer is not kept yet, its cover's row is: the entry's statement only.
-    let second: any;
-    expect(await contentStatements(s, async () => (second = await w.api.get(`${entries()}/${p2.id}`)))).toBe(1);
-    expect(second.body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt', size: 1 });
+    // The answers of P2 to P4 are not kept yet, their cover's row is: the entry's statement only
+    // (the fewest of the three reads: a scheduled task may touch entries meanwhile).
+    const reads: any[] = [];
+    expect(await fewestStatements(s, async () => reads.push(await w.api.get(`${entries()}/${posts[reads.length + 1].id}`)))).toBe(1);
+    for (const read of reads) expect(read.body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt', size: 1 });
     // A change to the file's row drops it with the answers (here made in the database directly).
     if (!s.db.url) return;
     const sql = new pg.Client({ connectionString: s.db.url });
@@ -205,7 +208,7 @@ describe('its bounds', () => {
       // Whitespace elsewhere and of another length: the same JSON, the same kept answer.
       let again = first;
       const spaced = `\n { "type" : "post",\t"offset" : 9000 }${' '.repeat(50_000)}\r\n`;
-      expect(await contentStatements(small, async () => (again = await rawJson(api, 'POST', path, spaced)))).toBe(0);
+      expect(await fewestStatements(small, async () => (again = await rawJson(api, 'POST', path, spaced)))).toBe(0);
       expect(again.text).toBe(first.text);
 
       for (let i = 0; i < 30; i++) expect((await rawJson(api, 'POST', path, padded(9_001 + i))).status).toBe(200);
