@@ -20,22 +20,33 @@ afterAll(async () => {
   await test.drop();
 });
 
+/** Holds the first statement it is given until `open()`; `reached` resolves when that one arrives. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let arrive!: () => void;
+  const reached = new Promise<void>((resolve) => (arrive = resolve));
+  let held = false;
+  return {
+    reached,
+    open,
+    async hold(): Promise<void> {
+      if (held) return;
+      held = true;
+      arrive();
+      await opened;
+    },
+  };
+}
+
 it('stops only once a batch fetched while stopping has run and pg-boss has completed it', async () => {
   // pg-boss's fetch (`... FOR UPDATE SKIP LOCKED`) is held until the stop has begun: pg-boss's own
   // stop does not wait for a fetch, whose jobs then run, and are completed, after it.
-  let held = false;
-  let release!: () => void;
-  const releasing = new Promise<void>((resolve) => (release = resolve));
-  let fetching!: () => void;
-  const fetched = new Promise<void>((resolve) => (fetching = resolve));
+  const fetch = gate();
   const slow: Database = {
     ...db,
     async query(text, values, prepare) {
-      if (!held && text.includes('SKIP LOCKED')) {
-        held = true;
-        fetching();
-        await releasing;
-      }
+      if (text.includes('SKIP LOCKED')) await fetch.hold();
       return db.query(text, values, prepare);
     },
   };
@@ -48,11 +59,11 @@ it('stops only once a batch fetched while stopping has run and pg-boss has compl
   await queue.start();
   const id = await queue.send('probe', { n: 1 });
   await queue.startWorkers();
-  await fetched;
+  await fetch.reached;
 
   const stopped = queue.stop();
   await new Promise((resolve) => setTimeout(resolve, 50));
-  release();
+  fetch.open();
   await stopped;
 
   expect(handled).toEqual([{ n: 1 }]);
@@ -67,14 +78,10 @@ it('closes the database only once the handler of a request whose client went awa
   const { db: appDb } = s.server.app;
   const query = appDb.query.bind(appDb);
   const results: string[] = [];
-  let release!: () => void;
-  const releasing = new Promise<void>((resolve) => (release = resolve));
-  let reading!: () => void;
-  const read = new Promise<void>((resolve) => (reading = resolve));
+  const lookup = gate();
   appDb.query = async <T>(text: string, values?: unknown[], prepare?: Prepare) => {
     if (!text.includes('AS key_id')) return query<T>(text, values, prepare);
-    reading();
-    await releasing;
+    await lookup.hold();
     try {
       const res = await query<T>(text, values, prepare);
       results.push('answered');
@@ -86,7 +93,7 @@ it('closes the database only once the handler of a request whose client went awa
   };
   const abort = new AbortController();
   const request = fetch(`${s.url}/api/v1/${workspace.name}/objects`, { headers: { Authorization: `Bearer ${key.key}` }, signal: abort.signal }).catch((err: Error) => err.name);
-  await read;
+  await lookup.reached;
   abort.abort();
   expect(await request).toBe('AbortError');
 
@@ -94,7 +101,7 @@ it('closes the database only once the handler of a request whose client went awa
   const closing = s.close().then(() => (closed = true));
   await new Promise((resolve) => setTimeout(resolve, 100));
   expect(closed).toBe(false);
-  release();
+  lookup.open();
   await closing;
   expect(results).toEqual(['answered']);
 });
