@@ -30,8 +30,11 @@
 // URLs signed afresh), then the read, the pages of 50 and 100 and the last page of persons (100
 // per page, its cursor found by following the list: a small type listed past its last entry,
 // which must not read the articles after it) on a server with
-// RESPONSE_CACHE_MB=0 (the cost of rendering, as for the first request after a change; after
-// BENCH_SERVER_WARMUP_SECONDS of random reads on it too). Every run also reads the server
+// RESPONSE_CACHE_MB=0 (after BENCH_SERVER_WARMUP_SECONDS of random reads on it too: every
+// answer reaches the database; the pages read the entry texts that their first answer kept, and
+// render again only what a change dropped), then the pages of 50 and 100 on a server with
+// KEEP_RENDERED_ENTRIES=false as well (the cost of rendering every entry, as for the first request
+// after a change to all of them: core/content/kept-texts.ts). Every run also reads the server
 // process's CPU time (utime + stime of /proc/<pid>/stat, all its threads, in clock ticks of
 // `getconf CLK_TCK`) just before and just after the measured run: that difference over the run's
 // responses is the server's (Node's) CPU time per response (cpu.mjs processCpuMs).
@@ -161,6 +164,8 @@ const TARGETS = {
   page100Cost: 1.6, // a page of 100 against a page of 50, cost per request
 };
 const CACHE_OFF_ENV = { APP_ENV: 'local', RESPONSE_CACHE_MB: '0' };
+// Nor kept entry texts (core/content/kept-texts.ts): every entry of every answer rendered afresh.
+const UNKEPT_ENV = { ...CACHE_OFF_ENV, KEEP_RENDERED_ENTRIES: 'false' };
 // The competitor: a bare node:http + pg server answering the same page (bare-page-server.mjs).
 const BARE_SERVER = path.join(import.meta.dirname, 'bare-page-server.mjs');
 const BARE_PAGE_SIZES = [50, 100];
@@ -305,6 +310,13 @@ function uncachedRoutes(routes) {
   return routes
     .filter((r) => r.route === 'read' || r.perPage === 50 || r.perPage === 100 || r.route === 'lastPersons')
     .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
+}
+
+/** The pages of 50 and 100 again with nothing kept either (UNKEPT_ENV): rendering every entry, as after a change to all of them. */
+function unkeptRoutes(routes) {
+  return routes
+    .filter((r) => r.perPage === 50 || r.perPage === 100)
+    .map((r) => ({ ...r, route: `${r.route}-unkept`, label: `${r.label} (response cache off, nothing kept)`, target: undefined, perPage: undefined, warmup: r.perPage === 50 }));
 }
 
 /** Each route checked, then measured in steady state, with the server's CPU time per response. */
@@ -882,6 +894,11 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     const stopped = await stopServer(server.child);
     server = undefined;
     if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
+    server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: UNKEPT_ENV });
+    rows.push(...(await measureRoutes(unkeptRoutes(loadRoutes(server.base, ws, key, seed.articles)), server, opts)));
+    const unkept = await stopServer(server.child);
+    server = undefined;
+    if (!unkept.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
 
     // The competitor: a bare node:http + pg server on the same database, the same page.
     const bare = await measureBarePages({ databaseUrl: db.url, ws, apiBase, apiPage50, opts });
@@ -935,7 +952,9 @@ function cachedTargets(rows) {
  */
 function renderingTargets(rows, { bareProblems = [] } = {}) {
   const row = (route) => rows.find((r) => r.route === route);
-  const [health, page50, page100, read, bare50, bare100] = ['health', 'list50-uncached', 'list100-uncached', 'read-uncached', 'bare50', 'bare100'].map(row);
+  const [health, page50, page100, read, bare50, bare100, unkept50, unkept100] = [
+    'health', 'list50-uncached', 'list100-uncached', 'read-uncached', 'bare50', 'bare100', 'list50-unkept', 'list100-unkept',
+  ].map(row);
   const t = TARGETS.uncached50;
   const share = page50.rps / health.rps;
   const costRatio = page50.rps / page100.rps; // (1 / rps100) / (1 / rps50)
@@ -969,6 +988,13 @@ function renderingTargets(rows, { bareProblems = [] } = {}) {
     { name: 'cache-off single read', figure: `${read.rps.toFixed(0)} req/s, p50 ${ms(read.p50)} ms`, ok: undefined },
     { name: 'cache-off page of 50 vs a bare node:http + pg server', figure: versusBare(page50, bare50), ok: undefined },
     { name: 'cache-off page of 100 vs a bare node:http + pg server', figure: versusBare(page100, bare100), ok: undefined },
+    { name: 'page of 50 with nothing kept (KEEP_RENDERED_ENTRIES=false) vs a bare node:http + pg server', figure: versusBare(unkept50, bare50), ok: undefined },
+    { name: 'page of 100 with nothing kept vs a bare node:http + pg server', figure: versusBare(unkept100, bare100), ok: undefined },
+    {
+      name: 'page of 100 with nothing kept, cost per request ÷ a page of 50',
+      figure: `${(unkept50.rps / unkept100.rps).toFixed(2)}× (${unkept100.rps.toFixed(0)} vs ${unkept50.rps.toFixed(0)} req/s)`,
+      ok: undefined,
+    },
   ];
 }
 

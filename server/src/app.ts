@@ -34,6 +34,8 @@ import { Scheduler } from './jobs/scheduler';
 import { RequestLogBuffer, requestLog } from './http/request-log';
 import { LookupCache } from './core/lookup-cache';
 import { responseCache } from './http/response-cache';
+import { TextKeeper } from './core/content/kept-texts';
+import { keepStatement } from './core/content/render';
 import type { KeyRow } from './http/auth';
 import { ContractValidators } from './core/content/contracts';
 import { fileHandlers } from './files/routes';
@@ -201,6 +203,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   // With the test clock every lookup reads the clock's offset too, so nothing is cached.
   if (!config.testClock) app.lookups.keys.listen(db);
   if (!config.testClock && config.responseCacheBytes > 0) app.responses = responseCache(db, config.responseCacheBytes);
+  if (config.keepRenderedEntries) app.keeper = new TextKeeper(db, app.log, keepStatement);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
@@ -281,6 +284,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         clearTimeout(timer);
         clearTimeout(delay);
         await background;
+        await app.keeper?.stop();
         await app.requestLogs.flush();
         await app.scheduler.stop();
         await app.pipelines.stop();

@@ -11,6 +11,7 @@ import type { Storage } from './storage/storage';
 import type { RequestLogBuffer } from './http/request-log';
 import type { ContractValidators } from './core/content/contracts';
 import type { LookupCache } from './core/lookup-cache';
+import type { TextKeeper } from './core/content/kept-texts';
 import type { ResponseCache } from './http/response-cache';
 import type { KeyRow } from './http/auth';
 import type { ContentTypeDef } from './core/content/content-types';
@@ -40,6 +41,8 @@ export interface AppContext {
   };
   /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */
   responses?: ResponseCache;
+  /** Writes rendered delivery entries for later answers (core/content/kept-texts.ts); absent when none are kept. */
+  keeper?: TextKeeper;
   /** Compiled contract validators, one per contract version. */
   contractValidators: ContractValidators;
   /** The spec's operations with their validation and handlers (the router's, and pipeline steps'). */

@@ -5,6 +5,7 @@
 import type { Config } from '../../config';
 import { cat, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
+import type { TextKeeper } from './kept-texts';
 import { keptJson } from './store';
 
 export const RELATION_WINDOW = 25;
@@ -26,6 +27,11 @@ export interface RenderOptions {
   now: Date;
   /** The answer's budget in bytes: past it, no text is returned (`over`). */
   maxBytes: number;
+  /**
+   * Full texts are read from those kept (kept-texts.ts), and those missed kept for later answers
+   * if `keepMissed`. Not inside a unit of work, whose writes are not committed.
+   */
+  kept?: { keeper: TextKeeper; keepMissed: boolean };
 }
 
 export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';

@@ -15,8 +15,9 @@
 import type { SqlRunner } from '../../db/database';
 import type { HoledJson } from '../../lib/fresh-json';
 import { fileHolesIn } from '../file-records';
-import { bindText, cat, raw, rows, sql, type Sql } from '../sql';
+import { bindText, cat, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
+import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
 import { headParts, nameAmong, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
@@ -34,9 +35,12 @@ export interface RenderedText {
   over: boolean;
 }
 
+/** Where a row of `found` (`f`) stands among the roots (its `pos` within the shown ones, reversed if asked). */
+const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos');
+
 /** A summary of each root (`view=summary`): its head and when it was last updated. */
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  const pos = rootOf(show);
   const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
   return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, keptJson('e', 'updated_at'), `'}'`])} AS j
       FROM found f JOIN entries e ON e.id = f.pk ${documentJoin('e', o.locale === '*' ? BASE_LOCALE : o.locale)}
@@ -72,13 +76,34 @@ function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): 
  * their order), the first `show.limit` of them, in reverse order if asked, in one statement.
  */
 export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Promise<RenderedText> {
+  const keeps = o.kept !== undefined && o.view === 'full';
+  // Kept texts: `found` is then what `listed` gives and no text is kept of (kept-texts.ts).
+  const limit = Math.trunc(show.limit);
+  const kept = keeps
+    ? sql`listed AS MATERIALIZED (${found}),
+    kept AS MATERIALIZED (SELECT f.pk, ${raw(rootOf(show))} AS root, k.text AS j FROM listed f JOIN entry_texts k ON k.entry_pk = f.pk AND k.variant = ${raw(literal(variantOf(o)))} WHERE f.pos <= ${raw(String(limit))}),
+    found AS MATERIALIZED (SELECT f.pk, f.pos FROM listed f WHERE f.pos <= ${raw(String(limit))} AND f.pk NOT IN (SELECT pk FROM kept)),`
+    : sql`found AS MATERIALIZED (${found}),`;
+  const every = keeps ? ', every AS (SELECT root, j FROM texts UNION ALL SELECT root, j FROM kept)' : '';
+  const texts = keeps ? 'every' : 'texts';
   // Past the budget the texts are not joined into one. (Sizes added up by a window over the texts
   // sorted and copied them once more: 0.5 to 1 ms of the bench's page of 50.)
-  const size = raw(`(SELECT coalesce(sum(octet_length(j) + 1), 0) FROM texts)`);
-  const statement = sql`WITH RECURSIVE found AS MATERIALIZED (${found}), ${written(o, show)}
-    SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM found) AS ids, ${size} AS bytes,
-           (SELECT string_agg(j, ',' ORDER BY root) FROM texts WHERE ${size} <= ${o.maxBytes}::bigint) AS items`;
-  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null }>(db, statement, 'bounded');
+  const size = raw(`(SELECT coalesce(sum(octet_length(j) + 1), 0) FROM ${texts})`);
+  const statement = sql`WITH RECURSIVE ${kept} ${written(o, show)}${raw(every)}
+    SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM ${raw(keeps ? 'listed' : 'found')}) AS ids, ${size} AS bytes,
+           (SELECT string_agg(j, ',' ORDER BY root) FROM ${raw(texts)} WHERE ${size} <= ${o.maxBytes}::bigint) AS items,
+           ${raw(keeps && o.kept!.keepMissed ? `(SELECT array_agg(pk) FROM found)` : 'NULL::int[]')} AS missed`;
+  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null; missed: number[] | null }>(db, statement, 'bounded');
+  if (row.missed) o.kept!.keeper.keep(o, row.missed);
   // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
   return { ids: row.ids, items: fileHolesIn(row.items ?? '', o.config, o.workspace.name, o.now).json, over: Number(row.bytes) > o.maxBytes };
+}
+
+/** The statement that renders the entries `pks` (`entries.id`) as `o` does and keeps their texts (kept-texts.ts). */
+export function keepStatement(o: RenderOptions, pks: number[]): Sql {
+  return sql`WITH RECURSIVE found AS MATERIALIZED (SELECT u.pk, u.pos::int AS pos FROM unnest(${pks}::int[]) WITH ORDINALITY u(pk, pos)),
+    ${written(o, { limit: KEEP_MAX })}, ${raw(depsOf(o))}
+    INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps)
+    SELECT f.pk, ${variantOf(o)}, ${o.workspace.id}, t.j, d.deps FROM texts t JOIN found f ON f.pos = t.root JOIN deps d ON d.root = t.root
+    ON CONFLICT (entry_pk, variant) DO UPDATE SET text = EXCLUDED.text, deps = EXCLUDED.deps, workspace_id = EXCLUDED.workspace_id`;
 }

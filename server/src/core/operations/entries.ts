@@ -32,12 +32,12 @@ function entryIdOf(entryId: string): string {
 }
 
 /** The options of a rendering by PostgreSQL (core/content/render.ts) for this caller. */
-async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number, rootType?: ContentTypeDef) {
+async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number, rootType?: ContentTypeDef, keepMissed = false) {
   const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
   // The workspace list's own definition of the type (all types if that list does not have it yet).
   const listed = rootType && types.filter((t) => t.id === rootType.id);
   const rootTypes = listed?.length ? listed : undefined;
-  return { config: cx.app.config, workspace: cx.workspace, types, rootTypes, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes };
+  return { config: cx.app.config, workspace: cx.workspace, types, rootTypes, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes, kept: published && cx.app.keeper ? { keeper: cx.app.keeper, keepMissed } : undefined };
 }
 
 /** The entry `id` as a write answers it: in its unit of work, as it left it, in the written locale, drafts included. */
@@ -51,9 +51,13 @@ async function written(cx: OperationContext, write: () => Promise<EntryRecord>, 
 
 type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
 
-/** Delivery answers (published entries) within `budget`. */
+/**
+ * Delivery answers (published entries) within `budget`. Lists keep the texts they missed (kept-texts.ts); a
+ * read uses those: reads spread over many entries would render most of them twice, once more to keep.
+ */
 async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }, rootType?: ContentTypeDef) {
-  const o = await renderOptions(cx, locale, view, true, budget.limit, rootType);
+  // Lists name their type, a read does not.
+  const o = await renderOptions(cx, locale, view, true, budget.limit, rootType, rootType !== undefined);
   const shown = await renderEntries(cx.app.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
   budget.spend(shown.over ? budget.limit + 1 : jsonTextBytes(shown.items, o.now) + 1);

@@ -1,0 +1,225 @@
+// Rendered delivery entries kept in the database (core/content/kept-texts.ts): a delivery list
+// keeps the texts it rendered, later lists and reads read them, and every change to what a text shows
+// or examines (the entry, a related entry to the depth rendered, a reference that shows nothing
+// yet, a file, the content types) is seen by the next answer. With the response cache off, so that
+// every answer reaches the database.
+import { Client } from 'pg';
+import { startTestServer, type TestServer } from './support/server';
+import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
+import { fewestStatements } from './support/statements';
+
+let s: TestServer;
+let w: ObjectsWorkspace;
+const entries = () => `/api/v1/${w.ws}/entries`;
+const typed = (type: string, extra = '') => `${entries()}?contentBucket=general&contentType=${type}${extra}`;
+
+async function create(type: string, body: Record<string, unknown>) {
+  const res = await w.api.post(typed(type), body);
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** An answer without its file's temporary URLs (signed at the second of the answer). */
+const stable = (body: unknown) => JSON.parse(JSON.stringify(body).replace(/"temporary_(image_)?url(_expires_at)?":("[^"]*"|null),?/g, ''));
+
+async function read(id: string) {
+  const res = await w.api.get(`${entries()}/${id}`);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** Lists every post (fewer than a page), which keeps their texts, and reads `id` (kept if listed). */
+async function listed(id: string) {
+  const res = await w.api.get(typed('post', '&per_page=100'));
+  expect(res.status).toBe(200);
+  expect(res.body.next_page_url).toBeNull();
+  // The keep that this answer started, if any, is done before the test looks.
+  await s.server.app.keeper!.settled();
+  const one = await read(id);
+  expect(stable(res.body.data.find((e: any) => e.id === id))).toEqual(stable(one));
+  return one;
+}
+
+/** The kept texts of an entry (by ULID): each one's text and deps. */
+async function keptOf(id: string): Promise<{ text: string; deps: string[] }[]> {
+  const { rows } = await s.server.app.db.query<{ text: string; deps: string[] }>(
+    'SELECT k.text, k.deps FROM entry_texts k JOIN entries e ON e.id = k.entry_pk WHERE e.entry_id = $1',
+    [id],
+  );
+  return rows;
+}
+
+async function upload(name: string) {
+  const res = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') } });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+beforeAll(async () => {
+  s = await startTestServer({ RESPONSE_CACHE_MB: '0' });
+  w = await objectsWorkspace(s, { permissions: [...ENTRY_PERMISSIONS, 'create-file', 'view-file', 'delete-file'] });
+  for (const body of [
+    { name: 'person', fields: [{ name: 'name', type: 'text', required: true }, { name: 'mentor', type: 'relation', targets: ['person'] }] },
+    {
+      name: 'post',
+      fields: [
+        { name: 'title', type: 'text', required: true },
+        { name: 'authors', type: 'relation', targets: ['person'], multiple: true },
+        { name: 'cover', type: 'attachment' },
+      ],
+    },
+  ]) {
+    const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, body);
+    expect(res.status).toBe(201);
+  }
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+describe('kept texts', () => {
+  it('keeps what a list rendered, with what it depends on, and answers the next lists and reads from it in one statement', async () => {
+    const mentor = await create('person', { fields: { name: 'Mentor' }, status: 'published' });
+    const author = await create('person', { fields: { name: 'Ann', mentor: mentor.id }, status: 'published' });
+    const draft = await create('person', { fields: { name: 'Drafty' } });
+    const file = await upload('cover.txt');
+    const post = await create('post', { fields: { title: 'Kept', authors: [author.id, draft.id], cover: file.id }, status: 'published' });
+    const first = await listed(post.id);
+    expect(first.fields.authors.map((a: any) => a.name)).toEqual(['Ann']);
+    const [kept] = await keptOf(post.id);
+    // The post, the author and her mentor, the draft it examines, and the file it shows.
+    expect([...kept.deps].sort()).toEqual([post.id, author.id, mentor.id, draft.id, `f:${file.id}`].sort());
+    expect(stable(await listed(post.id))).toEqual(stable(first));
+    // The answer is the kept text: changed where no change would reach it, the answer follows.
+    await s.server.app.db.query(`UPDATE entry_texts SET text = replace(text, '"title":"Kept"', '"title":"From the kept text"')`);
+    expect((await listed(post.id)).fields.title).toBe('From the kept text');
+    expect(await fewestStatements(s, () => w.api.get(`${entries()}/${post.id}`))).toBe(1);
+    // Another locale is another text.
+    const german = await w.api.get(typed('post', '&per_page=100&locale=de-DE'));
+    expect(german.status).toBe(200);
+    expect(german.body.data.find((e: any) => e.id === post.id).fields.title).not.toBe('From the kept text');
+    await s.server.app.keeper!.settled();
+    expect(await keptOf(post.id)).toHaveLength(2);
+  });
+
+  it('shows every change to the entry, a related entry at any depth rendered, a reference that showed nothing, or a file', async () => {
+    const mentor = await create('person', { fields: { name: 'Old mentor' }, status: 'published' });
+    const author = await create('person', { fields: { name: 'Bea', mentor: mentor.id }, status: 'published' });
+    const draft = await create('person', { fields: { name: 'Not yet' } });
+    const file = await upload('shown.txt');
+    const post = await create('post', { fields: { title: 'Watched', authors: [author.id, draft.id], cover: file.id }, status: 'published' });
+    const names = (p: any) => p.fields.authors.map((a: any) => a.name);
+    expect(names(await listed(post.id))).toEqual(['Bea']);
+    expect(await keptOf(post.id)).toHaveLength(1);
+
+    // The entry itself.
+    expect((await w.api.patch(`${entries()}/${post.id}`, { fields: { title: 'Watched again' } })).status).toBe(200);
+    expect(await keptOf(post.id)).toHaveLength(0);
+    expect((await listed(post.id)).fields.title).toBe('Watched again');
+    // Two levels down.
+    expect((await w.api.patch(`${entries()}/${mentor.id}`, { fields: { name: 'New mentor' } })).status).toBe(200);
+    expect((await listed(post.id)).fields.authors[0].fields.mentor.name).toBe('New mentor');
+    // A reference that showed nothing: the draft, published.
+    expect((await w.api.patch(`${entries()}/${draft.id}`, { status: 'published' })).status).toBe(200);
+    expect(names(await listed(post.id))).toEqual(['Bea', 'Not yet']);
+    // A related entry deleted.
+    expect((await w.api.delete(`${entries()}/${author.id}`)).status).toBe(204);
+    expect(names(await listed(post.id))).toEqual(['Not yet']);
+    // The file deleted.
+    expect((await listed(post.id)).fields.cover).toMatchObject({ id: file.id });
+    expect((await w.api.delete(`/api/v1/${w.ws}/files/${file.id}`)).status).toBe(204);
+    expect((await listed(post.id)).fields.cover).toBeNull();
+    // Each answer was kept again.
+    expect(await keptOf(post.id)).toHaveLength(1);
+  });
+
+  it('keeps the entries of a page, and a page of kept and new entries reads in order, either way', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await create('post', { fields: { title: `Paged ${i}` }, status: 'published' })).id);
+    // All kept, then two changed: the pages find some kept and render the others.
+    await listed(ids[0]);
+    for (const i of [1, 3]) expect((await w.api.patch(`${entries()}/${ids[i]}`, { fields: { title: `Paged ${i}, changed` } })).status).toBe(200);
+    expect(await keptOf(ids[1])).toHaveLength(0);
+    expect(await keptOf(ids[2])).toHaveLength(1);
+    const page = async (extra: string) => {
+      const res = await w.api.get(typed('post', `&per_page=2${extra}`));
+      expect(res.status).toBe(200);
+      await s.server.app.keeper!.settled();
+      return res.body;
+    };
+    const all: any[] = [];
+    let next = await page('');
+    for (;;) {
+      all.push(...next.data);
+      if (!next.next_page_url) break;
+      next = await page(`&cursor=${new URL(next.next_page_url).searchParams.get('cursor')}`);
+    }
+    expect(all.map((e) => e.id).filter((id) => ids.includes(id))).toEqual(ids);
+    expect(all.find((e) => e.id === ids[3]).fields.title).toBe('Paged 3, changed');
+    for (const id of ids) expect(await keptOf(id)).toHaveLength(1);
+    // Backwards, every entry kept now: the same entries in the same order.
+    const back = await page(`&cursor=${new URL(next.prev_page_url).searchParams.get('cursor')}`);
+    const index = all.findIndex((e) => e.id === back.data[0].id);
+    expect(stable(back.data)).toEqual(stable(all.slice(index, index + back.data.length)));
+  });
+
+  it('keeps nothing from a read: it reads what lists kept', async () => {
+    const post = await create('post', { fields: { title: 'Read alone' }, status: 'published' });
+    await read(post.id);
+    await s.server.app.keeper!.settled();
+    expect(await keptOf(post.id)).toHaveLength(0);
+    await listed(post.id);
+    expect(await keptOf(post.id)).toHaveLength(1);
+  });
+
+  it('does not read the texts of other content type definitions', async () => {
+    const post = await create('post', { fields: { title: 'Typed' }, status: 'published' });
+    const before = await listed(post.id);
+    expect(await keptOf(post.id)).toHaveLength(1);
+    const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, { name: 'later', fields: [{ name: 'x', type: 'text' }] });
+    expect(res.status).toBe(201);
+    // The workspace's texts were of the earlier definitions.
+    expect(await keptOf(post.id)).toHaveLength(0);
+    expect(stable(await listed(post.id))).toEqual(stable(before));
+    expect(await keptOf(post.id)).toHaveLength(1);
+  });
+
+  it('keeps nothing while a change of the workspace is uncommitted, and shows it once committed', async () => {
+    const author = await create('person', { fields: { name: 'Before' }, status: 'published' });
+    const post = await create('post', { fields: { title: 'Racing', authors: [author.id] }, status: 'published' });
+    if (!s.db.url) return; // The embedded database has one connection: no change can be in flight beside a read.
+    const other = new Client({ connectionString: s.db.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE entry_contents SET data = jsonb_set(data, '{name}', '"After"') WHERE entry_id = $1`, [author.id]);
+      // The read renders what is committed, and keeps nothing: it could be out of date at the commit.
+      expect((await listed(post.id)).fields.authors[0].name).toBe('Before');
+      expect(await keptOf(post.id)).toHaveLength(0);
+      await other.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    expect((await listed(post.id)).fields.authors[0].name).toBe('After');
+    expect(await keptOf(post.id)).toHaveLength(1);
+  });
+});
+
+describe('KEEP_RENDERED_ENTRIES=false', () => {
+  it('keeps nothing', async () => {
+    const off = await startTestServer({ RESPONSE_CACHE_MB: '0', KEEP_RENDERED_ENTRIES: 'false' });
+    try {
+      expect(off.server.app.keeper).toBeUndefined();
+      const ws = await objectsWorkspace(off);
+      expect((await off.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'text', type: 'text' }] })).status).toBe(201);
+      const list = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=note`;
+      expect((await ws.api.post(list, { fields: { text: 'Unkept' }, status: 'published' })).status).toBe(201);
+      const res = await ws.api.get(`${list}&per_page=10`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((e: any) => e.fields.text)).toEqual(['Unkept']);
+      expect((await off.server.app.db.query('SELECT count(*)::int AS n FROM entry_texts')).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await off.close();
+    }
+  });
+});
