@@ -25,31 +25,28 @@ CREATE TABLE "entry_texts" (
 CREATE INDEX "entry_texts_deps_idx" ON "entry_texts" USING GIN ("deps");
 CREATE INDEX "entry_texts_workspace_id_idx" ON "entry_texts"("workspace_id");
 
--- Deletes the texts that name any of `deps` (changed rows of the workspaces `ws`), after taking
--- each workspace's lock shared (in order: no two changes wait for each other on it).
-CREATE FUNCTION entry_texts_drop(ws int[], deps text[]) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  w int;
-BEGIN
-  IF deps IS NULL OR cardinality(deps) = 0 THEN RETURN; END IF;
-  FOR w IN SELECT DISTINCT x FROM unnest(ws) x WHERE x IS NOT NULL ORDER BY x LOOP
-    PERFORM pg_advisory_xact_lock_shared(280001, w);
-  END LOOP;
-  DELETE FROM entry_texts WHERE entry_texts.deps && entry_texts_drop.deps;
-END
-$$;
-
 -- Statement triggers with the changed rows: `TG_ARGV[0]` is what a row is named by in `deps`
--- (an entry's or a document's `entry_id`, a file's `f:<id>`).
+-- (an entry's or a document's `entry_id`, a file's `f:<id>`). Each changed workspace's lock is
+-- taken shared (in order: no two changes wait for each other on it), then the texts naming a
+-- changed row are deleted (their names gathered only when the workspaces have texts: a bulk
+-- insert into a workspace with none does not gather its rows' IDs).
 CREATE FUNCTION entry_texts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   ws int[];
-  deps text[];
+  w int;
+  names text[];
   rows text := CASE TG_OP WHEN 'INSERT' THEN 'SELECT * FROM new_rows' WHEN 'DELETE' THEN 'SELECT * FROM old_rows'
                  ELSE 'SELECT * FROM old_rows UNION ALL SELECT * FROM new_rows' END;
 BEGIN
-  EXECUTE format('SELECT array_agg(DISTINCT r.workspace_id), array_agg(DISTINCT %s) FROM (%s) r', TG_ARGV[0], rows) INTO ws, deps;
-  PERFORM entry_texts_drop(ws, deps);
+  EXECUTE format('SELECT array_agg(DISTINCT r.workspace_id ORDER BY r.workspace_id) FROM (%s) r', rows) INTO ws;
+  IF ws IS NULL THEN RETURN NULL; END IF;
+  FOREACH w IN ARRAY ws LOOP
+    PERFORM pg_advisory_xact_lock_shared(280001, w);
+  END LOOP;
+  IF EXISTS (SELECT 1 FROM entry_texts k WHERE k.workspace_id = ANY(ws)) THEN
+    EXECUTE format('SELECT array_agg(DISTINCT %s) FROM (%s) r', TG_ARGV[0], rows) INTO names;
+    DELETE FROM entry_texts k WHERE k.deps && names;
+  END IF;
   RETURN NULL;
 END
 $$;
@@ -75,16 +72,22 @@ CREATE TRIGGER entry_contents_texts_truncated AFTER TRUNCATE ON entry_contents F
 CREATE TRIGGER files_texts_truncated AFTER TRUNCATE ON files FOR EACH STATEMENT EXECUTE FUNCTION entry_texts_truncated();
 
 -- A workspace's texts of earlier content type definitions are of variants no answer asks for
--- again: dropped when they change (no lock: no text of the new variant depends on them). (Of an
--- earlier workspace name too, but those go as its entries change.)
+-- again: dropped when they change. (Of an earlier workspace name too, but those go as its
+-- entries change.) The lock as a change of rows takes it: a keeper holding it could otherwise wait
+-- for a deleted row of this transaction while this transaction waits for it in a later change.
 CREATE FUNCTION entry_texts_of_workspaces_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+  w int;
   ws int[];
   rows text := CASE TG_OP WHEN 'INSERT' THEN 'SELECT * FROM new_rows' WHEN 'DELETE' THEN 'SELECT * FROM old_rows'
                  ELSE 'SELECT * FROM old_rows UNION ALL SELECT * FROM new_rows' END;
 BEGIN
-  EXECUTE format('SELECT array_agg(DISTINCT %s) FROM (%s) r', TG_ARGV[0], rows) INTO ws;
-  IF ws IS NOT NULL THEN DELETE FROM entry_texts WHERE workspace_id = ANY(ws); END IF;
+  EXECUTE format('SELECT array_agg(DISTINCT x ORDER BY x) FROM (SELECT %s AS x FROM (%s) r) y WHERE x IS NOT NULL', TG_ARGV[0], rows) INTO ws;
+  IF ws IS NULL THEN RETURN NULL; END IF;
+  FOREACH w IN ARRAY ws LOOP
+    PERFORM pg_advisory_xact_lock_shared(280001, w);
+  END LOOP;
+  DELETE FROM entry_texts WHERE workspace_id = ANY(ws);
   RETURN NULL;
 END
 $$;

@@ -24,22 +24,21 @@ const LOCK_CLASS = 280001;
 /** The most entries one keep renders (a plain list's page is at most 1,000). */
 export const KEEP_MAX = 1000;
 
-const typesDigests = new WeakMap<readonly ContentTypeDef[], string>();
-
-/** A digest of what the texts of `types` depend on in their definitions. */
-function typesDigest(types: readonly ContentTypeDef[]): string {
-  let digest = typesDigests.get(types);
-  if (!digest) {
-    const defs = types.map((t) => [t.id, t.name, t.bucketId, t.nameField, t.fields]);
-    typesDigests.set(types, (digest = createHash('sha256').update(JSON.stringify(defs)).digest('base64url')));
-  }
-  return digest;
-}
+/** Variants by the rest of their key, per content type list (a change of types makes a new list). */
+const variants = new WeakMap<readonly ContentTypeDef[], Map<string, string>>();
 
 /** The variant of the texts `o` renders: everything besides the rows that they depend on. */
 export function variantOf(o: RenderOptions): string {
-  const key = JSON.stringify([typesDigest(o.types), o.locale, o.publishedOnly, o.workspace.name, o.config.baseUrl]);
-  return createHash('sha256').update(key).digest('base64url').slice(0, 24);
+  let byKey = variants.get(o.types);
+  if (!byKey) variants.set(o.types, (byKey = new Map()));
+  const key = JSON.stringify([o.locale, o.publishedOnly, o.workspace.name, o.config.baseUrl]);
+  let variant = byKey.get(key);
+  if (!variant) {
+    const defs = o.types.map((t) => [t.id, t.name, t.bucketId, t.nameField, t.fields]);
+    variant = createHash('sha256').update(JSON.stringify([defs, key])).digest('base64url').slice(0, 24);
+    if (byKey.size < 200) byKey.set(key, variant);
+  }
+  return variant;
 }
 
 /** The stored references of an entry of type `type` (SQL) in its document `doc` (SQL), as a jsonb array. */
