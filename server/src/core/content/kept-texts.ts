@@ -30,7 +30,7 @@ const variants = new WeakMap<readonly ContentTypeDef[], Map<string, string>>();
 /** The variant of the texts `o` renders: everything besides the rows that they depend on. */
 export function variantOf(o: RenderOptions): string {
   let byKey = variants.get(o.types);
-  if (!byKey) variants.set(o.types, (byKey = new Map()));
+  if (!byKey) variants.set(o.types, (byKey = new Map<string, string>()));
   const key = JSON.stringify([o.locale, o.publishedOnly, o.workspace.name, o.config.baseUrl]);
   let variant = byKey.get(key);
   if (!variant) {
