@@ -203,6 +203,32 @@ describe('kept texts', () => {
     expect((await listed(post.id)).fields.authors[0].name).toBe('After');
     expect(await keptOf(post.id)).toHaveLength(1);
   });
+
+  it('makes a change wait while a keeper holds the lock, then delete what it kept', async () => {
+    const author = await create('person', { fields: { name: 'Held' }, status: 'published' });
+    const post = await create('post', { fields: { title: 'Held up', authors: [author.id] }, status: 'published' });
+    if (!s.db.url) return; // The embedded database has one connection: a keeper and a change never overlap.
+    const keeper = new Client({ connectionString: s.db.url });
+    await keeper.connect();
+    try {
+      // As a keeper does: the workspace's lock exclusively, then a text written from what it read.
+      await keeper.query('BEGIN');
+      const { rows } = await keeper.query('SELECT e.id, e.workspace_id FROM entries e WHERE e.entry_id = $1', [post.id]);
+      expect((await keeper.query('SELECT pg_try_advisory_xact_lock(280001, $1) AS taken', [rows[0].workspace_id])).rows).toEqual([{ taken: true }]);
+      await keeper.query(`INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps) VALUES ($1, 'held', $2, '{}', $3)`, [rows[0].id, rows[0].workspace_id, [post.id, author.id]]);
+      let changed = false;
+      const change = w.api.patch(`${entries()}/${author.id}`, { fields: { name: 'Held no more' } }).then((res) => ((changed = true), res));
+      // The change waits for the keeper (its trigger's lock) ...
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(changed).toBe(false);
+      await keeper.query('COMMIT');
+      // ... then deletes the text the keeper wrote before it could see the change.
+      expect((await change).status).toBe(200);
+      expect(await keptOf(post.id)).toHaveLength(0);
+    } finally {
+      await keeper.end();
+    }
+  });
 });
 
 describe('KEEP_RENDERED_ENTRIES=false', () => {
