@@ -1,6 +1,7 @@
 // Rendered delivery entries kept in the database between answers (table `entry_texts`, see its
-// migration): a page whose entries were rendered before reads their texts instead of rendering
-// them again (render.ts), and renders only the others. Kept per variant: what else a text depends
+// migration): a delivery list keeps the texts of the entries it rendered, and later lists and
+// reads read them instead of rendering them again (render.ts), rendering only the others (a read
+// keeps nothing: see core/operations/entries.ts). Kept per variant: what else a text depends
 // on (locale, delivery or not, the content types' definitions, the workspace's name, the base URL)
 // is in its variant's name, so a text is only read by answers that would render it the same.
 //
