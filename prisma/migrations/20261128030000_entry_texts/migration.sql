@@ -25,6 +25,24 @@ CREATE TABLE "entry_texts" (
 CREATE INDEX "entry_texts_deps_idx" ON "entry_texts" USING GIN ("deps");
 CREATE INDEX "entry_texts_workspace_id_idx" ON "entry_texts"("workspace_id");
 
+-- The changed rows of a statement trigger's event `op`, as a query of its transition tables
+-- (which only the trigger's own function can read).
+CREATE FUNCTION entry_texts_rows(op text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE op WHEN 'INSERT' THEN 'SELECT * FROM new_rows' WHEN 'DELETE' THEN 'SELECT * FROM old_rows'
+         ELSE 'SELECT * FROM old_rows UNION ALL SELECT * FROM new_rows' END
+$$;
+
+-- Takes the lock of the workspaces `ws` (sorted) shared, to the transaction's end.
+CREATE FUNCTION entry_texts_lock(ws int[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  w int;
+BEGIN
+  FOREACH w IN ARRAY ws LOOP
+    PERFORM pg_advisory_xact_lock_shared(280001, w);
+  END LOOP;
+END
+$$;
+
 -- Statement triggers with the changed rows: `TG_ARGV[0]` is what a row is named by in `deps`
 -- (an entry's or a document's `entry_id`, a file's `f:<id>`). Each changed workspace's lock is
 -- taken shared (in order: no two changes wait for each other on it), then the texts naming a
@@ -33,16 +51,12 @@ CREATE INDEX "entry_texts_workspace_id_idx" ON "entry_texts"("workspace_id");
 CREATE FUNCTION entry_texts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   ws int[];
-  w int;
   names text[];
-  rows text := CASE TG_OP WHEN 'INSERT' THEN 'SELECT * FROM new_rows' WHEN 'DELETE' THEN 'SELECT * FROM old_rows'
-                 ELSE 'SELECT * FROM old_rows UNION ALL SELECT * FROM new_rows' END;
+  rows text := entry_texts_rows(TG_OP);
 BEGIN
   EXECUTE format('SELECT array_agg(DISTINCT r.workspace_id ORDER BY r.workspace_id) FROM (%s) r', rows) INTO ws;
   IF ws IS NULL THEN RETURN NULL; END IF;
-  FOREACH w IN ARRAY ws LOOP
-    PERFORM pg_advisory_xact_lock_shared(280001, w);
-  END LOOP;
+  PERFORM entry_texts_lock(ws);
   IF EXISTS (SELECT 1 FROM entry_texts k WHERE k.workspace_id = ANY(ws)) THEN
     EXECUTE format('SELECT array_agg(DISTINCT %s) FROM (%s) r', TG_ARGV[0], rows) INTO names;
     DELETE FROM entry_texts k WHERE k.deps && names;
@@ -77,16 +91,12 @@ CREATE TRIGGER files_texts_truncated AFTER TRUNCATE ON files FOR EACH STATEMENT 
 -- for a deleted row of this transaction while this transaction waits for it in a later change.
 CREATE FUNCTION entry_texts_of_workspaces_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  w int;
   ws int[];
-  rows text := CASE TG_OP WHEN 'INSERT' THEN 'SELECT * FROM new_rows' WHEN 'DELETE' THEN 'SELECT * FROM old_rows'
-                 ELSE 'SELECT * FROM old_rows UNION ALL SELECT * FROM new_rows' END;
+  rows text := entry_texts_rows(TG_OP);
 BEGIN
   EXECUTE format('SELECT array_agg(DISTINCT x ORDER BY x) FROM (SELECT %s AS x FROM (%s) r) y WHERE x IS NOT NULL', TG_ARGV[0], rows) INTO ws;
   IF ws IS NULL THEN RETURN NULL; END IF;
-  FOREACH w IN ARRAY ws LOOP
-    PERFORM pg_advisory_xact_lock_shared(280001, w);
-  END LOOP;
+  PERFORM entry_texts_lock(ws);
   DELETE FROM entry_texts WHERE workspace_id = ANY(ws);
   RETURN NULL;
 END

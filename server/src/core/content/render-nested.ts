@@ -22,6 +22,7 @@ import {
   isSpecial,
   itemsOf,
   nameAmong,
+  rootOf,
   nameOf,
   ownFields,
   targetsOf,
@@ -126,7 +127,7 @@ export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ m
 
 /** `texts` (`root`, `j`: its rendered entry) of the first `show.limit` entries `found` gives. */
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  const pos = rootOf(show);
   const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
   // MATERIALIZED: the statement reads `j` more than once (its size and itself), which would write each text again.
   return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j

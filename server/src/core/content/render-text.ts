@@ -34,6 +34,9 @@ export interface RenderOptions {
   kept?: { keeper: TextKeeper; keepMissed: boolean };
 }
 
+/** Where a row of `found` (`f`) stands among the roots: its `pos`, counted from the last shown one when reversed. */
+export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos');
+
 export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
 
 /** Content type ids as an int[] literal. */

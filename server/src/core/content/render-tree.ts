@@ -24,6 +24,7 @@ import {
   isSpecial,
   itemsOf,
   nameAmong,
+  rootOf,
   ownFields,
   targetsOf,
   type RenderOptions,
@@ -88,7 +89,7 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
  * above.
  */
 function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const pos = show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos';
+  const pos = rootOf(show);
   const child = `p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')}`;
   // The order of `child` (keys of one level are of one length and sort as their positions), as
   // columns: the budget's window then sorts as `sib`'s, and PostgreSQL sorts the level once.

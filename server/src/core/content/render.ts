@@ -18,7 +18,7 @@ import { fileHolesIn } from '../file-records';
 import { bindText, cat, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
 import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
-import { headParts, nameAmong, type RenderOptions } from './render-text';
+import { headParts, nameAmong, rootOf, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
 import { BASE_LOCALE, documentJoin, sightOn, keptJson } from './store';
@@ -34,9 +34,6 @@ export interface RenderedText {
   /** The entries' text passed `maxBytes` (`items` is then empty). */
   over: boolean;
 }
-
-/** Where a row of `found` (`f`) stands among the roots (its `pos` within the shown ones, reversed if asked). */
-const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos');
 
 /** A summary of each root (`view=summary`): its head and when it was last updated. */
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
