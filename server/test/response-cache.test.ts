@@ -7,7 +7,7 @@ import { ENTRY_PERMISSIONS, objectsWorkspace, rawJson, type ObjectsWorkspace } f
 import { client } from './support/http';
 import { eventually } from './support/receiver';
 import { contentStatements, fewestStatements } from './support/statements';
-import { fillHoles, Fresh, withHoles } from '../src/lib/fresh-json';
+import { fillHoles, filledBytes, Fresh, withHoles } from '../src/lib/fresh-json';
 import { loadConfig } from '../src/config';
 
 let s: TestServer;
@@ -58,6 +58,15 @@ describe('fresh JSON', () => {
     expect(JSON.parse(fillHoles(holed, new Date(5000)))).toEqual({ a: { expires: 5000 }, b: ['x', { expires: 5000 }], c: body.c });
     // Outside withHoles, values serialize as made.
     expect(JSON.stringify(body.a)).toBe('{"expires":1000}');
+  });
+
+  it('writes the filled text as its UTF-8 bytes, multi-byte characters on both sides of a hole', () => {
+    const at = (now: Date) => ({ name: 'Zoë 😀', expires: now.getTime() });
+    const body = { before: 'ü€', a: new Fresh(new Date(1000), at), after: '😀'.repeat(3), b: [new Fresh(new Date(1000), at)] };
+    const holed = withHoles(() => JSON.stringify(body));
+    const bytes = filledBytes(holed, new Date(7000));
+    expect(bytes.equals(Buffer.from(fillHoles(holed, new Date(7000)), 'utf8'))).toBe(true);
+    expect(JSON.parse(bytes.toString('utf8'))).toEqual({ before: 'ü€', a: at(new Date(7000)), after: '😀😀😀', b: [at(new Date(7000))] });
   });
 });
 

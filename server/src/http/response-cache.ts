@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
 import { LookupCache } from '../core/lookup-cache';
-import { fillHoles, type HoledJson } from '../lib/fresh-json';
+import { filledBytes, type HoledJson } from '../lib/fresh-json';
 
 export const CONTENT_CHANGED_CHANNEL = 'content_changed';
 
@@ -65,5 +65,5 @@ export function keepable(status: number, headers: Record<string, string> | undef
   return { status, headers, json, bytes: text + extra + json.holes.length * HOLE_OVERHEAD };
 }
 
-/** The answer's text at `now`. */
-export const answerText = (answer: CachedAnswer, now: Date) => fillHoles(answer.json, now);
+/** The answer's bytes at `now`. */
+export const answerBytes = (answer: CachedAnswer, now: Date) => filledBytes(answer.json, now);

@@ -16,8 +16,8 @@ import { openAuthWorkspace } from './auth-workspace';
 import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { OperationReply, Operations } from './operations';
-import { answerKey, answerText, keepable } from './response-cache';
-import { fillHoles, withHoles } from '../lib/fresh-json';
+import { answerKey, answerBytes, keepable } from './response-cache';
+import { filledBytes, withHoles } from '../lib/fresh-json';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -75,8 +75,8 @@ const serialize = (reply: OperationReply) => (reply.exactJson ? stringifyExact(r
 /** A JSON answer's text with its fresh values as holes (built as text already, or serialized). */
 const holedText = (reply: OperationReply) => reply.json ?? withHoles(() => serialize(reply));
 
-/** JSON text as the answer (serialized once: for an object body Koa would stringify it twice, length then write). */
-function sendJson(ctx: Context, status: number, headers: Record<string, string> | undefined, text: string): void {
+/** JSON text (or its bytes) as the answer (serialized once: for an object body Koa would stringify it twice, length then write). */
+function sendJson(ctx: Context, status: number, headers: Record<string, string> | undefined, text: string | Buffer): void {
   ctx.status = status;
   if (headers) ctx.set(headers);
   ctx.type = 'application/json';
@@ -85,7 +85,7 @@ function sendJson(ctx: Context, status: number, headers: Record<string, string> 
 
 /** `now`: the time its fresh values are given at (the app's clock), asked for only when it has some. */
 function send(ctx: Context, reply: OperationReply, now: () => Date): void {
-  if (reply.json) return sendJson(ctx, reply.status, reply.headers, fillHoles(reply.json, now()));
+  if (reply.json) return sendJson(ctx, reply.status, reply.headers, filledBytes(reply.json, now()));
   if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) return sendJson(ctx, reply.status, reply.headers, serialize(reply));
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
@@ -151,7 +151,7 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
           return undefined;
         });
         if (!answer) return send(ctx, other!, () => app.clock.now());
-        return sendJson(ctx, answer.status, answer.headers, answerText(answer, app.clock.now()));
+        return sendJson(ctx, answer.status, answer.headers, answerBytes(answer, app.clock.now()));
       }
       const reply = await run();
       await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);
