@@ -8,7 +8,10 @@ import { client } from './support/http';
 import { eventually } from './support/receiver';
 import { contentStatements, fewestStatements } from './support/statements';
 import { fillHoles, filledBytes, Fresh, withHoles } from '../src/lib/fresh-json';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { loadConfig } from '../src/config';
+import { answerBuffer } from '../src/http/answer-buffers';
 
 let s: TestServer;
 let w: ObjectsWorkspace;
@@ -67,6 +70,42 @@ describe('fresh JSON', () => {
     const bytes = filledBytes(holed, new Date(7000));
     expect(bytes.equals(Buffer.from(fillHoles(holed, new Date(7000)), 'utf8'))).toBe(true);
     expect(JSON.parse(bytes.toString('utf8'))).toEqual({ before: 'ü€', a: at(new Date(7000)), after: '😀😀😀', b: [at(new Date(7000))] });
+  });
+});
+
+describe('answer buffers', () => {
+  const response = () => new EventEmitter() as unknown as ServerResponse;
+
+  it('reuses a large answer\'s buffer only once the answer is sent, and never a small one\'s', () => {
+    const first = response();
+    const a = answerBuffer(first, 100_000);
+    expect(a.length).toBe(100_000);
+    // Not sent yet: another answer gets other memory.
+    const b = answerBuffer(response(), 100_000);
+    expect(b.buffer).not.toBe(a.buffer);
+    first.emit('finish');
+    const c = answerBuffer(response(), 120_000);
+    expect(c.buffer).toBe(a.buffer);
+    expect(c.length).toBe(120_000);
+    // Small answers take fresh buffers.
+    const small = response();
+    const d = answerBuffer(small, 1000);
+    small.emit('finish');
+    expect(answerBuffer(response(), 1000).buffer === d.buffer && d.byteOffset === 0).toBe(false);
+  });
+
+  it('gives concurrent large answers intact', async () => {
+    const title = 'ü'.repeat(3000);
+    const author = await create('author', { fields: { name: 'Long' }, status: 'published' });
+    for (let i = 0; i < 30; i++) await create('post', { fields: { title: `${i}${title}`, author: author.entry_id }, status: 'published' });
+    const pages = [10, 20, 30].map((n) => typed('post', `&per_page=${n}`));
+    const alone = await Promise.all(pages.map(async (p) => (await w.api.get(p)).text));
+    const together = await Promise.all(Array.from({ length: 30 }, (_, i) => w.api.get(pages[i % 3])));
+    together.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(alone[i % 3]);
+    });
+    expect(Buffer.byteLength(alone[2])).toBeGreaterThan(64 * 1024);
   });
 });
 

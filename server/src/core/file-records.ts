@@ -51,14 +51,14 @@ export const fileHole = (pick?: number) =>
 type HoleRow = Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; p?: number };
 
 /**
- * Text with `fileHole`s as JSON text with `Fresh` file objects (one per distinct hole, however
- * often it is shown), and how many distinct files it shows. `picks`: by a hole's pick, the
+ * Texts with `fileHole`s, joined by commas, as JSON text with `Fresh` file objects (one per
+ * distinct hole, however often it is shown), and how many distinct files they show. `picks`: by a hole's pick, the
  * properties it shows (undefined: the file's id); without them, the whole object.
  */
-export function fileHolesIn(text: string, config: Config, workspace: string, now: Date, picks?: (string[] | undefined)[]): { json: HoledJson; files: number } {
+export function fileHolesIn(texts: readonly string[], config: Config, workspace: string, now: Date, picks?: (string[] | undefined)[]): { json: HoledJson; files: number } {
   const filled = new Map<string, Fresh | string>();
   const ids = new Set<number>();
-  const json = holesIn(text, (hole) => {
+  const json = holesIn(texts, ',', (hole) => {
     let value = filled.get(hole);
     if (value === undefined) {
       const { p, ...row } = JSON.parse(hole) as HoleRow;

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
 import { LookupCache } from '../core/lookup-cache';
-import { filledBytes, type HoledJson } from '../lib/fresh-json';
+import type { HoledJson } from '../lib/fresh-json';
 
 export const CONTENT_CHANGED_CHANNEL = 'content_changed';
 
@@ -64,6 +64,3 @@ export function keepable(status: number, headers: Record<string, string> | undef
   const extra = Object.entries(headers ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0);
   return { status, headers, json, bytes: text + extra + json.holes.length * HOLE_OVERHEAD };
 }
-
-/** The answer's bytes at `now`. */
-export const answerBytes = (answer: CachedAnswer, now: Date) => filledBytes(answer.json, now);

@@ -16,8 +16,9 @@ import { openAuthWorkspace } from './auth-workspace';
 import { assertDepth, unstorable } from './validation';
 import type { OperationSpec } from './spec';
 import type { OperationReply, Operations } from './operations';
-import { answerKey, answerBytes, keepable } from './response-cache';
-import { filledBytes, withHoles } from '../lib/fresh-json';
+import { answerKey, keepable } from './response-cache';
+import { filledBytes, withHoles, type HoledJson } from '../lib/fresh-json';
+import { answerBuffer } from './answer-buffers';
 
 const koaPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
@@ -83,9 +84,12 @@ function sendJson(ctx: Context, status: number, headers: Record<string, string> 
   ctx.body = text;
 }
 
+/** JSON text with holes filled at `now` as the answer's bytes, in a buffer reused once they are sent. */
+const answerBytes = (ctx: Context, json: HoledJson, now: Date) => filledBytes(json, now, (size) => answerBuffer(ctx.res, size));
+
 /** `now`: the time its fresh values are given at (the app's clock), asked for only when it has some. */
 function send(ctx: Context, reply: OperationReply, now: () => Date): void {
-  if (reply.json) return sendJson(ctx, reply.status, reply.headers, filledBytes(reply.json, now()));
+  if (reply.json) return sendJson(ctx, reply.status, reply.headers, answerBytes(ctx, reply.json, now()));
   if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) return sendJson(ctx, reply.status, reply.headers, serialize(reply));
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
@@ -151,7 +155,7 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
           return undefined;
         });
         if (!answer) return send(ctx, other!, () => app.clock.now());
-        return sendJson(ctx, answer.status, answer.headers, answerBytes(answer, app.clock.now()));
+        return sendJson(ctx, answer.status, answer.headers, answerBytes(ctx, answer.json, app.clock.now()));
       }
       const reply = await run();
       await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);

@@ -40,8 +40,12 @@ export class Fresh<T = unknown> {
 /** JSON text with holes: the text around them (one more part than holes) and the values to fill. */
 export interface HoledJson {
   parts: string[];
-  holes: Fresh[];
+  /** Between two parts: the value to fill, or null where they only follow each other (a seam: see `holesIn`). */
+  holes: (Fresh | null)[];
 }
+
+/** A hole's text at `now` (a seam's: none). */
+const holeText = (hole: Fresh | null, now: Date) => (hole ? hole.textAt(now) : '');
 
 /** Runs `serialize` (JSON.stringify or lib/exact-json's) with every `Fresh` value left as a hole. */
 export function withHoles(serialize: () => string): HoledJson {
@@ -60,21 +64,22 @@ export function withHoles(serialize: () => string): HoledJson {
 /** The text with each hole filled by its value at `now`. */
 export function fillHoles(json: HoledJson, now: Date): string {
   let out = json.parts[0];
-  for (let i = 0; i < json.holes.length; i++) out += json.holes[i].textAt(now) + json.parts[i + 1];
+  for (let i = 0; i < json.holes.length; i++) out += holeText(json.holes[i], now) + json.parts[i + 1];
   return out;
 }
 
 /**
- * The text with each hole filled at `now`, as its UTF-8 bytes, written part by part. For an
- * answer: a page's text is hundreds of KB, and joined as one string V8 copies it to flatten it,
- * the HTTP layer again to put the headers before it, and the socket once more to encode it.
+ * The text with each hole filled at `now`, as its UTF-8 bytes, written part by part into a buffer
+ * of `allocate`. For an answer: a page's text is hundreds of KB, and joined as one string V8
+ * copies it to flatten it, the HTTP layer again to put the headers before it, and the socket once
+ * more to encode it.
  */
-export function filledBytes(json: HoledJson, now: Date): Buffer {
-  const texts = json.holes.map((h) => h.textAt(now));
+export function filledBytes(json: HoledJson, now: Date, allocate: (size: number) => Buffer = Buffer.allocUnsafe): Buffer {
+  const texts = json.holes.map((h) => holeText(h, now));
   let size = 0;
   for (const part of json.parts) size += Buffer.byteLength(part);
   for (const text of texts) size += Buffer.byteLength(text);
-  const out = Buffer.allocUnsafe(size);
+  const out = allocate(size);
   let at = out.write(json.parts[0], 0);
   for (let i = 0; i < texts.length; i++) {
     at += out.write(texts[i], at);
@@ -87,7 +92,7 @@ export function filledBytes(json: HoledJson, now: Date): Buffer {
 export const wrapJson = (before: string, json: HoledJson, after: string): HoledJson => concatJson([before, json, after]);
 
 /** The bytes the holes of `json` take once filled at `now`. */
-const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(h.textAt(now)), 0);
+const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(holeText(h, now)), 0);
 
 /** The bytes of `json` once its holes are filled at `now`. */
 export const jsonTextBytes = (json: HoledJson, now: Date): number => json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) + holeBytes(json, now);
@@ -95,7 +100,7 @@ export const jsonTextBytes = (json: HoledJson, now: Date): number => json.parts.
 /** Texts and JSON texts with holes, one after the other, as one. */
 export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
   const parts = [''];
-  const holes: Fresh[] = [];
+  const holes: (Fresh | null)[] = [];
   for (const piece of pieces) {
     if (typeof piece === 'string') {
       parts[parts.length - 1] += piece;
@@ -111,28 +116,37 @@ export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
 }
 
 /**
- * JSON text built elsewhere (by PostgreSQL) with holes marked `\x01<mark>\x02` (control
- * characters, which JSON text escapes inside every string, so no stored value can forge one):
- * each mark becomes the `Fresh` value or the text `fill` gives for it.
+ * JSON texts built elsewhere (by PostgreSQL), joined by `separator`, with holes marked
+ * `\x01<mark>\x02` (control characters, which JSON text escapes inside every string, so no stored
+ * value can forge one): each mark becomes the `Fresh` value or the text `fill` gives for it. Each
+ * text after the first starts a part of its own (a seam between them), so that no part grows to
+ * the size of all of them: written out, a part is copied whole (`filledBytes`).
  */
-export function holesIn(text: string, fill: (mark: string) => Fresh | string): HoledJson {
+export function holesIn(texts: readonly string[], separator: string, fill: (mark: string) => Fresh | string): HoledJson {
   const parts = [''];
-  const holes: Fresh[] = [];
-  // indexOf, not a regular expression: a page's text is hundreds of KB with a few marks.
-  let from = 0;
-  for (;;) {
-    const open = text.indexOf('\x01', from);
-    const close = open < 0 ? -1 : text.indexOf('\x02', open + 1);
-    if (close < 0) break;
-    const value = fill(text.slice(open + 1, close));
-    parts[parts.length - 1] += text.slice(from, open);
-    if (typeof value === 'string') parts[parts.length - 1] += value;
-    else {
-      holes.push(value);
-      parts.push('');
+  const holes: (Fresh | null)[] = [];
+  texts.forEach((text, i) => {
+    // The separator a part of its own: appended to a text, it would make a string to copy whole.
+    if (i > 0) {
+      holes.push(null, null);
+      parts.push(separator, '');
     }
-    from = close + 1;
-  }
-  parts[parts.length - 1] += text.slice(from);
+    // indexOf, not a regular expression: a text is KBs with a few marks.
+    let from = 0;
+    for (;;) {
+      const open = text.indexOf('\x01', from);
+      const close = open < 0 ? -1 : text.indexOf('\x02', open + 1);
+      if (close < 0) break;
+      const value = fill(text.slice(open + 1, close));
+      parts[parts.length - 1] += text.slice(from, open);
+      if (typeof value === 'string') parts[parts.length - 1] += value;
+      else {
+        holes.push(value);
+        parts.push('');
+      }
+      from = close + 1;
+    }
+    parts[parts.length - 1] += text.slice(from);
+  });
   return { parts, holes };
 }

@@ -29,7 +29,7 @@ export type { RenderOptions } from './render-text';
 export interface RenderedText {
   /** The ids (`entries.id`) of every row `found` gave, in its order (a page and the row after it). */
   ids: number[];
-  /** The rendered entries of the shown rows, comma-separated (no brackets), with the file holes. */
+  /** The rendered entries of the shown rows, comma-separated (no brackets), with the file holes (each entry's text a part of its own). */
   items: HoledJson;
   /** The entries' text passed `maxBytes` (`items` is then empty). */
   over: boolean;
@@ -83,17 +83,21 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
     : sql`found AS MATERIALIZED (${found}),`;
   const every = keeps ? ', every AS (SELECT root, j FROM texts UNION ALL SELECT root, j FROM kept)' : '';
   const texts = keeps ? 'every' : 'texts';
-  // Past the budget the texts are not joined into one. (Sizes added up by a window over the texts
-  // sorted and copied them once more: 0.5 to 1 ms of the bench's page of 50.)
+  // Each text is a row of its own, after a first row (root 0) of what was found: one text of a
+  // page's size cost PostgreSQL and Node a large allocation at each copy (string_agg, the row
+  // message, pg's decode). Past the budget no text is returned. (Sizes added up by a window over
+  // the texts sorted and copied them once more: 0.5 to 1 ms of the bench's page of 50.)
   const size = raw(`(SELECT coalesce(sum(octet_length(j) + 1), 0) FROM ${texts})`);
   const statement = sql`WITH RECURSIVE ${kept} ${written(o, show)}${raw(every)}
-    SELECT (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM ${raw(keeps ? 'listed' : 'found')}) AS ids, ${size} AS bytes,
-           (SELECT string_agg(j, ',' ORDER BY root) FROM ${raw(texts)} WHERE ${size} <= ${o.maxBytes}::bigint) AS items,
-           ${raw(keeps && o.kept!.keepMissed ? `(SELECT array_agg(pk) FROM found)` : 'NULL::int[]')} AS missed`;
-  const [row] = await rows<{ ids: number[]; bytes: string; items: string | null; missed: number[] | null }>(db, statement, 'bounded');
-  if (row.missed) o.kept!.keeper.keep(o, row.missed);
+    SELECT 0 AS root, NULL::text AS j, (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM ${raw(keeps ? 'listed' : 'found')}) AS ids, ${size} AS bytes,
+           ${raw(keeps && o.kept!.keepMissed ? `(SELECT array_agg(pk) FROM found)` : 'NULL::int[]')} AS missed
+    UNION ALL SELECT root, j, NULL, NULL, NULL FROM ${raw(texts)} WHERE ${size} <= ${o.maxBytes}::bigint`;
+  const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(db, statement, 'bounded');
+  const head = result.find((r) => r.root === 0)!;
+  if (head.missed) o.kept!.keeper.keep(o, head.missed);
+  const shown = result.filter((r) => r.root !== 0).sort((a, b) => a.root - b.root).map((r) => r.j!);
   // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
-  return { ids: row.ids, items: fileHolesIn(row.items ?? '', o.config, o.workspace.name, o.now).json, over: Number(row.bytes) > o.maxBytes };
+  return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over: Number(head.bytes) > o.maxBytes };
 }
 
 /** The statement that renders the entries `pks` (`entries.id`) as `o` does and keeps their texts (kept-texts.ts). */

@@ -165,7 +165,7 @@ export async function projectPage(db: SqlRunner, page: PageSource, selection: Se
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   // Past the bytes left the text did not come back: its size says so.
   if (result.items === null) o.bytes.spend(Number(result.bytes));
-  const filled = fileHolesIn(result.items ?? '', o.config, o.workspace.name, o.now, picks);
+  const filled = fileHolesIn(result.items === null ? [] : [result.items], o.config, o.workspace.name, o.now, picks);
   o.budget.used += filled.files;
   if (o.budget.used > o.budget.limit) throw overBudget(o);
   return { items: filled.json, count: Number(result.count) };
