@@ -74,7 +74,7 @@ export function fillHoles(json: HoledJson, now: Date): string {
  * copies it to flatten it, the HTTP layer again to put the headers before it, and the socket once
  * more to encode it.
  */
-export function filledBytes(json: HoledJson, now: Date, allocate: (size: number) => Buffer = Buffer.allocUnsafe): Buffer {
+export function filledBytes(json: HoledJson, now: Date, allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)): Buffer {
   const texts = json.holes.map((h) => holeText(h, now));
   let size = 0;
   for (const part of json.parts) size += Buffer.byteLength(part);
