@@ -153,12 +153,18 @@ describe('kept answers', () => {
     expect(await download.text()).toBe('cover');
 
     for (const ask of [() => w.api.get(typed('post')), () => w.api.post(query(), { type: 'post', aggregate: { count: true, sum: ['amount'] } })]) {
-      const one = await ask();
-      expect(one.status).toBe(200);
-      let two = one;
-      expect(await fewestStatements(s, async () => (two = await ask()))).toBe(0);
-      expect(two).not.toBe(one);
-      expect(two.text).toBe(one.text);
+      // Within one second, a file's URLs are signed the same: asked across a second's turn, the pair is asked again.
+      for (let attempt = 1; ; attempt++) {
+        const second = Math.floor(Date.now() / 1000);
+        const one = await ask();
+        expect(one.status).toBe(200);
+        let two = one;
+        expect(await fewestStatements(s, async () => (two = await ask()))).toBe(0);
+        expect(two).not.toBe(one);
+        if (Math.floor(Date.now() / 1000) !== second && attempt < 3) continue;
+        expect(two.text).toBe(one.text);
+        break;
+      }
     }
   });
 
