@@ -75,14 +75,10 @@ export function fillHoles(json: HoledJson, now: Date): string {
  * more to encode it.
  */
 export function filledBytes(json: HoledJson, now: Date, allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)): Buffer {
-  const texts = json.holes.map((h) => holeText(h, now));
-  let size = 0;
-  for (const part of json.parts) size += Buffer.byteLength(part);
-  for (const text of texts) size += Buffer.byteLength(text);
-  const out = allocate(size);
+  const out = allocate(jsonTextBytes(json, now));
   let at = out.write(json.parts[0], 0);
-  for (let i = 0; i < texts.length; i++) {
-    at += out.write(texts[i], at);
+  for (let i = 0; i < json.holes.length; i++) {
+    at += out.write(holeText(json.holes[i], now), at);
     at += out.write(json.parts[i + 1], at);
   }
   return out;
