@@ -9,6 +9,7 @@ import { projectRoot } from '../../src/paths';
 import { createTestDatabase, type TestDatabase } from './database';
 import { client } from './http';
 import { freePort } from './ports';
+import { typedStorageDifferences } from './typed-storage';
 
 export { freePort };
 
@@ -54,16 +55,21 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
   const config = loadConfig({ ...serverEnv(database, env), PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env });
   const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
   const url = server.url;
-  return {
+  const started: TestServer = {
     url,
     db: database,
     server,
     admin: client(url, ADMIN_TOKEN),
     async close() {
+      // Typed storage is checked against its documents after every suite (support/typed-storage.ts);
+      // a database a test took away cannot be read, and fails nothing here.
+      const differences = await typedStorageDifferences(started).catch(() => []);
       await server.close();
       if (!db) await database.drop();
+      if (differences.length) throw new Error(`typed storage differs from the documents (${differences.length}):\n  ${differences.slice(0, 50).join('\n  ')}`);
     },
   };
+  return started;
 }
 
 export interface SpawnedServer {

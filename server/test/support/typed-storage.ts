@@ -3,8 +3,8 @@
 // TypeScript (what a field of its type can hold, by the API's stored forms) and compares them
 // with the typed rows, so a row missing or left over, a value lost, changed or misread shows.
 // A value of the wrong shape (written around the API) is none in typed storage, and every typed
-// entry has a row for the base locale (en-US), empty without a document there. Call it after a
-// suite's writes (`afterAll`).
+// entry has a row for the base locale (en-US), empty without a document there. Every test
+// server's close runs it (support/server.ts), so every suite's writes are checked.
 import Decimal from 'decimal.js';
 import { LosslessNumber, parse } from 'lossless-json';
 import type { TestServer } from './server';
@@ -123,10 +123,4 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
     for (const k of rows.keys()) out.push(`${table} entry ${k}: a typed row without a document`);
   }
   return out;
-}
-
-/** Fails with every difference (for a suite's `afterAll`). */
-export async function expectTypedStorageInStep(s: TestServer): Promise<void> {
-  const differences = await typedStorageDifferences(s);
-  if (differences.length) throw new Error(`typed storage differs from the documents (${differences.length}):\n  ${differences.slice(0, 50).join('\n  ')}`);
 }
