@@ -202,7 +202,9 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.pipelines = new PipelineRunner(app);
   // With the test clock every lookup reads the clock's offset too, so nothing is cached.
   if (!config.testClock) app.lookups.keys.listen(db);
-  if (!config.testClock && config.responseCacheBytes > 0) app.responses = responseCache(db, config.responseCacheBytes);
+  // Every process follows content changes, so that every write waits for every process's drop.
+  app.contentChanges = responseCache(db, config.responseCacheBytes);
+  if (!config.testClock && config.responseCacheBytes > 0) app.responses = app.contentChanges;
   if (config.keepRenderedEntries) app.keeper = new TextKeeper(db, app.log, keepStatement);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
@@ -291,7 +293,7 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
         await app.jobs.stop();
         await app.rateLimits.close();
         await app.lookups.keys.stop();
-        await app.responses?.stop();
+        await app.contentChanges.stop();
         await app.db.close();
       })();
       return closing;

@@ -39,7 +39,9 @@ export interface AppContext {
     /** Hosted-authentication settings of workspaces by name (http/auth-workspace.ts). */
     authWorkspaces: LookupCache<AuthWorkspaceRow>;
   };
-  /** Delivery answers of this process (http/response-cache.ts); absent when none are kept. */
+  /** Follows content changes of every process (http/response-cache.ts): a write confirms every process dropped its answers. */
+  contentChanges: ResponseCache;
+  /** Delivery answers of this process (the same cache); absent when none are kept. */
   responses?: ResponseCache;
   /** Writes rendered delivery entries for later answers (core/content/kept-texts.ts); absent when none are kept. */
   keeper?: TextKeeper;

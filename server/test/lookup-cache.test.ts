@@ -5,9 +5,9 @@ import type { Database } from '../src/db/database';
 
 /** A database whose notifications and listening state the test drives. */
 function channel() {
-  const hooks: { notify?: () => void; state?: (on: boolean) => void } = {};
+  const hooks: { notify?: (payload?: string) => void; state?: (on: boolean) => void } = {};
   const db = {
-    listen(_channel: string, onNotify: () => void, onListening: (on: boolean) => void) {
+    listen(_channel: string, onNotify: (payload?: string) => void, onListening: (on: boolean) => void) {
       hooks.notify = onNotify;
       hooks.state = onListening;
       return { stop: async () => undefined };
@@ -89,6 +89,55 @@ describe('LookupCache', () => {
     release();
     expect(await slow).toBe('old');
     expect(await cache.get('k', async () => 'new')).toBe('new');
+  });
+
+  it('drops only the changed workspace\'s entries (and those of no workspace) on a notification naming it', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>(100, 60_000, { weigh: (v) => v.length, max: 100 });
+    cache.listen(db, 'some_channel');
+    hooks.state!(true);
+    const fill = async () => {
+      await cache.get('a1', async () => 'one', '1');
+      await cache.get('b1', async () => 'one', '1');
+      await cache.get('a2', async () => 'two', '2');
+      await cache.get('any', async () => 'all');
+    };
+    await fill();
+    hooks.notify!('2');
+    expect(cache.kept().map((k) => k.key)).toEqual(['a1', 'b1']);
+    await fill();
+    hooks.notify!('1');
+    expect(cache.kept().map((k) => k.key)).toEqual(['a2']);
+    expect(cache.kept().reduce((n, k) => n + k.weight, 0)).toBe(3);
+    await fill();
+    // Any other payload (none, TRUNCATE's): everything.
+    for (const payload of ['', 'x', '0', '01', '__proto__']) {
+      await fill();
+      hooks.notify!(payload);
+      expect(cache.kept()).toEqual([]);
+    }
+  });
+
+  it('keeps a lookup that began before a change of another workspace, not one of its own or of every workspace', async () => {
+    const { db, hooks } = channel();
+    const cache = new LookupCache<string>();
+    cache.listen(db);
+    hooks.state!(true);
+    const slow = (key: string, scope?: string) => {
+      let release!: () => void;
+      const got = cache.get(key, () => new Promise<string>((resolve) => (release = () => resolve('old'))), scope);
+      return { got, release: () => release() };
+    };
+    const [own, other, any] = [slow('own', '1'), slow('other', '2'), slow('any')];
+    hooks.notify!('1');
+    for (const l of [own, other, any]) l.release();
+    await Promise.all([own.got, other.got, any.got]);
+    expect(cache.kept().map((k) => k.key)).toEqual(['other']);
+    const late = slow('late', '2');
+    hooks.notify!('');
+    late.release();
+    await late.got;
+    expect(cache.kept()).toEqual([]);
   });
 
   it('keeps no undefined answer, and at most its size, oldest out first', async () => {

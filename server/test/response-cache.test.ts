@@ -243,6 +243,35 @@ describe('kept answers', () => {
   });
 });
 
+describe('kept per workspace', () => {
+  it('keeps a workspace\'s answers through another\'s changes, and drops them on its own', async () => {
+    const other = await objectsWorkspace(s, { permissions: ENTRY_PERMISSIONS });
+    const made = await s.admin.post(`/admin/v1/workspaces/${other.ws}/buckets/general/content-types`, { name: 'post', fields: [{ name: 'title', type: 'text' }] });
+    expect(made.status).toBe(201);
+    const mine = await create('post', { fields: { title: 'Mine' }, status: 'published' });
+    const theirsList = `/api/v1/${other.ws}/entries?contentBucket=general&contentType=post`;
+    const titles = (res: { body: { fields: { title: string } }[] }) => res.body.map((e) => e.fields.title);
+    const read = `${entries()}/${mine.id}`;
+    expect((await w.api.get(read)).status).toBe(200);
+    expect(titles(await other.api.get(theirsList))).toEqual([]);
+    // A change in the other workspace: this one's read stays kept, theirs shows their write (the
+    // scheduler is stopped: one ask's statements are its own).
+    expect((await other.api.post(theirsList, { fields: { title: 'Theirs' }, status: 'published' })).status).toBe(201);
+    expect(await contentStatements(s, () => w.api.get(read))).toBe(0);
+    expect(titles(await other.api.get(theirsList))).toEqual(['Theirs']);
+    expect(await contentStatements(s, () => other.api.get(theirsList))).toBe(0);
+    // A change in this one drops its answers, not theirs.
+    expect((await w.api.patch(read, { fields: { title: 'Mine again' } })).status).toBe(200);
+    expect(await contentStatements(s, () => other.api.get(theirsList))).toBe(0);
+    expect((await w.api.get(read)).body.fields.title).toBe('Mine again');
+    // A change to the workspace's model (a content type of its own) drops its answers too.
+    expect(await contentStatements(s, () => w.api.get(read))).toBe(0);
+    expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, { name: 'extra', fields: [{ name: 'x', type: 'text' }] })).status).toBe(201);
+    expect(await contentStatements(s, () => w.api.get(read))).toBeGreaterThan(0);
+    expect(await contentStatements(s, () => other.api.get(theirsList))).toBe(0);
+  });
+});
+
 describe('its bounds', () => {
   it('holds at most RESPONSE_CACHE_MB, keys included, and keys a body by its JSON, not its whitespace', async () => {
     // A database of its own: on the embedded database a second server cannot share the first's.

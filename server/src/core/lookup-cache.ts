@@ -11,12 +11,22 @@ import type { Database, Listener } from '../db/database';
 /** The channel's name predates content types in it. */
 export const LOOKUPS_CHANGED_CHANNEL = 'auth_changed';
 
+/** The scope of an entry that may depend on any workspace: dropped on every change. */
+const EVERY = '';
+/** Workspaces whose drop is remembered for loads in flight; past this many, a drop is of everything. */
+const MAX_DROPPED_SCOPES = 10_000;
+
 export class LookupCache<T> {
-  private readonly entries = new Map<string, { value: T; until: number; weight: number }>();
+  private readonly entries = new Map<string, { value: T; until: number; weight: number; scope: string }>();
+  /** The keys of each scope (a workspace's id, or EVERY). */
+  private readonly scopes = new Map<string, Set<string>>();
   /** The weights of the kept entries together (see `budget`). */
   private weight = 0;
-  /** Bumped on every drop: a lookup that began before a change must not fill the cache after it. */
-  private generation = 0;
+  /** Bumped on every drop: a lookup that began before a change of its scope must not fill the cache after it. */
+  private sequence = 0;
+  /** `sequence` at the last drop of everything, and at the last drop of each scope since. */
+  private droppedAll = 0;
+  private readonly droppedScopes = new Map<string, number>();
   private listening = false;
   private listener?: Listener;
   /** Caches of other lookups that this one's listener drives. */
@@ -31,9 +41,13 @@ export class LookupCache<T> {
     private readonly budget?: { weigh: (value: T, key: string) => number; max: number },
   ) {}
 
-  /** Starts following the database's change notifications on `channel`. */
+  /**
+   * Starts following the database's change notifications on `channel`: a notification whose
+   * payload is a workspace's id drops that workspace's entries (and those of no workspace), any
+   * other drops everything.
+   */
   listen(db: Database, channel = LOOKUPS_CHANGED_CHANNEL): void {
-    this.listener = db.listen(channel, () => this.hear(), (listening) => {
+    this.listener = db.listen(channel, (payload) => this.hear(payload), (listening) => {
       // Changes made while not listening were missed: start over either way.
       for (const cache of [this, ...this.followers]) {
         cache.listening = listening;
@@ -56,9 +70,9 @@ export class LookupCache<T> {
     await this.listener?.stop();
   }
 
-  private hear(): void {
-    this.drop();
-    for (const cache of this.followers) cache.drop();
+  private hear(payload: string): void {
+    const scope = /^[1-9][0-9]{0,9}$/.test(payload) ? payload : undefined;
+    for (const cache of [this, ...this.followers]) cache.drop(scope);
   }
 
   /**
@@ -70,10 +84,25 @@ export class LookupCache<T> {
     await this.listener?.confirm();
   }
 
-  drop(): void {
-    this.generation++;
-    this.entries.clear();
-    this.weight = 0;
+  /** Drops every entry, or those of the workspace `scope` and those of no workspace. */
+  drop(scope?: string): void {
+    this.sequence++;
+    if (scope === undefined || scope === EVERY || this.droppedScopes.size >= MAX_DROPPED_SCOPES) {
+      this.droppedAll = this.sequence;
+      this.droppedScopes.clear();
+      this.entries.clear();
+      this.scopes.clear();
+      this.weight = 0;
+      return;
+    }
+    this.droppedScopes.set(scope, this.sequence);
+    for (const s of [scope, EVERY]) for (const key of this.scopes.get(s) ?? []) this.remove(key);
+  }
+
+  /** Whether a load begun at `sequence` for `scope` may still be kept. */
+  private current(sequence: number, scope: string): boolean {
+    if (scope === EVERY) return this.sequence === sequence;
+    return this.droppedAll <= sequence && (this.droppedScopes.get(scope) ?? 0) <= sequence;
   }
 
   private remove(key: string): void {
@@ -81,6 +110,9 @@ export class LookupCache<T> {
     if (!entry) return;
     this.weight -= entry.weight;
     this.entries.delete(key);
+    const keys = this.scopes.get(entry.scope)!;
+    keys.delete(key);
+    if (!keys.size) this.scopes.delete(entry.scope);
   }
 
   /** What is kept now, with the weight counted for each (diagnostics and tests). */
@@ -88,15 +120,18 @@ export class LookupCache<T> {
     return [...this.entries].map(([key, e]) => ({ key, value: e.value, weight: e.weight }));
   }
 
-  /** The cached value of `key`, or `load()`'s, kept when it is defined and nothing changed meanwhile. */
-  async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+  /**
+   * The cached value of `key`, or `load()`'s, kept when it is defined and nothing of its `scope`
+   * (the workspace it depends on; by default any) changed meanwhile.
+   */
+  async get(key: string, load: () => Promise<T | undefined>, scope: string = EVERY): Promise<T | undefined> {
     if (!this.listening) return load();
     const hit = this.entries.get(key);
     const now = Date.now();
     if (hit && hit.until > now) return hit.value;
-    const generation = this.generation;
+    const sequence = this.sequence;
     const value = await load();
-    if (value !== undefined && this.listening && generation === this.generation) {
+    if (value !== undefined && this.listening && this.current(sequence, scope)) {
       const weight = this.budget?.weigh(value, key) ?? 0;
       if (this.budget && weight > this.budget.max) return value;
       this.remove(key);
@@ -106,7 +141,10 @@ export class LookupCache<T> {
         if (entry.until > now && this.entries.size < this.maxEntries && !(this.budget && this.weight + weight > this.budget.max)) break;
         this.remove(oldest);
       }
-      this.entries.set(key, { value, until: now + this.ttlMs, weight });
+      this.entries.set(key, { value, until: now + this.ttlMs, weight, scope });
+      let keys = this.scopes.get(scope);
+      if (!keys) this.scopes.set(scope, (keys = new Set()));
+      keys.add(key);
       this.weight += weight;
     }
     return value;

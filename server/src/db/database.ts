@@ -43,12 +43,13 @@ export interface Database extends SqlRunner {
   /** Runs `fn` in one transaction on one connection (commit on success, rollback on throw). */
   transaction<T>(fn: (tx: SqlRunner) => Promise<T>): Promise<T>;
   /**
-   * Calls `onNotify` for each notification on `channel` (PostgreSQL `LISTEN`), and `onListening`
+   * Calls `onNotify` with its payload for each notification on `channel` (PostgreSQL `LISTEN`;
+   * not for the pings of `Listener.confirm`), and `onListening`
    * with true once listening and false when listening stopped (a lost connection, retried until
    * `stop`): notifications may have been missed until it is true again. On the embedded
    * database a notification arrives before the statement that sent it resolves.
    */
-  listen(channel: string, onNotify: () => void, onListening: (listening: boolean) => void): Listener;
+  listen(channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Listener;
   close(): Promise<void>;
 }
 
@@ -251,7 +252,7 @@ const listenerName = (channel: string) => `workspace-api listener ${channel}`;
  * Each listener answers only after its `onNotify` has run, and PostgreSQL delivers notifications in
  * commit order, so every process has then handled each change committed before the ping.
  */
-function listenPostgres(url: string, channel: string, onNotify: () => void, onListening: (listening: boolean) => void): Listener {
+function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Listener {
   const ackChannel = `${channel}_ack`;
   const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
   /** Pings of this process awaiting answers: answers so far, and how many listeners were counted. */
@@ -290,8 +291,9 @@ function listenPostgres(url: string, channel: string, onNotify: () => void, onLi
     delay = 1_000;
     c.on('notification', (n) => {
       if (n.channel === channel) {
-        onNotify();
+        // A ping is answered after every notification before it was handled (they come in order).
         if (n.payload?.startsWith('ping:')) c.query('SELECT pg_notify($1, $2)', [ackChannel, n.payload.slice(5)]).catch(lost);
+        else onNotify(n.payload ?? '');
       } else if (n.channel === ackChannel && n.payload) {
         const ping = pings.get(n.payload);
         if (ping) {
@@ -391,7 +393,7 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
     transaction: (fn) => pg.transaction((tx) => fn(runner(tx))),
     listen(channel, onNotify, onListening) {
       // One process owns the embedded database: its own statements are the only changes.
-      const unsubscribe = pg.listen(channel, () => onNotify()).then((off) => (onListening(true), off));
+      const unsubscribe = pg.listen(channel, (payload) => onNotify(payload)).then((off) => (onListening(true), off));
       // Its notifications arrive before the statement resolves: confirmed already.
       return { confirm: async () => undefined, stop: async () => (await unsubscribe)() };
     },

@@ -1,15 +1,16 @@
 // Answers of delivery reads kept per process (`x-cached-response` operations: entry lists, the
-// entry read, the structured query), as JSON text. Correct across processes the way the lookup
-// caches are (core/lookup-cache.ts): every change to what they read (entries and their documents,
-// files, workspaces, buckets, content types, field definitions) notifies `content_changed` (see the
-// content_changed_notify migration), every process drops all its answers on it, and every
-// operation that may write answers only once every process has done so (`Listener.confirm`), so
-// that its client's next read sees the write wherever it lands. While this process is not
-// listening, nothing is kept. Values that depend on the time of the answer (a file's temporary
-// URLs) are holes filled for each answer (lib/fresh-json.ts). It holds
-// at most RESPONSE_CACHE_MB, every byte a kept answer holds counted (its key, its text, a fixed
-// overhead), so that many small answers to large bodies cannot grow it. Off with the test clock
-// (its time is the database's) and with RESPONSE_CACHE_MB=0.
+// entry read, the structured query), as JSON text, per workspace. Correct across processes the
+// way the lookup caches are (core/lookup-cache.ts): every change to what they read (entries and
+// their documents, files, workspaces, buckets, content types, field definitions) notifies
+// `content_changed` with its workspace's id (see the content_changed_per_workspace migration),
+// every process drops that workspace's answers on it, and every operation that may change content
+// answers only once every process has done so (`Listener.confirm`), so that its client's next
+// read sees the write wherever it lands. Every process follows the channel, its own answers kept
+// or not (RESPONSE_CACHE_MB=0, the test clock): a write through it still waits for the others'
+// drops. While this process is not listening, nothing is kept. Values that depend on the time of
+// the answer (a file's temporary URLs) are holes filled for each answer (lib/fresh-json.ts). It
+// holds at most RESPONSE_CACHE_MB, every byte a kept answer holds counted (its key, its text, a
+// fixed overhead), so that many small answers to large bodies cannot grow it.
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
@@ -32,7 +33,7 @@ const ENTRY_OVERHEAD = 512;
 /** A hole's `Fresh` value and its closure. */
 const HOLE_OVERHEAD = 128;
 
-/** A cache of `maxBytes` of answers, following `content_changed` on `db`. */
+/** A cache of `maxBytes` of answers (none: it only follows), following `content_changed` on `db`. */
 export function responseCache(db: Database, maxBytes: number): ResponseCache {
   // Entries are capped by every byte they hold, keys included; the time-to-live is a backstop only.
   const weigh = (a: CachedAnswer, key: string) => ENTRY_OVERHEAD + Buffer.byteLength(key) + a.bytes;

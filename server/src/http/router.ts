@@ -148,17 +148,19 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
       if (op.cachedResponse && responses) {
         // Only a whole 200 JSON answer is kept; anything else is sent as it is.
         let other: OperationReply | undefined;
+        // Kept per workspace: a change drops only its workspace's answers.
+        const workspace = String((ctx.state.principal as ApiKeyPrincipal).workspace.id);
         const answer = await responses.get(answerKey(op.operationId, ctx), async () => {
           const reply = await run();
           if (reply.status === 200 && (reply.json || isJsonValue(reply.body))) return keepable(reply.status, reply.headers, holedText(reply));
           other = reply;
           return undefined;
-        });
+        }, workspace);
         if (!answer) return send(ctx, other!, () => app.clock.now());
         return sendJson(ctx, answer.status, answer.headers, answerBytes(ctx, answer.json, app.clock.now()));
       }
       const reply = await run();
-      await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && responses?.confirmDropped()]);
+      await Promise.all([op.changesLookups && app.lookups.keys.confirmDropped(), op.changesContent && app.contentChanges.confirmDropped()]);
       send(ctx, reply, () => app.clock.now());
     });
     router.register(koaPath(op.path), [op.method.toUpperCase()], chain, { name: op.operationId });
