@@ -1840,6 +1840,8 @@ export interface paths {
          *     `relation` and `attachment` fields; `unique` not on `json`, `relation`,
          *     `attachment` or `multiple` fields. `name_field` must name a single-value `text` field;
          *     omitted, it is the first such field. A name already used in the bucket is a `422` on `name`.
+         *     A workspace holds at most 500 content types, all its buckets together: one more is a `422` on
+         *     `name` (`The workspace holds 500 content types, the most it may.`), and creates nothing.
          */
         post: operations["createContentType"];
         delete?: never;

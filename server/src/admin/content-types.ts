@@ -4,6 +4,8 @@ import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { addFieldError, fieldError, fieldErrors, type FieldErrors } from '../lib/field-errors';
 import { uniqueOr422 } from '../lib/db-errors';
+import { sqlState } from '../lib/sql-state';
+import { MAX_CONTENT_TYPES, TOO_MANY_CONTENT_TYPES } from '../core/content/content-types';
 import { presentContentType } from './presenters';
 import { requireBucket } from '../http/lookup';
 
@@ -44,6 +46,18 @@ export function checkFieldDefinitions(
   return errors;
 }
 
+/** A content type's creation: a name taken, or the workspace at MAX_CONTENT_TYPES, is a 422 on `name`. */
+async function withinLimit<T>(create: () => Promise<T>): Promise<T> {
+  try {
+    return await uniqueOr422('name', create);
+  } catch (err) {
+    if (sqlState(err) !== TOO_MANY_CONTENT_TYPES) throw err;
+    const errors = fieldErrors();
+    addFieldError(errors, 'name', fieldError('limit', 'The workspace holds :max content types, the most it may.', { max: MAX_CONTENT_TYPES }));
+    throw validationFailed(errors);
+  }
+}
+
 export const contentTypeHandlers = handlers({
   async createContentType({ params, body }, app) {
     const { bucket } = await requireBucket(app, params.workspace, params.bucket);
@@ -52,7 +66,7 @@ export const contentTypeHandlers = handlers({
     if (Object.keys(errors).length) throw validationFailed(errors);
     const nameField = body.name_field ?? body.fields.find((f) => f.type === 'text' && !f.multiple)?.name ?? null;
     const now = app.clock.now();
-    const type = await uniqueOr422('name', () =>
+    const type = await withinLimit(() =>
       app.db.prisma.contentType.create({
         data: {
           bucketId: bucket.id,

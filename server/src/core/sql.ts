@@ -81,12 +81,23 @@ export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
  */
 export const isoJson = (column: string) => `to_char((${column}) AT TIME ZONE 'UTC', '\\"${ISO_FORMAT}\\"')`;
 
+/** The most arguments a PostgreSQL function takes (FUNC_MAX_ARGS). */
+export const MAX_FUNCTION_ARGS = 100;
+
 /**
  * Text of several parts, each written once: `a || b || c` copies what it has so far at every
- * step (quadratic in a long entry's parts), concat() appends each part once. Every part must
- * be non-NULL (concat() would take NULL for ''); the callers' are (coalesce() where a value may be missing).
+ * step (quadratic in a long entry's parts), concat() appends each part once. Past
+ * MAX_FUNCTION_ARGS parts, concat() of concat()s of at most that many each (a type of 200 fields
+ * has about 400 parts). Every part must be non-NULL (concat() would take NULL for ''); the
+ * callers' are (coalesce() where a value may be missing).
  */
-export const cat = (parts: string[]) => (parts.length === 1 ? parts[0] : `concat(${parts.join(', ')})`);
+export function cat(parts: string[]): string {
+  if (parts.length === 1) return parts[0];
+  if (parts.length <= MAX_FUNCTION_ARGS) return `concat(${parts.join(', ')})`;
+  const size = Math.ceil(parts.length / Math.ceil(parts.length / MAX_FUNCTION_ARGS));
+  const groups = Array.from({ length: Math.ceil(parts.length / size) }, (_, i) => cat(parts.slice(i * size, (i + 1) * size)));
+  return cat(groups);
+}
 
 /** A JSON object key and its colon (and the comma before it unless `first`, and `after`), as a SQL literal. */
 export const jsonKey = (name: string, first: boolean, after = '') => literal(`${first ? '' : ','}${JSON.stringify(name)}:${after}`);

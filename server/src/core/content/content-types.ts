@@ -4,6 +4,10 @@ import type { SqlRunner } from '../../db/database';
 import type { LookupCache } from '../lookup-cache';
 import { rows, sql, type Sql } from '../sql';
 
+/** The most content types a workspace holds (checked by the content_types_within_limit trigger, SQLSTATE WA001). */
+export const MAX_CONTENT_TYPES = 500;
+export const TOO_MANY_CONTENT_TYPES = 'WA001';
+
 export type FieldType = 'text' | 'number' | 'boolean' | 'date' | 'json' | 'relation' | 'attachment';
 
 export interface FieldDef {

@@ -43,7 +43,7 @@ export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'a
 export const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 
 /** The types a relation field of `t` accepts (of its bucket). */
-export const targetsOf = (o: RenderOptions, t: ContentTypeDef, f: FieldDef) => o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
+export const targetsOf = (o: Pick<RenderOptions, 'types'>, t: ContentTypeDef, f: FieldDef) => o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
 
 /** A field's stored value as items: each item of a multiple field's array (a lone value as one), a single field's value as one. */
 export const itemsOf = (value: string, multiple: boolean) =>

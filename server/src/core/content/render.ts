@@ -18,7 +18,7 @@ import { fileHolesIn } from '../file-records';
 import { bindText, cat, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
 import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
-import { headParts, nameAmong, rootOf, type RenderOptions } from './render-text';
+import { MAX_DEPTH, headParts, nameAmong, rootOf, targetsOf, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
 import { treeTexts } from './render-tree';
 import { BASE_LOCALE, documentJoin, sightOn, keptJson } from './store';
@@ -44,6 +44,54 @@ function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean })
      WHERE f.pos <= ${Math.trunc(show.limit)})`;
 }
 
+/** The types an answer can reach, per content type list and roots: each list's reach is written once. */
+const reachOf = new WeakMap<readonly ContentTypeDef[], Map<string, readonly ContentTypeDef[]>>();
+
+/**
+ * The content types whose entries an answer of `o` can show: its roots' and, through relation
+ * fields' targets, those of the entries below them, to MAX_DEPTH levels, and one level more whose
+ * entries show only as compact references (their names). The statement is written for these, so
+ * that its size follows the request, not the workspace's model (a read of an author in a
+ * workspace of 100 types is written for the author's type alone).
+ */
+export function reachable(o: Pick<RenderOptions, 'types' | 'rootTypes'>): readonly ContentTypeDef[] {
+  const roots = o.rootTypes ?? o.types;
+  if (roots === o.types) return o.types;
+  let byRoots = reachOf.get(o.types);
+  if (!byRoots) reachOf.set(o.types, (byRoots = new Map<string, readonly ContentTypeDef[]>()));
+  const key = roots.map((t) => t.id).join(',');
+  const kept = byRoots.get(key);
+  if (kept) return kept;
+  const seen = new Set<ContentTypeDef>(roots);
+  let level: readonly ContentTypeDef[] = roots;
+  for (let depth = 0; depth <= MAX_DEPTH && level.length; depth++) {
+    const next: ContentTypeDef[] = [];
+    for (const t of level) {
+      for (const f of t.fields) {
+        if (f.type !== 'relation') continue;
+        for (const u of targetsOf(o, t, f)) {
+          if (seen.has(u)) continue;
+          seen.add(u);
+          next.push(u);
+        }
+      }
+    }
+    level = next;
+  }
+  // In the workspace's order, so that equal reaches write equal statements.
+  const types = o.types.filter((t) => seen.has(t));
+  if (byRoots.size < 1000) byRoots.set(key, types);
+  return types;
+}
+
+/**
+ * Whether a read of any entry of the workspace is written in one statement for all its types:
+ * only for a small model, where that statement is small too. Otherwise the read finds its entry's
+ * type first (operations/entries.ts), and its statement is written for what that type reaches.
+ */
+export const readsAtOnce = (types: readonly ContentTypeDef[]) => types.length <= READ_AT_ONCE.types && types.reduce((n, t) => n + t.fields.length, 0) <= READ_AT_ONCE.fields;
+const READ_AT_ONCE = { types: 8, fields: 80 };
+
 /** Statements written, per content type list (a change of types makes a new list), by the rest of their shape. */
 const writtenFor = new WeakMap<readonly ContentTypeDef[], Map<string, Sql>>();
 
@@ -58,12 +106,13 @@ function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): 
   if (kept) return kept;
   // What the store lets this answer see of related entries: typed ones, published on delivery reads.
   const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: o.publishedOnly ? ('published' as const) : ('live' as const) };
+  const reached = { ...o, types: reachable(o) };
   const texts =
     o.view === 'summary'
-      ? raw(summaries(o, show))
-      : nestable(o)
-        ? bindText(nestedTexts(o, show), Object.fromEntries(nestedSights.map((s) => [s.marker, sightOn(related, s.alias)])))
-        : bindText(treeTexts(o, show), { $sight: sightOn(related, 'r') });
+      ? raw(summaries(reached, show))
+      : nestable(reached)
+        ? bindText(nestedTexts(reached, show), Object.fromEntries(nestedSights.map((s) => [s.marker, sightOn(related, s.alias)])))
+        : bindText(treeTexts(reached, show), { $sight: sightOn(related, 'r') });
   if (byShape.size < 200) byShape.set(key, texts);
   return texts;
 }
@@ -103,7 +152,7 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
 /** The statement that renders the entries `pks` (`entries.id`) as `o` does and keeps their texts (kept-texts.ts). */
 export function keepStatement(o: RenderOptions, pks: number[]): Sql {
   return sql`WITH RECURSIVE found AS MATERIALIZED (SELECT u.pk, u.pos::int AS pos FROM unnest(${pks}::int[]) WITH ORDINALITY u(pk, pos)),
-    ${written(o, { limit: KEEP_MAX })}, ${raw(depsOf(o))}
+    ${written(o, { limit: KEEP_MAX })}, ${raw(depsOf({ ...o, types: reachable(o) }))}
     INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps)
     SELECT f.pk, ${variantOf(o)}, ${o.workspace.id}, t.j, d.deps FROM texts t JOIN found f ON f.pos = t.root JOIN deps d ON d.root = t.root
     ON CONFLICT (entry_pk, variant) DO UPDATE SET text = EXCLUDED.text, deps = EXCLUDED.deps, workspace_id = EXCLUDED.workspace_id`;

@@ -5,13 +5,13 @@ import { DomainError, invalidAt } from '../errors';
 import { answerBudget } from '../answer-budget';
 import { cachedTypesOfBucketName, cachedTypesOfWorkspace, type ContentTypeDef } from '../content/content-types';
 import { ULID } from '../content/field-values';
-import { renderEntries } from '../content/render';
+import { readsAtOnce, renderEntries } from '../content/render';
 import { jsonTextBytes } from '../../lib/fresh-json';
 import { createTypedEntry, deleteTypedEntry, updateTypedEntry } from '../content/typed-entries';
-import { pageIds, scope, type EntryRecord, type Sight } from '../content/store';
+import { pageIds, scope, sightOn, type EntryRecord, type Sight } from '../content/store';
 import { readLocale, writeLocale } from '../content/locales';
 import { idCursor, idOrder } from '../content/pages';
-import { raw, sql, type Sql } from '../sql';
+import { raw, rows, sql, type Sql } from '../sql';
 import type { ByteBudget } from '../../lib/byte-budget';
 import { transaction } from '../transaction';
 import { writeContext, type BodyOf, type OperationContext, type QueryOf } from './context';
@@ -45,7 +45,8 @@ async function written(cx: OperationContext, write: () => Promise<EntryRecord>, 
   const o = await renderOptions(cx, locale, 'full', false, Number.MAX_SAFE_INTEGER);
   return transaction(cx.app, async (tx) => {
     const entry = await write();
-    return (await renderEntries(tx, sql`SELECT ${entry.id}::int AS pk, 1 AS pos`, o, { limit: 1 })).items;
+    const rootTypes = o.types.filter((t) => t.id === entry.content_type_id);
+    return (await renderEntries(tx, sql`SELECT ${entry.id}::int AS pk, 1 AS pos`, { ...o, rootTypes: rootTypes.length ? rootTypes : undefined }, { limit: 1 })).items;
   });
 }
 
@@ -55,9 +56,9 @@ type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
  * Delivery answers (published entries) within `budget`. Lists keep the texts they missed (kept-texts.ts); a
  * read uses those: reads spread over many entries would render most of them twice, once more to keep.
  */
-async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }, rootType?: ContentTypeDef) {
-  // Lists name their type, a read does not.
-  const o = await renderOptions(cx, locale, view, true, budget.limit, rootType, rootType !== undefined);
+async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }, rootType?: ContentTypeDef, keepMissed = rootType !== undefined) {
+  // Lists name their type and keep what they missed; a read does neither.
+  const o = await renderOptions(cx, locale, view, true, budget.limit, rootType, keepMissed);
   const shown = await renderEntries(cx.app.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
   budget.spend(shown.over ? budget.limit + 1 : jsonTextBytes(shown.items, o.now) + 1);
@@ -100,8 +101,18 @@ export async function getEntry(cx: OperationContext, entryId: string, query: Que
   const locale = readLocale(query.locale, cx.workspace.locales);
   const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
   const id = entryIdOf(entryId);
-  const found = pageIds(published(cx), sql`e.entry_id = ${id}`, { orderBy: raw('e.id'), limit: 1 });
-  const shown = await rendered(cx, found, locale, 'full', budget, { limit: 1 });
+  const where = sql`e.entry_id = ${id}`;
+  // A small model's read is one statement for every type; a larger one's finds its entry's type
+  // first, and is written for what that type reaches (render.ts reachable).
+  const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
+  let rootType: ContentTypeDef | undefined;
+  if (!readsAtOnce(types)) {
+    const [entry] = await rows<{ type: number }>(cx.app.db, sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`, true);
+    rootType = entry && types.find((t) => t.id === entry.type);
+    if (!rootType) throw new DomainError('not_found');
+  }
+  const found = pageIds(published(cx), where, { orderBy: raw('e.id'), limit: 1 });
+  const shown = await rendered(cx, found, locale, 'full', budget, { limit: 1 }, rootType, false);
   if (!shown.ids.length) throw new DomainError('not_found');
   return shown.items;
 }
