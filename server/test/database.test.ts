@@ -1,11 +1,13 @@
 // Statements a request shapes (a query's filter and sort) are kept prepared per connection, within
-// a bound: the least recently used is deallocated first (db/database.ts).
+// bounds (db/shaped-statements.ts): only once their shape repeats, none too long, at most so many
+// and so many bytes of text, the least recently used deallocated first.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { describeWithPostgres } from './support/env';
-import { MAX_SHAPED_STATEMENTS, openDatabase, type Database } from '../src/db/database';
+import { openDatabase, type Database } from '../src/db/database';
+import { MAX_PREPARED_TEXT, MAX_SHAPED_STATEMENTS, SHAPED_TEXT_BYTES } from '../src/db/shaped-statements';
 
 describeWithPostgres('request-shaped prepared statements', () => {
   let test: TestDatabase;
@@ -23,23 +25,55 @@ describeWithPostgres('request-shaped prepared statements', () => {
   const shaped = (n: number) => `SELECT $1::int + ${n} AS v`;
   const held = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`)).rows[0].n;
 
-  it('keeps at most MAX_SHAPED_STATEMENTS per connection, and runs an evicted one again', async () => {
+  /** Asks `text` `times` times, checking its answer. */
+  const ask = async (n: number, times = 2, pad = 0) => {
+    for (let i = 0; i < times; i++) expect((await db.query<{ v: number }>(`${shaped(n)}${pad ? ` -- ${'x'.repeat(pad)}` : ''}`, [1], 'bounded')).rows).toEqual([{ v: 1 + n }]);
+  };
+
+  it('prepares a shape only once it repeats, keeps at most MAX_SHAPED_STATEMENTS per connection, and runs an evicted one again', async () => {
     const before = await held();
-    for (let n = 0; n < MAX_SHAPED_STATEMENTS + 20; n++) {
-      expect((await db.query<{ v: number }>(shaped(n), [1], 'bounded')).rows).toEqual([{ v: 1 + n }]);
-    }
+    for (let n = 0; n < 50; n++) await ask(n, 1);
+    expect(await held()).toBe(before);
+    for (let n = 0; n < MAX_SHAPED_STATEMENTS + 20; n++) await ask(n);
     expect((await held()) - before).toBe(MAX_SHAPED_STATEMENTS);
-    // The first ones were deallocated; asked again, they are prepared again (and another goes).
-    expect((await db.query<{ v: number }>(shaped(0), [5], 'bounded')).rows).toEqual([{ v: 5 }]);
+    // The first ones were deallocated; asked again (twice), they are prepared again (and another goes).
+    await ask(0);
     expect((await held()) - before).toBe(MAX_SHAPED_STATEMENTS);
     // A recently used one stays: no new Parse is needed, its answer is the same.
-    expect((await db.query<{ v: number }>(shaped(MAX_SHAPED_STATEMENTS + 19), [2], 'bounded')).rows).toEqual([{ v: 2 + MAX_SHAPED_STATEMENTS + 19 }]);
+    await ask(MAX_SHAPED_STATEMENTS + 19, 1);
     expect((await held()) - before).toBe(MAX_SHAPED_STATEMENTS);
+  });
+
+  it('keeps no statement longer than MAX_PREPARED_TEXT, and at most SHAPED_TEXT_BYTES of text', async () => {
+    const longer = async (than: number) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE length(statement) > $1`, [than])).rows[0].n;
+    await ask(5000, 3, MAX_PREPARED_TEXT);
+    expect(await longer(MAX_PREPARED_TEXT)).toBe(0);
+    const size = Math.floor(MAX_PREPARED_TEXT * 0.9);
+    const length = `${shaped(6000)} -- `.length + size;
+    for (let n = 0; n < 12; n++) await ask(6000 + n, 2, size);
+    // The small ones held before went first, then the oldest large ones.
+    expect(await longer(size)).toBe(Math.floor(SHAPED_TEXT_BYTES / length));
+    expect(await held()).toBe(Math.floor(SHAPED_TEXT_BYTES / length));
+  });
+
+  it('leaves no plan memory behind for statements asked once, however many and large', async () => {
+    const plans = async () =>
+      (await db.query<{ n: number }>(`SELECT coalesce(sum(total_bytes), 0)::int AS n FROM pg_backend_memory_contexts WHERE name LIKE 'CachedPlan%'`)).rows[0].n;
+    await plans();
+    const before = await plans();
+    // 100 distinct statements with large plans (a UNION ALL of 200 branches each).
+    for (let n = 0; n < 100; n++) {
+      const text = Array.from({ length: 200 }, (_, i) => `SELECT $1::int + ${n * 1000 + i} AS v`).join(' UNION ALL ');
+      expect((await db.query<{ v: number }>(text, [0], 'bounded')).rows).toHaveLength(200);
+    }
+    expect((await plans()) - before).toBeLessThan(64 * 1024);
   });
 
   it('does the same on a transaction\'s connection', async () => {
     await db.transaction(async (tx) => {
-      for (let n = 0; n < MAX_SHAPED_STATEMENTS + 5; n++) expect((await tx.query<{ v: number }>(shaped(1000 + n), [0], 'bounded')).rows).toEqual([{ v: 1000 + n }]);
+      for (let n = 0; n < MAX_SHAPED_STATEMENTS + 5; n++) {
+        for (let i = 0; i < 2; i++) expect((await tx.query<{ v: number }>(shaped(1000 + n), [0], 'bounded')).rows).toEqual([{ v: 1000 + n }]);
+      }
     });
     expect(await held()).toBe(MAX_SHAPED_STATEMENTS);
   });
@@ -72,13 +106,17 @@ describe('prepared statements on the embedded database', () => {
     expect((await db.query('SELECT $1::text AS s', ['ok'], true)).rows).toEqual([{ s: 'ok' }]);
   });
 
-  it('keeps at most MAX_SHAPED_STATEMENTS, prepares a deallocated one again, and runs one PREPARE refuses as it comes', async () => {
+  it('prepares a shape once it repeats, keeps at most MAX_SHAPED_STATEMENTS, prepares a deallocated one again, and runs one PREPARE refuses as it comes', async () => {
     const before = await prepared();
-    for (let n = 0; n < MAX_SHAPED_STATEMENTS + 20; n++) expect((await db.query<{ v: number }>(`SELECT $1::int + ${n} AS v`, [1], true)).rows).toEqual([{ v: 1 + n }]);
+    const ask = (n: number, v: number) => db.query<{ v: number }>(`SELECT $1::int + ${n} AS v`, [v], true);
+    expect((await ask(-1, 1)).rows).toEqual([{ v: 0 }]);
+    expect(await prepared()).toBe(before);
+    for (let n = 0; n < MAX_SHAPED_STATEMENTS + 20; n++) for (let i = 0; i < 2; i++) expect((await ask(n, 1)).rows).toEqual([{ v: 1 + n }]);
     expect(await prepared()).toBeLessThanOrEqual(MAX_SHAPED_STATEMENTS + before);
+    expect(await prepared()).toBeGreaterThan(before);
     await db.exec('DEALLOCATE ALL');
-    expect((await db.query<{ v: number }>(`SELECT $1::int + ${MAX_SHAPED_STATEMENTS + 19} AS v`, [2], true)).rows).toEqual([{ v: MAX_SHAPED_STATEMENTS + 21 }]);
+    expect((await ask(MAX_SHAPED_STATEMENTS + 19, 2)).rows).toEqual([{ v: MAX_SHAPED_STATEMENTS + 21 }]);
     // $1 of no inferable type: PREPARE refuses it.
-    expect((await db.query<{ v: string }>(`SELECT $1 AS v`, ['x'], true)).rows).toEqual([{ v: 'x' }]);
+    for (let i = 0; i < 2; i++) expect((await db.query<{ v: string }>(`SELECT $1 AS v`, ['x'], true)).rows).toEqual([{ v: 'x' }]);
   });
 });

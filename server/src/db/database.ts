@@ -10,6 +10,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { pgliteSeedPath } from '../paths';
 import { sqlState } from '../lib/sql-state';
+import { ShapedStatements } from './shaped-statements';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -22,7 +23,7 @@ export interface SqlRunner {
    * Runs one statement. `prepare` names it on a PostgreSQL server: each connection parses and
    * plans it once and then only binds values. `true`: one of the few fixed statements every
    * request runs. `'bounded'`: a statement whose text a request shapes (a query's filter and
-   * sort), of which each connection keeps the most recently used MAX_SHAPED_STATEMENTS.
+   * sort), which each connection keeps within bounds (db/shaped-statements.ts).
    */
   query<T = Record<string, unknown>>(text: string, values?: unknown[], prepare?: Prepare): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters). */
@@ -68,9 +69,6 @@ export type Prepare = boolean | 'bounded';
 /** A prepared statement's name, from its text (the same statement gets the same name everywhere). */
 const statementName = (text: string) => `s_${createHash('sha1').update(text).digest('hex')}`;
 
-/** Statements shaped by requests that a connection keeps prepared (each holds its plan in the server's memory). */
-export const MAX_SHAPED_STATEMENTS = 100;
-
 /** node-postgres's record of what a connection has prepared (it skips Parse for names in it). */
 interface PgConnection {
   parsedStatements: Record<string, string>;
@@ -78,26 +76,25 @@ interface PgConnection {
 }
 type PgClient = Pick<Client, 'query'> & { connection: PgConnection };
 
-/** Per connection, the request-shaped statements it holds, least recently used first. */
-const shapedStatements = new WeakMap<object, Map<string, true>>();
+/** Per connection, the request-shaped statements it holds (db/shaped-statements.ts). */
+const shapedStatements = new WeakMap<object, ShapedStatements>();
 
 /**
- * Runs a request-shaped statement prepared on `client`, first deallocating the connection's least
- * recently used one when it holds MAX_SHAPED_STATEMENTS: a client sending ever new filters costs
- * each connection a bounded number of plans.
+ * Runs a request-shaped statement on `client`: prepared when the connection keeps it
+ * (ShapedStatements: seen before, not too long, within the connection's bounds, the least
+ * recently used deallocated first), else unnamed, its plan let go after the run.
  */
 async function queryShaped(client: PgClient, text: string, values: unknown[] | undefined): Promise<PgResult> {
   const name = statementName(text);
   let held = shapedStatements.get(client);
-  if (!held) shapedStatements.set(client, (held = new Map<string, true>()));
-  if (!held.delete(name) && held.size >= MAX_SHAPED_STATEMENTS) {
-    const oldest = held.keys().next().value!;
-    held.delete(oldest);
+  if (!held) shapedStatements.set(client, (held = new ShapedStatements()));
+  const admission = held.admit(name, text.length);
+  if (!admission.prepare) return client.query(text, values);
+  for (const oldest of admission.evict) {
     await client.query(`DEALLOCATE ${oldest}`);
     delete client.connection.parsedStatements[oldest];
     if (client.connection.submittedNamedStatements) delete client.connection.submittedNamedStatements[oldest];
   }
-  held.set(name, true);
   return client.query({ name, text, values });
 }
 
@@ -421,38 +418,41 @@ function literal(value: unknown): string {
  * server's cost (a rendered read spends more planning than executing). PGlite's protocol has no
  * named statements, so they are SQL's: `PREPARE` once per session, then `EXECUTE` with the
  * parameters as literals of the text node-postgres would send (EXECUTE takes no bound
- * parameters). At most MAX_SHAPED_STATEMENTS are kept, least recently used deallocated first. A
- * statement PREPARE refuses (a parameter of no inferable type) is run as it comes. Only used
- * outside transactions: a refused PREPARE inside one would abort it.
+ * parameters). Which are kept is ShapedStatements' choice (its plans are this process's memory);
+ * the others run as they come. A statement PREPARE refuses (a parameter of no inferable type) is
+ * run as it comes. Only used outside transactions: a refused PREPARE inside one would abort it.
  */
 function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
-  // Per statement name, whether PREPARE took it (settled once; requests asking meanwhile wait for it).
-  const held = new Map<string, Promise<boolean>>();
+  const shaped = new ShapedStatements();
+  // Per statement kept, whether PREPARE took it (settled once; requests asking meanwhile wait for it).
+  const ready = new Map<string, Promise<boolean>>();
   const query = async <T>(text: string, values: unknown[], retried = false): Promise<Results<T>> => {
     const name = statementName(text);
-    let ready = held.get(name);
-    if (ready) held.delete(name);
-    else {
-      // The least recently used one goes first (its name taken out now, its DEALLOCATE in turn).
-      const [oldest, was] = held.size >= MAX_SHAPED_STATEMENTS ? held.entries().next().value! : [];
-      if (oldest) held.delete(oldest);
-      ready = (async () => {
+    const admission = shaped.admit(name, text.length);
+    if (!admission.prepare) return pg.query<T>(text, values);
+    let prepared = ready.get(name);
+    if (!prepared) {
+      // The least recently used go first (their names taken out now, their DEALLOCATE in turn).
+      const gone = admission.evict.map((oldest) => ({ oldest, was: ready.get(oldest) }));
+      for (const { oldest } of gone) ready.delete(oldest);
+      prepared = (async () => {
         // (Already gone is as good.)
-        if (oldest && (await was)) await pg.exec(`DEALLOCATE ${oldest}`).catch(() => undefined);
+        for (const { oldest, was } of gone) if (await was) await pg.exec(`DEALLOCATE ${oldest}`).catch(() => undefined);
         // Already prepared (the same text under its hash) counts as prepared.
         return pg.exec(`PREPARE ${name} AS ${text}`).then(() => true, (err: unknown) => sqlState(err) === '42P05');
       })();
+      ready.set(name, prepared);
     }
-    held.set(name, ready);
     const literals = values.map(literal);
     // NUL cannot stand in SQL text: such a value goes as a parameter, refused as it would be.
-    if (!(await ready) || literals.some((l) => l.includes('\0'))) return pg.query<T>(text, values);
+    if (!(await prepared) || literals.some((l) => l.includes('\0'))) return pg.query<T>(text, values);
     try {
       return await pg.query<T>(literals.length ? `EXECUTE ${name}(${literals.join(', ')})` : `EXECUTE ${name}`);
     } catch (err) {
-      // Deallocated meanwhile by another request's eviction: prepared again.
+      // Deallocated meanwhile by another request's eviction: prepared again once seen again.
       if (retried || sqlState(err) !== '26000') throw err;
-      held.delete(name);
+      ready.delete(name);
+      shaped.forget(name);
       return query<T>(text, values, true);
     }
   };
