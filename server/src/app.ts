@@ -205,7 +205,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   // Every process follows content changes, so that every write waits for every process's drop.
   app.contentChanges = responseCache(db, config.responseCacheBytes);
   if (!config.testClock && config.responseCacheBytes > 0) app.responses = app.contentChanges;
-  if (config.keepRenderedEntries) app.keeper = new TextKeeper(db, app.log, keepStatement);
+  if (config.keepRenderedEntries) app.keeper = new TextKeeper(db, app.log, keepStatement, config.keptTextBytes);
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));

@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { startTestServer, type TestServer } from './support/server';
 import { ENTRY_PERMISSIONS, objectsWorkspace, type ObjectsWorkspace } from './support/objects';
 import { fewestStatements } from './support/statements';
+import type { TestResponse } from './support/http';
 
 let s: TestServer;
 let w: ObjectsWorkspace;
@@ -246,6 +247,74 @@ describe('KEEP_RENDERED_ENTRIES=false', () => {
       expect((await off.server.app.db.query('SELECT count(*)::int AS n FROM entry_texts')).rows).toEqual([{ n: 0 }]);
     } finally {
       await off.close();
+    }
+  });
+});
+
+describe('its bounds', () => {
+  it('keeps nothing of a refused answer, and holds at most KEPT_TEXTS_MB per workspace, the oldest kept going first', async () => {
+    const small = await startTestServer({ RESPONSE_CACHE_MB: '0', KEPT_TEXTS_MB: '1', DELIVERY_ANSWER_MB: '1' });
+    try {
+      const ws = await objectsWorkspace(small);
+      expect((await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'text', type: 'text' }, { name: 'more', type: 'text' }] })).status).toBe(201);
+      const list = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=note`;
+      const ids: string[] = [];
+      for (let i = 0; i < 24; i++) {
+        const res = await ws.api.post(list, { fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000) }, status: 'published' });
+        expect(res.status).toBe(201);
+        ids.push(res.body.id);
+      }
+      const kept = async () =>
+        (await small.server.app.db.query<{ entry_id: string; bytes: number }>('SELECT e.entry_id, k.bytes FROM entry_texts k JOIN entries e ON e.id = k.entry_pk ORDER BY k.kept')).rows;
+      // 15 notes of 100 KB: over the answer's 1 MB, refused, and nothing kept of it.
+      const db = small.server.app.db;
+      const original = db.query;
+      const statements: { text: string; values?: unknown[] }[] = [];
+      db.query = ((text: string, values?: unknown[], prepare?: never) => (statements.push({ text, values }), original.call(db, text, values, prepare))) as typeof db.query;
+      let refused: TestResponse;
+      try {
+        refused = await ws.api.get(`${list}&per_page=15`);
+      } finally {
+        db.query = original;
+      }
+      expect(refused.status).toBe(422);
+      await small.server.app.keeper!.settled();
+      expect(await kept()).toEqual([]);
+      // Its rendering stopped once past the budget: the bytes it wrote are the budget's and one
+      // text more (about 100 KB), not the 15 texts' 1.5 MB.
+      const render = statements.find((q) => q.text.includes('steps(step, root, j, total)'))!;
+      const [head] = (await db.query<{ root: number; bytes: number }>(render.text, render.values)).rows;
+      expect(head.root).toBe(0);
+      expect(Number(head.bytes)).toBeGreaterThan(1024 * 1024);
+      expect(Number(head.bytes)).toBeLessThan(1024 * 1024 + 110_000);
+      // Pages of 5 (500 KB each) are kept, past 1 MB the oldest go.
+      const pages: unknown[] = [];
+      let url: string | null = `${list}&per_page=5`;
+      while (url) {
+        const res: TestResponse = await ws.api.get(url);
+        expect(res.status).toBe(200);
+        pages.push(res.body);
+        await small.server.app.keeper!.settled();
+        const now = await kept();
+        expect(now.reduce((n, k) => n + k.bytes, 0)).toBeLessThanOrEqual(1024 * 1024);
+        // This page's texts are the newest kept.
+        const shown = (res.body as { data: { id: string }[] }).data.map((e) => e.id);
+        expect(now.slice(-shown.length).map((k) => k.entry_id).sort()).toEqual([...shown].sort());
+        const next = (res.body as { next_page_url: string | null }).next_page_url;
+        url = next && new URL(next).pathname + new URL(next).search;
+      }
+      expect(pages).toHaveLength(5);
+      // Each page asked again (kept texts where they are left, rendered where evicted) is the same answer.
+      url = `${list}&per_page=5`;
+      for (const page of pages) {
+        const res: TestResponse = await ws.api.get(url!);
+        expect(res.body).toEqual(page);
+        const next = (res.body as { next_page_url: string | null }).next_page_url;
+        url = next && new URL(next).pathname + new URL(next).search;
+      }
+      expect((await kept()).map((k) => k.bytes).every((b) => b > 100_000)).toBe(true);
+    } finally {
+      await small.close();
     }
   });
 });

@@ -13,6 +13,10 @@
 // renders in a snapshot that no uncommitted change precedes, and a change after it waits, then
 // deletes what it wrote. One keep at a time per process: a miss while one runs is kept at a later
 // miss. File URLs stay holes, filled per answer (lib/fresh-json.ts).
+//
+// Bounded: each workspace's texts hold at most KEPT_TEXTS_MB. A keep writes none past it (its
+// rendering stops there), then deletes the workspace's oldest kept texts beyond it, under the same
+// lock.
 import { createHash } from 'node:crypto';
 import type { Database } from '../../db/database';
 import type { Logger } from '../../lib/logger';
@@ -68,9 +72,15 @@ export function depsOf(o: RenderOptions): string {
     deps AS (SELECT root, array_agg(DISTINCT dep) AS deps FROM (
       SELECT w.root, e.entry_id AS dep FROM walk w JOIN entries e ON e.id = w.pk
       UNION ALL SELECT w.root, x.v #>> '{}' FROM ${held} WHERE jsonb_typeof(x.v) = 'string'
-      UNION ALL SELECT t.root, 'f:' || m[1] FROM texts t CROSS JOIN LATERAL regexp_matches(t.j, '\\x01\\{(?:"p" : \\d+, )?"id" : (\\d+)', 'g') m
-    ) x GROUP BY root)`;
+      UNION ALL SELECT t.root, 'f:' || m[1] FROM steps t CROSS JOIN LATERAL regexp_matches(t.j, '\\x01\\{(?:"p" : \\d+, )?"id" : (\\d+)', 'g') m
+    ) x WHERE root > 0 GROUP BY root)`;
 }
+
+/** Deletes a workspace's ($1) oldest kept texts beyond its budget ($2 bytes), once they pass it. */
+const EVICT = `DELETE FROM entry_texts k USING (
+    SELECT entry_pk, variant FROM (SELECT entry_pk, variant, sum(bytes) OVER (ORDER BY kept DESC ROWS UNBOUNDED PRECEDING) AS upto FROM entry_texts WHERE workspace_id = $1) t
+     WHERE t.upto > $2) d
+  WHERE k.entry_pk = d.entry_pk AND k.variant = d.variant AND (SELECT sum(bytes) FROM entry_texts WHERE workspace_id = $1) > $2`;
 
 /** Writes the texts of entries that answers missed, one keep at a time. */
 export class TextKeeper {
@@ -80,8 +90,10 @@ export class TextKeeper {
   constructor(
     private readonly db: Database,
     private readonly log: Logger,
-    /** The statement that renders the entries `pks` as `o` does and keeps their texts (render.ts keepStatement). */
-    private readonly statement: (o: RenderOptions, pks: number[]) => Sql,
+    /** The statement that renders the entries `pks` as `o` does and keeps their texts within `maxBytes` (render.ts keepStatement). */
+    private readonly statement: (o: RenderOptions, pks: number[], maxBytes: number) => Sql,
+    /** Each workspace's kept texts hold at most this many bytes. */
+    private readonly maxBytes: number,
   ) {}
 
   /** Keeps the texts of `pks` rendered as `o` renders them, after this answer (unless a keep runs). */
@@ -93,12 +105,13 @@ export class TextKeeper {
   }
 
   private async write(o: RenderOptions, pks: number[]): Promise<void> {
-    const { text, values } = this.statement(o, pks).toQuery();
+    const { text, values } = this.statement(o, pks, this.maxBytes).toQuery();
     await this.db.transaction(async (tx) => {
       const lock = await tx.query<{ taken: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS taken', [LOCK_CLASS, o.workspace.id], true);
       // A change of the workspace is in flight: what would be kept now could be out of date by its commit.
       if (!lock.rows[0].taken) return;
       await tx.query(text, values, 'bounded');
+      await tx.query(EVICT, [o.workspace.id, this.maxBytes], true);
     });
   }
 

@@ -6,7 +6,8 @@
 // expression, each relation field a correlated subquery aggregating its related entries' texts in
 // order, nested level by level as the types nest (a cycle is seen against the entries above, which
 // are the outer rows). No recursion, no pieces to sort: PostgreSQL builds each text where it reads
-// the rows (the bench's page of 50: 11.0 ms of PostgreSQL's time, 12.9 breadth first).
+// the rows (the bench's page of 50: 11.0 ms of PostgreSQL's time, 12.9 breadth first). The roots are
+// written one at a time, and none once the answer passed its byte budget.
 import { cat, jsonKey, literal } from '../sql';
 import { fileHole, fileJoin } from '../file-records';
 import { documentJoin } from './store';
@@ -125,11 +126,21 @@ function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
 /** The markers of the related entries' sight, one per depth (bound by render.ts). */
 export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ marker: `$sight${i + 1}`, alias: `c${i + 1}` }));
 
-/** `texts` (`root`, `j`: its rendered entry) of the first `show.limit` entries `found` gives. */
+/**
+ * `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes so far) of the
+ * first `show.limit` entries `found` gives, in the answer's order: one root a step, each text
+ * written only while the answer is within `budget.max` (the bytes `budget.spent` already, and a
+ * comma per text). The step that passes it is the last: no text is written past the budget.
+ */
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = rootOf(show);
   const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
-  // MATERIALIZED: the statement reads `j` more than once (its size and itself), which would write each text again.
-  return `texts AS MATERIALIZED (SELECT ${pos}::int AS root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
-      FROM found f JOIN entries r0 ON r0.id = f.pk ${documentJoin('r0', o.locale)} WHERE f.pos <= ${Math.trunc(show.limit)})`;
+  return `roots AS MATERIALIZED (SELECT f.pk, ${pos}::int AS root, row_number() OVER (ORDER BY ${pos}) AS step FROM found f WHERE f.pos <= ${Math.trunc(show.limit)}),
+    steps(step, root, j, total) AS (
+      SELECT 0::bigint, 0, NULL::text, (SELECT spent FROM budget)
+      UNION ALL
+      SELECT s.step + 1, x.root, x.j, s.total + octet_length(x.j) + 1 FROM steps s CROSS JOIN LATERAL (
+        SELECT r.root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
+          FROM roots r JOIN entries r0 ON r0.id = r.pk ${documentJoin('r0', o.locale)} WHERE r.step = s.step + 1) x
+       WHERE s.total <= (SELECT max FROM budget))`;
 }

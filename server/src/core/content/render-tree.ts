@@ -174,6 +174,13 @@ function pieces(o: RenderOptions): string {
   ].join('\nUNION ALL ');
 }
 
-/** `texts` (`root`, `j`: its rendered entry) of the first `show.limit` entries `found` gives. */
+/** `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes so far, as render-nested.ts has them) of the first `show.limit` entries `found` gives. */
 export const treeTexts = (o: RenderOptions, show: { limit: number; reverse?: boolean }) =>
-  `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root)`;
+  `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root),\n${runningTotal('texts')}`;
+
+/**
+ * `steps` of a CTE of texts (`root`, `j`) written whole: their running total (budget.spent first,
+ * and a comma per text). Here every text is written before the budget is compared.
+ */
+export const runningTotal = (texts: string) =>
+  `steps AS (SELECT row_number() OVER w AS step, root, j, (SELECT spent FROM budget) + sum(octet_length(j) + 1) OVER w AS total FROM ${texts} WINDOW w AS (ORDER BY root))`;

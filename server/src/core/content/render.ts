@@ -20,7 +20,7 @@ import type { ContentTypeDef } from './content-types';
 import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
 import { MAX_DEPTH, headParts, nameAmong, rootOf, targetsOf, type RenderOptions } from './render-text';
 import { nestable, nestedSights, nestedTexts } from './render-nested';
-import { treeTexts } from './render-tree';
+import { runningTotal, treeTexts } from './render-tree';
 import { BASE_LOCALE, documentJoin, sightOn, keptJson } from './store';
 
 export type { RenderOptions } from './render-text';
@@ -41,7 +41,7 @@ function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean })
   const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
   return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, keptJson('e', 'updated_at'), `'}'`])} AS j
       FROM found f JOIN entries e ON e.id = f.pk ${documentJoin('e', o.locale === '*' ? BASE_LOCALE : o.locale)}
-     WHERE f.pos <= ${Math.trunc(show.limit)})`;
+     WHERE f.pos <= ${Math.trunc(show.limit)}), ${runningTotal('texts')}`;
 }
 
 /** The types an answer can reach, per content type list and roots: each list's reach is written once. */
@@ -96,7 +96,9 @@ const READ_AT_ONCE = { types: 8, fields: 80 };
 const writtenFor = new WeakMap<readonly ContentTypeDef[], Map<string, Sql>>();
 
 /**
- * The statement's part after `found` (`texts`: each root's), written once per shape: a request of a shape written before costs no writing.
+ * The statement's part after `found` and `budget` (`steps`: each root's text and the answer's
+ * bytes so far, render-nested.ts), written once per shape: a request of a shape written before
+ * costs no writing.
  */
 function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): Sql {
   let byShape = writtenFor.get(o.types);
@@ -130,30 +132,39 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
     kept AS MATERIALIZED (SELECT f.pk, ${raw(rootOf(show))} AS root, k.text AS j FROM listed f JOIN entry_texts k ON k.entry_pk = f.pk AND k.variant = ${raw(literal(variantOf(o)))} WHERE f.pos <= ${raw(String(limit))}),
     found AS MATERIALIZED (SELECT f.pk, f.pos FROM listed f WHERE f.pos <= ${raw(String(limit))} AND f.pk NOT IN (SELECT pk FROM kept)),`
     : sql`found AS MATERIALIZED (${found}),`;
-  const every = keeps ? ', every AS (SELECT root, j FROM texts UNION ALL SELECT root, j FROM kept)' : '';
-  const texts = keeps ? 'every' : 'texts';
+  // The answer's byte budget, of which the kept texts spend theirs first (and a comma each).
+  const budget = sql`budget(max, spent) AS (SELECT ${o.maxBytes}::bigint, ${raw(keeps ? '(SELECT coalesce(sum(octet_length(j) + 1), 0) FROM kept)' : '0')}::bigint),`;
+  const texts = keeps ? '(SELECT root, j FROM steps WHERE step > 0 UNION ALL SELECT root, j FROM kept) t' : 'steps t WHERE t.step > 0';
   // Each text is a row of its own, after a first row (root 0) of what was found: one text of a
   // page's size cost PostgreSQL and Node a large allocation at each copy (string_agg, the row
-  // message, pg's decode). Past the budget no text is returned. (Sizes added up by a window over
-  // the texts sorted and copied them once more: 0.5 to 1 ms of the bench's page of 50.)
-  const size = raw(`(SELECT coalesce(sum(octet_length(j) + 1), 0) FROM ${texts})`);
-  const statement = sql`WITH RECURSIVE ${kept} ${written(o, show)}${raw(every)}
+  // message, pg's decode). Past the budget no text is returned, and (render-nested.ts) none
+  // written after the one that passed it.
+  const size = raw(`(SELECT coalesce(max(total), (SELECT spent FROM budget)) FROM steps)`);
+  const statement = sql`WITH RECURSIVE ${kept} ${budget} ${written(o, show)}
     SELECT 0 AS root, NULL::text AS j, (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM ${raw(keeps ? 'listed' : 'found')}) AS ids, ${size} AS bytes,
            ${raw(keeps && o.kept!.keepMissed ? `(SELECT array_agg(pk) FROM found)` : 'NULL::int[]')} AS missed
-    UNION ALL SELECT root, j, NULL, NULL, NULL FROM ${raw(texts)} WHERE ${size} <= ${o.maxBytes}::bigint`;
+    UNION ALL SELECT t.root, t.j, NULL, NULL, NULL FROM ${raw(texts)} ${raw(keeps ? 'WHERE' : 'AND')} ${size} <= ${o.maxBytes}::bigint`;
   const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(db, statement, 'bounded');
   const head = result.find((r) => r.root === 0)!;
-  if (head.missed) o.kept!.keeper.keep(o, head.missed);
+  const over = Number(head.bytes) > o.maxBytes;
+  // A refused answer keeps nothing.
+  if (head.missed && !over) o.kept!.keeper.keep(o, head.missed);
   const shown = result.filter((r) => r.root !== 0).sort((a, b) => a.root - b.root).map((r) => r.j!);
   // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
-  return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over: Number(head.bytes) > o.maxBytes };
+  return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over };
 }
 
-/** The statement that renders the entries `pks` (`entries.id`) as `o` does and keeps their texts (kept-texts.ts). */
-export function keepStatement(o: RenderOptions, pks: number[]): Sql {
+/**
+ * The statement that renders the entries `pks` (`entries.id`) as `o` does and keeps their texts
+ * (kept-texts.ts), within `maxBytes` (the workspace's budget of kept texts: the texts past it are
+ * not written).
+ */
+export function keepStatement(o: RenderOptions, pks: number[], maxBytes: number): Sql {
   return sql`WITH RECURSIVE found AS MATERIALIZED (SELECT u.pk, u.pos::int AS pos FROM unnest(${pks}::int[]) WITH ORDINALITY u(pk, pos)),
+    budget(max, spent) AS (SELECT ${maxBytes}::bigint, 0::bigint),
     ${written(o, { limit: KEEP_MAX })}, ${raw(depsOf({ ...o, types: reachable(o) }))}
-    INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps)
-    SELECT f.pk, ${variantOf(o)}, ${o.workspace.id}, t.j, d.deps FROM texts t JOIN found f ON f.pos = t.root JOIN deps d ON d.root = t.root
-    ON CONFLICT (entry_pk, variant) DO UPDATE SET text = EXCLUDED.text, deps = EXCLUDED.deps, workspace_id = EXCLUDED.workspace_id`;
+    INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps, bytes)
+    SELECT f.pk, ${variantOf(o)}, ${o.workspace.id}, t.j, d.deps, octet_length(t.j) FROM steps t JOIN found f ON f.pos = t.root JOIN deps d ON d.root = t.root
+     WHERE t.step > 0 AND t.total <= ${maxBytes}::bigint
+    ON CONFLICT (entry_pk, variant) DO UPDATE SET text = EXCLUDED.text, deps = EXCLUDED.deps, workspace_id = EXCLUDED.workspace_id, bytes = EXCLUDED.bytes, kept = DEFAULT`;
 }
