@@ -102,10 +102,18 @@ export function cat(parts: string[]): string {
 /** A JSON object key and its colon (and the comma before it unless `first`, and `after`), as a SQL literal. */
 export const jsonKey = (name: string, first: boolean, after = '') => literal(`${first ? '' : ','}${JSON.stringify(name)}:${after}`);
 
-/** SQL `text` written as text, with each of the `fragments`' markers in it replaced by that fragment (its parameters bound). */
-export function bindText(text: string, fragments: Record<string, Sql>): Sql {
-  const names = Object.keys(fragments);
-  if (!names.length) return raw(text);
-  const pieces = text.split(new RegExp(`(${names.map((n) => n.replace(/[$]/g, '\\$')).join('|')})`));
-  return pieces.reduce((acc, piece, i) => sql`${acc}${i % 2 ? fragments[piece] : raw(piece)}`, raw(''));
+/**
+ * A fragment whose values the code chose (ids, kinds: never a request's), as SQL text with each
+ * value a literal: for statements written as text (rendering), so that a condition has one source
+ * (a `sql` fragment) whichever way a statement is built. Numbers must be integers, strings and
+ * arrays of strings are quoted; anything else is refused.
+ */
+export function inline(fragment: Sql): string {
+  const value = (v: unknown): string => {
+    if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+    if (typeof v === 'string') return literal(v);
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return literal(`{${v.map((x) => `"${x.replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+    throw new Error(`inline: not a value the code chose: ${typeof v}`);
+  };
+  return fragment.strings.reduce((acc, s, i) => (i === 0 ? s : `${acc}${value(fragment.values[i - 1])}${s}`), '');
 }

@@ -26,6 +26,7 @@ import {
   rootOf,
   nameOf,
   ownFields,
+  relatedSight,
   targetsOf,
   type RenderOptions,
 } from './render-text';
@@ -65,7 +66,7 @@ export function nestable(o: RenderOptions): boolean {
 
 /**
  * The text of a full entry `a` of type `t` at `depth`, below the entries `path` (their
- * `entry_id`s, root first). Its relations' entries are `c<depth + 1>`, seen through `$sight<depth + 1>`.
+ * `entry_id`s, root first). Its relations' entries are `c<depth + 1>`.
  */
 function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number, path: string[]): string {
   const doc = `${a}d.data`;
@@ -93,7 +94,7 @@ function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: stri
   const targets = targetsOf(o, t, f);
   const value = `${a}d.data -> ${literal(f.name)}`;
   const names = (v: string) =>
-    `jsonb_typeof(${v}) = 'string' AND ${c}.entry_id = ${v} #>> '{}' AND ${c}.bucket_id = ${a}.bucket_id AND $sight${depth + 1} AND ${c}.content_type_id = ANY(${idList(targets)})`;
+    `jsonb_typeof(${v}) = 'string' AND ${c}.entry_id = ${v} #>> '{}' AND ${c}.bucket_id = ${a}.bucket_id AND ${relatedSight(o, c)} AND ${c}.content_type_id = ANY(${idList(targets)})`;
   // A field that accepts no type of the bucket shows nothing.
   if (!targets.length) return f.multiple ? `''` : `'null'`;
   const item = itemText(o, targets, c, depth + 1, path);
@@ -122,9 +123,6 @@ function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
   }
   return `coalesce((SELECT ${fileHole()} FROM (SELECT ${value} AS v) y JOIN ${fileJoin(o.workspace.id, 'y.v')}), 'null')`;
 }
-
-/** The markers of the related entries' sight, one per depth (bound by render.ts). */
-export const nestedSights = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => ({ marker: `$sight${i + 1}`, alias: `c${i + 1}` }));
 
 /**
  * `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes so far) of the

@@ -3,10 +3,10 @@
 // envelope around the fields, its own fields. `a` names a row of `entries`,
 // `doc` an expression of its document in the locale.
 import type { Config } from '../../config';
-import { cat, jsonKey, literal } from '../sql';
+import { cat, inline, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import type { TextKeeper } from './kept-texts';
-import { keptJson } from './store';
+import { keptJson, sightOn } from './store';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -33,6 +33,10 @@ export interface RenderOptions {
    */
   kept?: { keeper: TextKeeper; keepMissed: boolean };
 }
+
+/** What the answer may see of a related entry `alias` (typed, live, and published on delivery reads), as text. */
+export const relatedSight = (o: Pick<RenderOptions, 'workspace' | 'publishedOnly'>, alias: string) =>
+  inline(sightOn({ workspaceId: o.workspace.id, kinds: ['typed'], state: o.publishedOnly ? 'published' : 'live' }, alias));
 
 /** Where a row of `found` (`f`) stands among the roots: its `pos`, counted from the last shown one when reversed. */
 export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos');

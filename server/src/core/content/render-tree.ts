@@ -26,6 +26,7 @@ import {
   nameAmong,
   rootOf,
   ownFields,
+  relatedSight,
   targetsOf,
   type RenderOptions,
 } from './render-text';
@@ -82,7 +83,7 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
 
 /**
  * Every node of the expansion: the roots (depth 0), then level by level the entries the relation
- * fields of full nodes show (`$sight`: what the answer may see of related entries; of the bucket,
+ * fields of full nodes show (what the answer may see of related entries; of the bucket,
  * of a type the field accepts), each with `sib`, its place among its field's items, and the reason
  * it is only a reference (a cycle, past the depth, past its root's budget; `none`: a single
  * field's reference that shows nothing). `total`: the root's budget spent by its level and those
@@ -106,7 +107,7 @@ function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): str
                 WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${order} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
            p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root)
       FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'relation')} x
-      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND $sight AND r.content_type_id = ANY(x.targets)
+      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND ${relatedSight(o, 'r')} AND r.content_type_id = ANY(x.targets)
      WHERE p.reason IS NULL AND p.depth <= ${MAX_DEPTH} AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'relation')})
        AND x.n <= ${RELATION_WINDOW} AND (r.id IS NOT NULL OR NOT x.many))`;
 }

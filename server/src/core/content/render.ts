@@ -15,13 +15,13 @@
 import type { SqlRunner } from '../../db/database';
 import type { HoledJson } from '../../lib/fresh-json';
 import { fileHolesIn } from '../file-records';
-import { bindText, cat, literal, raw, rows, sql, type Sql } from '../sql';
+import { cat, literal, raw, rows, sql, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
 import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
 import { MAX_DEPTH, headParts, nameAmong, rootOf, targetsOf, type RenderOptions } from './render-text';
-import { nestable, nestedSights, nestedTexts } from './render-nested';
+import { nestable, nestedTexts } from './render-nested';
 import { runningTotal, treeTexts } from './render-tree';
-import { BASE_LOCALE, documentJoin, sightOn, keptJson } from './store';
+import { BASE_LOCALE, documentJoin, keptJson } from './store';
 
 export type { RenderOptions } from './render-text';
 
@@ -106,15 +106,8 @@ function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): 
   const key = JSON.stringify([o.rootTypes?.map((t) => t.id), o.locale, o.view, o.publishedOnly, o.workspace.id, o.workspace.name, o.config.baseUrl, show.limit, show.reverse === true]);
   const kept = byShape.get(key);
   if (kept) return kept;
-  // What the store lets this answer see of related entries: typed ones, published on delivery reads.
-  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: o.publishedOnly ? ('published' as const) : ('live' as const) };
   const reached = { ...o, types: reachable(o) };
-  const texts =
-    o.view === 'summary'
-      ? raw(summaries(reached, show))
-      : nestable(reached)
-        ? bindText(nestedTexts(reached, show), Object.fromEntries(nestedSights.map((s) => [s.marker, sightOn(related, s.alias)])))
-        : bindText(treeTexts(reached, show), { $sight: sightOn(related, 'r') });
+  const texts = raw(o.view === 'summary' ? summaries(reached, show) : nestable(reached) ? nestedTexts(reached, show) : treeTexts(reached, show));
   if (byShape.size < 200) byShape.set(key, texts);
   return texts;
 }
@@ -124,6 +117,24 @@ function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): 
  * their order), the first `show.limit` of them, in reverse order if asked, in one statement.
  */
 export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Promise<RenderedText> {
+  const statement = deliveryStatement(found, o, show);
+  const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(db, statement, 'bounded');
+  const head = result.find((r) => r.root === 0)!;
+  const over = Number(head.bytes) > o.maxBytes;
+  // A refused answer keeps nothing.
+  if (head.missed && !over) o.kept!.keeper.keep(o, head.missed);
+  const shown = result.filter((r) => r.root !== 0).sort((a, b) => a.root - b.root).map((r) => r.j!);
+  // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
+  return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over };
+}
+
+/**
+ * The delivery statement: the entries `found` gives, rendered as `o` asks, within its byte budget.
+ * Its first row (root 0): the ids found, the bytes written, the entries to keep; then a row per
+ * rendered entry (`root`, `j`). Built from the model and the request alone (snapshot tests print
+ * it for a fixture model: render-statement.test.ts); the caches wrap it.
+ */
+export function deliveryStatement(found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Sql {
   const keeps = o.kept !== undefined && o.view === 'full';
   // Kept texts: `found` is then what `listed` gives and no text is kept of (kept-texts.ts).
   const limit = Math.trunc(show.limit);
@@ -140,18 +151,10 @@ export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions,
   // message, pg's decode). Past the budget no text is returned, and (render-nested.ts) none
   // written after the one that passed it.
   const size = raw(`(SELECT coalesce(max(total), (SELECT spent FROM budget)) FROM steps)`);
-  const statement = sql`WITH RECURSIVE ${kept} ${budget} ${written(o, show)}
+  return sql`WITH RECURSIVE ${kept} ${budget} ${written(o, show)}
     SELECT 0 AS root, NULL::text AS j, (SELECT coalesce(array_agg(pk ORDER BY pos), '{}') FROM ${raw(keeps ? 'listed' : 'found')}) AS ids, ${size} AS bytes,
            ${raw(keeps && o.kept!.keepMissed ? `(SELECT array_agg(pk) FROM found)` : 'NULL::int[]')} AS missed
     UNION ALL SELECT t.root, t.j, NULL, NULL, NULL FROM ${raw(texts)} ${raw(keeps ? 'WHERE' : 'AND')} ${size} <= ${o.maxBytes}::bigint`;
-  const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(db, statement, 'bounded');
-  const head = result.find((r) => r.root === 0)!;
-  const over = Number(head.bytes) > o.maxBytes;
-  // A refused answer keeps nothing.
-  if (head.missed && !over) o.kept!.keeper.keep(o, head.missed);
-  const shown = result.filter((r) => r.root !== 0).sort((a, b) => a.root - b.root).map((r) => r.j!);
-  // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
-  return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over };
 }
 
 /**

@@ -18,12 +18,15 @@ import type { SqlRunner } from '../../../db/database';
 import type { HoledJson } from '../../../lib/fresh-json';
 import { invalidAt } from '../../errors';
 import { fileHole, fileHolesIn, fileJoin } from '../../file-records';
-import { bindText, cat, isoJson, jsonKey, literal, rows, sql, type Sql } from '../../sql';
+import { cat, inline, isoJson, jsonKey, literal, raw, rows, sql, type Sql } from '../../sql';
 import { documentJoin, sightOn, keptJson } from '../store';
 import type { FieldDef } from '../content-types';
 import type { JsonTree, Selected, Selection } from './parse';
 
 export const REFERENCE_BUDGET = 1000;
+
+/** The references left (the statement's `budget` CTE). */
+const LEFT = '(SELECT refs FROM budget)';
 
 export interface ProjectOptions {
   config: Config;
@@ -93,8 +96,9 @@ interface Built {
  * `parents`: a statement of the entries `a` ranges over (the level's), for the counting queries.
  */
 function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
-  // What the store lets a query see of related entries (`$sight_<alias>`, bound by projectionStatement), of the bucket and an accepted type.
-  const visible = (r: string, typeIds: number[]) => `$sight_${r} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
+  // What the store lets a query see of related entries (live typed entries of the workspace, drafts included), of the bucket and an accepted type.
+  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: 'live' as const };
+  const visible = (r: string, typeIds: number[]) => `${inline(sightOn(related, r))} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, ${r}d.data AS doc FROM entries ${r} ${documentJoin(r, o.locale)}`;
   // A selected key's value as text.
   const valueOf = (s: Selected): string => {
@@ -135,22 +139,20 @@ export function projectionStatement(page: Omit<PageSource, 'check'>, selection: 
   // 1; a level is looked for only while those above fit).
   const spent = built.levels.map((queries, i) => {
     const above = i ? `(SELECT n FROM spent${i})` : '0';
-    return `spent${i + 1} AS MATERIALIZED (SELECT ${above} + count(*) AS n FROM (SELECT DISTINCT id FROM (${queries.join(' UNION ALL ')}) q WHERE ${above} <= $left LIMIT $left + 1) d),\n`;
+    return `spent${i + 1} AS MATERIALIZED (SELECT ${above} + count(*) AS n FROM (SELECT DISTINCT id FROM (${queries.join(' UNION ALL ')}) q WHERE ${above} <= ${LEFT} LIMIT ${LEFT} + 1) d),\n`;
   });
   const total = spent.length ? `(SELECT n FROM spent${spent.length})` : '0';
   // The rows' text, built once the references fit, and returned only within the bytes left.
   const text = `${spent.join('')}rooted AS (${roots}),
-    texts AS (SELECT CASE WHEN ${total} <= $left THEN (SELECT string_agg(${row}, ',' ORDER BY e.page_pos) FROM rooted e) END AS t)
+    texts AS (SELECT CASE WHEN ${total} <= ${LEFT} THEN (SELECT string_agg(${row}, ',' ORDER BY e.page_pos) FROM rooted e) END AS t)
     SELECT ${total} AS refs,
            (SELECT to_jsonb(f) FROM found f ORDER BY f.page_pos LIMIT 1) AS first,
            (SELECT count(*) FROM found f WHERE f.page_pos > ${page.offset}) AS count,
            (SELECT coalesce(octet_length(t), 0) FROM texts) AS bytes,
-           (SELECT t FROM texts WHERE coalesce(octet_length(t), 0) <= $bytes) AS items`;
-  const left = { $left: sql`${o.budget.limit - o.budget.used}::bigint`, $bytes: sql`${o.bytes.limit - o.bytes.spent}::bigint` };
-  // Related entries: live typed entries of the workspace, drafts included, at each depth's alias.
-  const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: 'live' as const };
-  const sights = Object.fromEntries(Array.from({ length: built.levels.length }, (_, i) => [`$sight_r${i + 1}`, sightOn(related, `r${i + 1}`)]));
-  return { statement: sql`WITH found AS MATERIALIZED (${page.statement}), ${bindText(text, { ...left, ...sights })}`, picks: built.picks };
+           (SELECT t FROM texts WHERE coalesce(octet_length(t), 0) <= (SELECT bytes FROM budget)) AS items`;
+  // What is left of the references' and the bytes' budgets.
+  const budget = sql`budget(refs, bytes) AS (SELECT ${o.budget.limit - o.budget.used}::bigint, ${o.bytes.limit - o.bytes.spent}::bigint)`;
+  return { statement: sql`WITH ${budget}, found AS MATERIALIZED (${page.statement}), ${raw(text)}`, picks: built.picks };
 }
 
 /**
