@@ -2,7 +2,8 @@
 // produces, and every parse rule on its error path. (The black-box query tests run the same
 // statements on PostgreSQL and on the embedded database.)
 import { fieldErrors, renderFieldErrors } from '../src/lib/field-errors';
-import { compileFilter, compileSort } from '../src/core/query/compile';
+import { ROOT, compileFilter, compileSort } from '../src/core/query/compile';
+import type { FilterNode, Hop, Target } from '../src/core/query/ast';
 import { parseFields, parseFilter, parseSort } from '../src/core/query/parse';
 import { project } from '../src/core/query/run';
 import { requiresDocument } from '../src/core/query/candidates';
@@ -72,6 +73,37 @@ describe('filters', () => {
     expect(Object.keys(problems(nest(9)))).toEqual([`filter${'.$and.0'.repeat(8)}.$and`]);
     expect(problems({ a: { in: Array.from({ length: 99 }, (_, i) => i) } })).toEqual({});
     expect(Object.keys(problems({ a: { in: Array.from({ length: 99 }, (_, i) => i) }, b: { eq: 1 } }))).toEqual(['filter']);
+  });
+});
+
+describe('filters through relations', () => {
+  const scope = { ...ROOT, relations: { bucketId: 1, locale: 'en-US' } };
+  const hop = (field: string): Hop => ({ field, typeIds: [2] });
+  const through = (hops: string[], path: string): Target => hops.reduceRight<Target>((target, field) => ({ kind: 'related', hop: hop(field), target }), { kind: 'data', path: [path] });
+  const eq = (target: Target, value: string): FilterNode => ({ kind: 'condition', op: 'eq', target, value });
+  const subqueries = (node: FilterNode) => compileFilter(node, scope).toQuery().text.split('EXISTS (').length - 1;
+
+  it('writes a $or of conditions through one relation as one EXISTS per level, whatever their number', () => {
+    const many = (n: number, hops: string[]): FilterNode => ({ kind: 'or', items: Array.from({ length: n }, (_, i) => eq(through(hops, 'name'), `v${i}`)) });
+    expect(subqueries(many(1, ['author']))).toBe(1);
+    expect(subqueries(many(99, ['author']))).toBe(1);
+    expect(subqueries(many(99, ['author', 'mentor', 'mentor']))).toBe(3);
+    // Two relations: one each; a `some` on one of them joins its group.
+    const mixed: FilterNode = {
+      kind: 'or',
+      items: [eq(through(['author'], 'name'), 'a'), eq(through(['editor'], 'name'), 'b'), { kind: 'some', hop: hop('author'), filter: eq({ kind: 'data', path: ['age'] }, '3') }, eq(through(['author'], 'name'), 'c')],
+    };
+    expect(subqueries(mixed)).toBe(2);
+    // Each condition is still in it, ORed.
+    const { values } = compileFilter(mixed, scope).toQuery();
+    for (const v of ['a', 'b', 'c']) expect(JSON.stringify(values)).toContain(v);
+  });
+
+  it('keeps apart what is not "some entry there matches": $and, missing values, an @id eq', () => {
+    const and: FilterNode = { kind: 'and', items: [eq(through(['authors'], 'name'), 'a'), eq(through(['authors'], 'name'), 'b')] };
+    expect(subqueries(and)).toBe(2);
+    const missing: FilterNode = { kind: 'or', items: [{ kind: 'condition', op: 'eq', target: through(['author'], 'name'), value: null }, eq(through(['author'], 'name'), 'b')] };
+    expect(subqueries(missing)).toBe(2);
   });
 });
 

@@ -10,7 +10,7 @@
 // Data paths read `c.data` (the document of the query's locale), metadata reads `e`. An `eq` on a
 // data path is also written as jsonb containment, which the GIN index on documents serves.
 import { LosslessNumber, stringifyExact } from '../../lib/exact-json';
-import { join, raw, sql, type Sql } from '../sql';
+import { Sql, join, raw, sql } from '../sql';
 import type { Condition, FilterNode, Hop, MetaColumn, RelationScope, SortKey, Target } from './ast';
 import { COMPARE, columnCondition, columnOf, typedApplies, typedCondition, typedTable } from './typed';
 
@@ -183,10 +183,56 @@ function condition(c: Condition, scope: Scope): Sql {
   return id === undefined ? related : sql`(${holdsReference(target.hop, id, scope)} AND ${related})`;
 }
 
+/**
+ * What a node asks of the entries one hop leads to, when it is exactly "some entry there matches"
+ * (`EXISTS` over the hop): a condition through a relation (not about a missing value, not an
+ * `@id eq`, which tests the stored reference first) or a `some`.
+ */
+function throughHop(node: FilterNode): { hop: Hop; inner: FilterNode } | undefined {
+  if (node.kind === 'some') return node.filter.kind === 'condition' && idEquals(node.filter) !== undefined ? undefined : { hop: node.hop, inner: node.filter };
+  if (node.kind !== 'condition' || node.target.kind !== 'related') return undefined;
+  const c = node;
+  if ((c.op === 'eq' || c.op === 'ne') && c.value === null) return undefined;
+  if (c.op === 'in' && c.values.includes(null)) return undefined;
+  const inner = { ...c, target: (c.target as { target: Target }).target } as FilterNode;
+  return idEquals(inner as Condition) === undefined ? { hop: (c.target as { hop: Hop }).hop, inner } : undefined;
+}
+
+/** A hop's identity: two hops of one key lead to the same entries. */
+const hopKey = (hop: Hop) => JSON.stringify([hop.field, hop.typeIds, hop.column ?? null, hop.typedTarget ?? null]);
+
+/**
+ * `$or` items: those that ask "some entry one hop away matches" of the same hop are one `EXISTS`
+ * over that hop with their conditions ORed (some entry matches a or some matches b = some matches
+ * a or b), merged again at the next hop. A `$or` of 99 conditions three relations deep is then
+ * one subquery per level to plan, not 99 nested three deep (a plan of about 21 MB each).
+ */
+function orItems(items: FilterNode[], scope: Scope): Sql[] {
+  const groups = new Map<string, { hop: Hop; inners: FilterNode[] }>();
+  const out: (Sql | { hop: Hop; inners: FilterNode[] })[] = [];
+  for (const item of items) {
+    const through = throughHop(item);
+    if (!through) {
+      out.push(compileFilter(item, scope));
+      continue;
+    }
+    const key = hopKey(through.hop);
+    const group = groups.get(key);
+    if (group) group.inners.push(through.inner);
+    else {
+      const created = { hop: through.hop, inners: [through.inner] };
+      groups.set(key, created);
+      out.push(created);
+    }
+  }
+  return out.map((o) => (o instanceof Sql ? o : exists(o.hop, scope, (inner) => compileFilter(o.inners.length === 1 ? o.inners[0] : { kind: 'or', items: o.inners }, inner))));
+}
+
 export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
   if (node.kind === 'and' || node.kind === 'or') {
     if (node.items.length === 0) return raw(node.kind === 'and' ? 'true' : 'false');
-    return sql`(${join(node.items.map((n) => compileFilter(n, scope)), node.kind === 'and' ? ' AND ' : ' OR ')})`;
+    const items = node.kind === 'or' ? orItems(node.items, scope) : node.items.map((n) => compileFilter(n, scope));
+    return sql`(${join(items, node.kind === 'and' ? ' AND ' : ' OR ')})`;
   }
   if (node.kind === 'some') {
     const some = exists(node.hop, scope, (inner) => compileFilter(node.filter, inner));
