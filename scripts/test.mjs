@@ -13,7 +13,8 @@
 //     TEST_POOLER=1 runs the chosen tests that way.
 //   - It then ends with an embedded pass: the write paths' suites again on the embedded database,
 //     whose single connection a unit of work holds (a read that goes around the unit there waits
-//     forever, where PostgreSQL would only read older data).
+//     forever, where PostgreSQL would only read older data), and the largest model and the kept
+//     texts' bounds, which must hold on both databases.
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
 import { spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -79,7 +80,7 @@ if (mode === 'postgres' && !pooler) {
 }
 const poolerEnv = { WSAPI_TEST_POOLER: '1' };
 const slice = (names) => names.map((name) => `server/test/${name}\\.test\\.ts$`);
-const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database'];
+const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database', 'model-scale', 'kept-texts'];
 const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage'];
 const passes = own.length
   ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]

@@ -173,7 +173,7 @@ function specOperations(): Operations {
 
 function lookupCaches(): AppContext['lookups'] {
   const keys = new LookupCache<KeyRow>();
-  return { keys, contentTypes: keys.follower(1_000), authWorkspaces: keys.follower(1_000) };
+  return { keys, contentTypes: keys.follower(1_000), authWorkspaces: keys.follower(1_000), entryTypes: keys.follower(100_000, 10 * 60_000) };
 }
 
 export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {

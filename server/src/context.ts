@@ -38,6 +38,8 @@ export interface AppContext {
     contentTypes: LookupCache<Map<string, ContentTypeDef>>;
     /** Hosted-authentication settings of workspaces by name (http/auth-workspace.ts). */
     authWorkspaces: LookupCache<AuthWorkspaceRow>;
+    /** The content type id of a published entry by `<workspace id>:<entry ULID>` (an entry's type never changes; core/operations/entries.ts getEntry). */
+    entryTypes: LookupCache<number>;
   };
   /** Follows content changes of every process (http/response-cache.ts): a write confirms every process dropped its answers. */
   contentChanges: ResponseCache;

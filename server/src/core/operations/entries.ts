@@ -107,8 +107,12 @@ export async function getEntry(cx: OperationContext, entryId: string, query: Que
   const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
   let rootType: ContentTypeDef | undefined;
   if (!readsAtOnce(types)) {
-    const [entry] = await rows<{ type: number }>(cx.app.db, sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`, true);
-    rootType = entry && types.find((t) => t.id === entry.type);
+    // Kept per process: an entry's type never changes (a deleted entry's reads as not found below).
+    const typeId = await cx.app.lookups.entryTypes.get(`${cx.workspace.id}:${id}`, async () => {
+      const [entry] = await rows<{ type: number }>(cx.app.db, sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`, true);
+      return entry?.type;
+    });
+    rootType = types.find((t) => t.id === typeId);
     if (!rootType) throw new DomainError('not_found');
   }
   const found = pageIds(published(cx), where, { orderBy: raw('e.id'), limit: 1 });
