@@ -116,6 +116,7 @@ import {
   checkBuild,
   checkRoutes,
   cleanupAsync,
+  combineRounds,
   cpuBusy,
   createContentTypes,
   createDatabase,
@@ -126,12 +127,14 @@ import {
   keepDatabase,
   makeTempDir,
   measure,
+  measureSingle,
   measureSql,
   ms,
   pct,
   percentile,
   postgresReachable,
   printRouteTable,
+  rate,
   removeTempDir,
   root,
   runStandalone,
@@ -141,7 +144,9 @@ import {
   startServer,
   stopServer,
   tableLines,
+  times,
   typedBulkInsert,
+  verdict,
   withServerOutput,
   checkStatement,
   preparedPlan,
@@ -150,15 +155,15 @@ import {
   loadOptions,
 } from './support.mjs';
 
-const BUCKET = 'general';
-const PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry'];
-const ABILITIES = ['entries:read', 'entries:query', 'entries:write'];
+export const BUCKET = 'general';
+export const PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry'];
+export const ABILITIES = ['entries:read', 'entries:query', 'entries:write'];
 export const AUTHORS = 1000;
-const API_CREATED = { authors: 3, articles: 5 }; // through the API before the bulk inserts
+export const API_CREATED = { authors: 3, articles: 5 }; // through the API before the bulk inserts
 const TIMEZONES = ['UTC', 'Europe/Berlin'];
 const BATCH_SIZE = 100;
 const BATCH_WARMUP = 2;
-const LIST_SIZE = 50; // the v1 page's per_page
+export const LIST_SIZE = 50; // the v1 page's per_page
 const TARGETS = {
   page: { ratio: 5, p50: 20 },
   aggregate: { ratio: 0.9 },
@@ -188,7 +193,7 @@ export const CONTENT_TYPES = [
 
 const START = Date.UTC(2024, 0, 1); // 2024-01-01T00:00:00Z
 export const authorOf = (g) => 1 + (g % AUTHORS); // the author's number k
-const authorFields = (k) => ({ name: `author ${k}` });
+export const authorFields = (k) => ({ name: `author ${k}` });
 const iso = (msValue) => new Date(msValue).toISOString().replace('.000Z', 'Z');
 // (g mod 997) * 1.25 + 0.1 as a double prints as the exact decimal (checked for every residue),
 // which the SQL writes with trim_scale.
@@ -225,13 +230,15 @@ const PLAIN_ARTICLES = `INSERT INTO articles (id, title, amount, published_at, s
 // ---------------------------------------------------------------------------------------------
 // The questions
 
-const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
+export const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
 const batchPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/batch`;
-const entriesPath = (ws) => `/api/v1/${ws}/entries`;
-const listPath = (ws) => `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=articles&per_page=${LIST_SIZE}`;
+export const entriesPath = (ws) => `/api/v1/${ws}/entries`;
+/** The v1 list of a type (the articles unless `type` says otherwise), `perPage` a page. */
+export const listPath = (ws, type = 'articles', perPage = LIST_SIZE) => `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=${type}&per_page=${perPage}`;
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-const PAGE_QUERY = {
+/** The filtered page: published articles with amount > 100, newest first, 20, with their author's name. */
+export const PAGE_QUERY = {
   type: 'articles',
   filter: { state: { eq: 'published' }, amount: { gt: 100 } },
   sort: [{ field: 'published_at', direction: 'desc' }],
@@ -243,7 +250,8 @@ const PAGE_SQL = {
   values: [],
 };
 
-const aggregateQuery = (timezone) => ({
+/** The monthly aggregate of the articles' amounts in `timezone`. */
+export const aggregateQuery = (timezone) => ({
   type: 'articles',
   aggregate: { count: true, sum: ['amount'], avg: ['amount'] },
   groupBy: [{ field: 'published_at', interval: 'month', timezone }],
@@ -275,20 +283,22 @@ const ARTICLE_CHECK_SQL = `SELECT a.title, a.amount, to_char(a.published_at AT T
 const READ_CHECK_SQL = `${ARTICLE_CHECK_SQL} WHERE a.id = $1`;
 const LIST_CHECK_SQL = `${ARTICLE_CHECK_SQL} ORDER BY a.id LIMIT ${LIST_SIZE}`;
 
-const pageShapeOk = (body) =>
+/** The filtered page's answer: 20 rows of the four fields, and more to come. */
+export const pageShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length === 20 &&
   body.data.every((r) => isDeepStrictEqual(Object.keys(r).sort(), ['@id', 'amount', 'author', 'title']) && ULID_RE.test(r['@id']) && typeof r.author?.name === 'string') &&
   body.pagination?.hasMore === true;
 
-const aggregateShapeOk = (body) =>
+/** The monthly aggregate's answer: month groups with count, sum and avg, all on one page. */
+export const aggregateShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length > 0 &&
   body.data.every((r) => typeof r.group?.published_at === 'string' && Number.isInteger(r.count) && typeof r.sum?.amount === 'string' && typeof r.avg?.amount === 'string') &&
   body.pagination?.hasMore === false;
 
 /** A rendered article of the read by id: its fields, the author rendered with its name. */
-const readOk = (a) =>
+export const readOk = (a) =>
   ULID_RE.test(a?.id ?? '') &&
   a.status === 'published' &&
   /^title \d+$/.test(a.fields?.title ?? '') &&
@@ -297,7 +307,7 @@ const readOk = (a) =>
   /^author \d+$/.test(a.fields.author?.fields?.name ?? '');
 
 /** A v1 page of rendered articles (verifyList checks which ones). */
-const listShapeOk = (body) => Array.isArray(body.data) && body.data.length === LIST_SIZE && body.data.every(readOk) && typeof body.next_page_url === 'string';
+export const listShapeOk = (body) => Array.isArray(body.data) && body.data.length === LIST_SIZE && body.data.every(readOk) && typeof body.next_page_url === 'string';
 
 /** The routes loaded with autocannon (each answers 200, and what it should, before the load). */
 function loadRoutes(base, ws, key, seed) {
@@ -701,31 +711,6 @@ async function benchBatches(base, ws, key, client, seed, count, runs) {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Runs of one route as one row: answers and errors summed, the mean rate, the median p50, the worst p99. */
-function combineRounds(runs, secondsEach) {
-  const sum = (k) => runs.reduce((n, r) => n + (r[k] ?? 0), 0);
-  return {
-    rps: sum('rps') / runs.length,
-    ok: sum('ok'),
-    total: sum('total'),
-    seconds: secondsEach * runs.length,
-    p50: percentile(runs.map((r) => r.p50).sort((a, b) => a - b), 50),
-    p99: Math.max(...runs.map((r) => r.p99)),
-    non2xx: sum('non2xx'),
-    errors: sum('errors'),
-    timeouts: sum('timeouts'),
-    statusCodes: runs.map((r) => r.statusCodes).filter(Boolean).join(' '),
-    lastError: runs.findLast((r) => r.lastError)?.lastError,
-  };
-}
-
-/** Each route through the API with 1 connection, one run (a warm-up first, not counted). */
-async function measureSingle(routes, opts) {
-  const rows = [];
-  for (const r of routes) rows.push({ ...r, label: `${r.label} (1 connection)`, ...(await measure(r.url, r.headers, { ...opts, connections: 1 }, r.request)), seconds: opts.seconds });
-  return rows;
-}
-
 async function runPostgres({ adminUrl, opts, count, batchRuns }) {
   const dataDir = makeTempDir('wsapi-bench-anchor-');
   const db = await createDatabase(adminUrl);
@@ -904,10 +889,6 @@ async function runEmbedded({ opts, count }) {
 
 // ---------------------------------------------------------------------------------------------
 // Report
-
-const verdict = (ok) => (ok ? 'met' : 'MISSED');
-const rate = (row) => row.ok / row.seconds; // answers per second that were answers (2xx)
-const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '-');
 
 /** The checks before the load (`r`: a database's run), as lines to print. */
 function checkLines(r) {

@@ -67,6 +67,7 @@ import {
   checkBuild,
   checkRoutes,
   cleanupAsync,
+  combineRounds,
   cpuBusy,
   createContentTypes,
   createDatabase,
@@ -94,6 +95,7 @@ import {
   stopServer,
   typedBulkInsert,
   bulkMatchesApi,
+  verdict,
   withServerOutput,
   loadOptions,
 } from './support.mjs';
@@ -239,24 +241,6 @@ const aggregateSql = (typeId, timezone) => ({
       FROM g ORDER BY month COLLATE "C" NULLS LAST`,
   values: [typeId, timezone],
 });
-
-/** Runs of one route as one row: answers and errors summed, the mean rate, the median p50, the worst p99. */
-function combineRounds(runs, secondsEach) {
-  const sum = (k) => runs.reduce((n, r) => n + (r[k] ?? 0), 0);
-  return {
-    rps: sum('rps') / runs.length,
-    ok: sum('ok'),
-    total: sum('total'),
-    seconds: secondsEach * runs.length,
-    p50: percentile(runs.map((r) => r.p50).sort((a, b) => a - b), 50),
-    p99: Math.max(...runs.map((r) => r.p99)),
-    non2xx: sum('non2xx'),
-    errors: sum('errors'),
-    timeouts: sum('timeouts'),
-    statusCodes: runs.map((r) => r.statusCodes).filter(Boolean).join(' '),
-    lastError: runs.findLast((r) => r.lastError)?.lastError,
-  };
-}
 
 /** Differences between the API's aggregate rows and the SQL's (at most `max`). */
 function aggregateDiffs(api, expected, max = 8) {
@@ -744,8 +728,6 @@ async function runPostgres({ adminUrl, opts, count, batchRuns, concurrentBatches
 
 // ---------------------------------------------------------------------------------------------
 // Report
-
-const verdict = (ok) => (ok ? 'met' : 'MISSED');
 
 function report(r, count, opts) {
   printRouteTable(

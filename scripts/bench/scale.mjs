@@ -56,7 +56,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
-import { AUTHORS, BULK_SQL, CONTENT_TYPES, articleFields, authorOf } from './anchor.mjs';
+import { ABILITIES, AUTHORS, BUCKET, BULK_SQL, CONTENT_TYPES, PAGE_QUERY, PERMISSIONS, articleFields, authorOf, entriesPath, queryPath } from './anchor.mjs';
 import {
   DEFAULT_PG_URL,
   SERVER_SESSION_OPTIONS,
@@ -87,24 +87,11 @@ import {
 } from './support.mjs';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';
-const BUCKET = 'general';
-const PERMISSIONS = ['list-entries', 'view-entry', 'create-entry', 'update-entry'];
-const ABILITIES = ['entries:read', 'entries:query', 'entries:write'];
 const API_CREATED = { authors: 2, articles: 3 };
 const LISTENER_PREFIX = 'workspace-api listener';
 
 // The content types and rows of the anchor bench (anchor.mjs).
 const amountOf = (g) => articleFields(g, []).amount;
-
-const PAGE_QUERY = {
-  type: 'articles',
-  filter: { state: { eq: 'published' }, amount: { gt: 100 } },
-  sort: [{ field: 'published_at', direction: 'desc' }],
-  limit: 20,
-  fields: ['@id', 'title', 'amount', 'author.name'],
-};
-const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
-const entriesPath = (ws) => `/api/v1/${ws}/entries`;
 
 /** The page the seed implies: the 20 newest published articles with amount > 100. */
 function expectedPage(count) {

@@ -401,6 +401,12 @@ export const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' :
 /** The type of each property of an object (envelope comparisons). */
 export const shapeOf = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeOf(v)]));
 export const failed = (row) => row.non2xx > 0 || row.errors - row.timeouts > 0;
+/** A target's verdict: `met` or `MISSED`. */
+export const verdict = (ok) => (ok ? 'met' : 'MISSED');
+/** A row's 2xx answers per second (its `ok` over its `seconds`). */
+export const rate = (row) => row.ok / row.seconds;
+/** A ratio as `1.23×` (`-` when not finite). */
+export const times = (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '-');
 
 export function routeVerdict(row) {
   const t = row.target;
@@ -500,6 +506,31 @@ export async function measureSteady(routes, opts) {
   const rows = [];
   for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
   return rows;
+}
+
+/** Each route through the API with 1 connection, one run (a warm-up first, not counted). */
+export async function measureSingle(routes, opts) {
+  const rows = [];
+  for (const r of routes) rows.push({ ...r, label: `${r.label} (1 connection)`, ...(await measure(r.url, r.headers, { ...opts, connections: 1 }, r.request)), seconds: opts.seconds });
+  return rows;
+}
+
+/** Runs of one route as one row: answers and errors summed, the mean rate, the median p50, the worst p99. */
+export function combineRounds(runs, secondsEach) {
+  const sum = (k) => runs.reduce((n, r) => n + (r[k] ?? 0), 0);
+  return {
+    rps: sum('rps') / runs.length,
+    ok: sum('ok'),
+    total: sum('total'),
+    seconds: secondsEach * runs.length,
+    p50: percentile(runs.map((r) => r.p50).sort((a, b) => a - b), 50),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    statusCodes: runs.map((r) => r.statusCodes).filter(Boolean).join(' '),
+    lastError: runs.findLast((r) => r.lastError)?.lastError,
+  };
 }
 
 
