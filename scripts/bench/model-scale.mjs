@@ -107,6 +107,9 @@
 // BENCH_SERVER_WARMUP_SECONDS of the filtered page at 1 connection (not counted), then each
 // question at 1 connection; target: embedded p50 <= 3x PostgreSQL's p50 at 1 connection (with
 // fewer articles than on PostgreSQL unless BENCH_MODEL_EMBEDDED_ARTICLES says otherwise: printed).
+// Then the same distinct maximal queries there (one key, 10 at a time), with the server process's
+// RSS (PGlite keeps its plans in the server's own heap) before, after the first, at its peak
+// (every 0.5 s) and after all; target: it grows by at most 64 MB beyond what the first left.
 //
 // Prints: the wide probe; per workspace the load table (req/s, p50, p99, non-2xx); the summary
 // (question, A req/s, B req/s, B/A (2xx answers per second; target >= 0.8), A p50, B p50, A and B
@@ -1078,7 +1081,35 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
 // ---------------------------------------------------------------------------------------------
 // The embedded database
 
-async function runEmbedded({ opts, count }) {
+/**
+ * The distinct maximal queries on the embedded server, whose plans PGlite keeps in the server's own
+ * memory: its RSS before, after the first, at its peak (sampled every 0.5 s) and after all.
+ */
+async function embeddedMaximal(server, base, key, maximal) {
+  const rss = () => kbField(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'), 'VmRSS');
+  const body = (q) => ({ path: queryPath(WS_B), method: 'POST', body: JSON.stringify(maximalQuery(q, maximal.conditions, maximal.fields)) });
+  const before = rss();
+  const first = await ask(base, key, body(0));
+  const afterFirst = rss();
+  let peak = afterFirst;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, rss());
+      await sleep(500);
+    }
+  })();
+  const t = performance.now();
+  const rest = await runConcurrently(maximal.count - 1, 10, (q) => ask(base, key, body(q + 1)));
+  const restMs = performance.now() - t;
+  sampling = false;
+  await sampler;
+  const afterAll = rss();
+  rest.statuses[first.status] = (rest.statuses[first.status] ?? 0) + 1;
+  return { before, afterFirst, peak: Math.max(peak, afterAll), afterAll, firstMs: first.ms, restMs, statuses: rest.statuses, messages: rest.messages };
+}
+
+async function runEmbedded({ opts, count, maximal }) {
   const dataDir = makeTempDir('wsapi-bench-model-embedded-');
   const embedded = embeddedDatabase({ dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'error' } });
   const serve = async () => (await embedded.serve()).base;
@@ -1108,6 +1139,7 @@ async function runEmbedded({ opts, count }) {
     const page = routes.find((x) => x.route === 'page');
     if (opts.serverWarmupSeconds > 0) await measure(page.url, page.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, page.request);
     e.single = await measureSingle(routes, opts);
+    e.maximal = await embeddedMaximal(embedded.server, base, key, maximal);
     return e;
   } finally {
     const stopped = await embedded.close();
@@ -1250,6 +1282,13 @@ function report(r, e, opts) {
       console.log(line);
     if (e.count !== r.count) console.log(`  (${e.count.toLocaleString('en-US')} articles embedded, ${r.count.toLocaleString('en-US')} on PostgreSQL: the page and the aggregate compare different sizes)`);
     if (e.check.problems.length) console.log(`  WARNING: before the load: ${e.check.problems.join('; ')}`);
+    const x = e.maximal;
+    const grewKb = x.peak - x.afterFirst;
+    const heapOk = grewKb <= TARGETS.memoryGrowthMb * MB && Object.keys(x.statuses).every((st) => st === '200');
+    console.log(`model-scale: embedded: the same ${r.maximal.count ?? ''} distinct maximal queries (one key, 10 at a time): ${statusText(x.statuses)}, the first in ${ms(x.firstMs)} ms, the rest in ${seconds(x.restMs)}`);
+    for (const msg of x.messages) console.log(`    ${msg}`);
+    console.log(`  the server process's RSS: before ${mb(x.before)} MB, after the first ${mb(x.afterFirst)} MB, peak (every 0.5 s) ${mb(x.peak)} MB, after all ${mb(x.afterAll)} MB; grew beyond the first ${mb(grewKb)} MB (target <= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`);
+    targets.push(`embedded distinct maximal queries: the server's RSS grew ${mb(grewKb)} MB beyond the first (<= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`);
   }
   return targets;
 }
@@ -1289,7 +1328,7 @@ export async function benchModelScale(options = {}) {
       return { result, embedded, invalid };
     }
     result = await runPostgres({ adminUrl, opts, count, distinctQueries });
-    if (withEmbedded) embedded = await runEmbedded({ opts, count: embeddedCount });
+    if (withEmbedded) embedded = await runEmbedded({ opts, count: embeddedCount, maximal: { ...result.maximal, count: distinctQueries } });
     const targets = report(result, embedded, opts);
     if ([...result.rows[WS_A], ...result.rows[WS_B], ...result.single, ...(embedded?.single ?? [])].some(failed)) invalid = true;
     console.log(`model-scale targets: ${targets.join('; ')}`);
