@@ -14,9 +14,9 @@
 // deletes what it wrote. One keep at a time per process: a miss while one runs is kept at a later
 // miss. File URLs stay holes, filled per answer (lib/fresh-json.ts).
 //
-// Bounded: each workspace's texts hold at most KEPT_TEXTS_MB. A keep writes none past it (its
-// rendering stops there), then deletes the workspace's oldest kept texts beyond it, under the same
-// lock.
+// Bounded: each workspace's texts hold at most KEPT_TEXTS_MB. A keep writes none past it (nested
+// rendering stops there; breadth-first rendering writes the page, then keeps what fits), then
+// deletes the workspace's oldest kept texts beyond it, under the same lock.
 import { createHash } from 'node:crypto';
 import type { Database } from '../../db/database';
 import type { Logger } from '../../lib/logger';
