@@ -191,18 +191,25 @@ describe('the most content types a workspace holds', () => {
     const full = await entriesWorkspace(s);
     const names = Array.from({ length: MAX_CONTENT_TYPES }, (_, i) => `k${i}`);
     // Each type relates to itself and the first. The first and the last through the API; the
-    // 498 between written as the API writes them, in one statement (the API's 498 creations
+    // 498 between written as the API writes them, in SQL (the API's 498 creations
     // would take a minute of the suite: each builds its table under the workspace's lock).
     const make = (name: string) => createContentType(s, full.ws, 'general', { name, fields: [{ name: 'title', type: 'text' }, { name: 'n', type: 'number' }, { name: 'next', type: 'relation', targets: [...new Set([name, 'k0'])] }] });
     const first = await make('k0');
-    await s.server.app.db.query(
-      `WITH t AS (INSERT INTO content_types (bucket_id, name, name_field, created_at, updated_at)
-                  SELECT b.id, 'k' || g, 'title', now(), now() FROM buckets b, generate_series(1, $2::int) g WHERE b.id = (SELECT bucket_id FROM content_types WHERE id = $1) RETURNING id, name)
-       INSERT INTO field_definitions (content_type_id, position, name, type, format, multiple, required, "unique", targets, cascade_on_delete)
-       SELECT t.id, f.position, f.name, f.type, f.format, false, false, false, CASE f.name WHEN 'next' THEN ARRAY[t.name, 'k0'] ELSE '{}' END, false
-         FROM t CROSS JOIN (VALUES (0, 'title', 'text', NULL), (1, 'n', 'number', NULL), (2, 'next', 'relation', NULL)) f(position, name, type, format)`,
-      [first.id, MAX_CONTENT_TYPES - 2],
-    );
+    // In steps of 50, each followed by a turn of the event loop: the embedded database runs on
+    // this thread, and one statement of all 498 blocked it for about 5 s, past the server's
+    // keep-alive timeout, so that the server closed the client's idle connection only as the next
+    // request was sent on it (ECONNRESET). Between steps the client's own timer closes it first.
+    for (let from = 1; from < MAX_CONTENT_TYPES - 1; from += 50) {
+      await s.server.app.db.query(
+        `WITH t AS (INSERT INTO content_types (bucket_id, name, name_field, created_at, updated_at)
+                    SELECT b.id, 'k' || g, 'title', now(), now() FROM buckets b, generate_series($2::int, $3::int) g WHERE b.id = (SELECT bucket_id FROM content_types WHERE id = $1) RETURNING id, name)
+         INSERT INTO field_definitions (content_type_id, position, name, type, format, multiple, required, "unique", targets, cascade_on_delete)
+         SELECT t.id, f.position, f.name, f.type, f.format, false, false, false, CASE f.name WHEN 'next' THEN ARRAY[t.name, 'k0'] ELSE '{}' END, false
+           FROM t CROSS JOIN (VALUES (0, 'title', 'text', NULL), (1, 'n', 'number', NULL), (2, 'next', 'relation', NULL)) f(position, name, type, format)`,
+        [first.id, from, Math.min(from + 49, MAX_CONTENT_TYPES - 2)],
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     expect((await make(names[MAX_CONTENT_TYPES - 1])).fields).toHaveLength(3);
     // Written around the API, the same definitions as the API's (the first's fields).
     const middle = await s.admin.get(`/admin/v1/workspaces/${full.ws}/buckets/general/content-types/k1`);
