@@ -7,7 +7,7 @@ import cors from '@koa/cors';
 import type { Config } from './config';
 import type { AppContext } from './context';
 import { Clock } from './clock';
-import { openDatabase, sessionSettingsDiffer, type Database } from './db/database';
+import { openDatabase, sessionConnectQuery, sessionSettingsDiffer, type Database } from './db/database';
 import { migrate, withSchemaLock } from './db/migrate';
 import { MESSAGES, errorResponder, notFound } from './http/errors';
 import { requestId } from './http/request-id';
@@ -182,7 +182,12 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   if (config.databasePooler === 'transaction') {
     const differ = await sessionSettingsDiffer(db, config.databaseStatementTimeoutMs);
     // Not refused: the server answers correctly without them, only slower or without a time bound.
-    if (differ.length) log.error('behind the pooler the server connections lack these settings: set them on the role (ALTER ROLE … SET) or in the pooler\'s connect_query', { settings: differ });
+    if (differ.length) {
+      log.error('behind the pooler the server connections lack these settings: set them on the role (ALTER ROLE … SET) or in the pooler\'s connect_query', {
+        settings: differ,
+        connect_query: sessionConnectQuery(config.databaseStatementTimeoutMs),
+      });
+    }
   }
   const jobs = new JobQueue(db, log);
   const app = {

@@ -163,8 +163,11 @@ function secret(env: Env, name: string, dataDir: string): { value: string; gener
 /** PostgreSQL's largest statement_timeout (an int of milliseconds): a larger one would fail every connection. */
 const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
 
+/** DATABASE_STATEMENT_TIMEOUT_MS when unset. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
 function statementTimeoutMs(env: Env): number {
-  const ms = integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000);
+  const ms = integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS);
   if (ms > MAX_STATEMENT_TIMEOUT_MS) throw new ConfigError(`DATABASE_STATEMENT_TIMEOUT_MS must be at most ${MAX_STATEMENT_TIMEOUT_MS}, got "${env.DATABASE_STATEMENT_TIMEOUT_MS}"`);
   return ms;
 }

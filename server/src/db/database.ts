@@ -135,11 +135,24 @@ const SESSION_SETTINGS = ['max_parallel_workers_per_gather=0', 'random_page_cost
  * `name=value` (empty when all hold).
  */
 export async function sessionSettingsDiffer(db: SqlRunner, statementTimeoutMs: number): Promise<string[]> {
-  const wanted = [...SESSION_SETTINGS, `statement_timeout=${statementTimeoutMs}`].map((s) => s.split('='));
+  const wanted = sessionSettings(statementTimeoutMs).map((s) => s.split('='));
   const { rows } = await db.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [wanted.map(([n]) => n)]);
   const have = new Map(rows.map((r) => [r.name, r.setting]));
   return wanted.filter(([n, v]) => have.get(n) !== v).map(([n, v]) => `${n}=${v}`);
 }
+
+const sessionSettings = (statementTimeoutMs: number) => [...SESSION_SETTINGS, `statement_timeout=${statementTimeoutMs}`];
+
+/**
+ * The settings as a pooler's `connect_query` (PgBouncer runs it on each server connection it
+ * opens): what the start-up log suggests behind a pooler. Without them the planner compiles
+ * (JIT) the larger delivery statements, seconds each.
+ */
+export const sessionConnectQuery = (statementTimeoutMs: number) =>
+  sessionSettings(statementTimeoutMs)
+    .map((s) => s.split('='))
+    .map(([name, value]) => `SET ${name} = ${value}`)
+    .join('; ');
 
 const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
 

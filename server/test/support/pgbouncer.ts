@@ -18,16 +18,20 @@ export interface Pgbouncer {
 
 /**
  * `poolSize` server connections per database; `userConnections`, when given, caps the server
- * connections of all databases together (every test database is the postgres user's).
+ * connections of all databases together (every test database is the postgres user's);
+ * `connectQuery`, when given, runs on each server connection PgBouncer opens.
  */
-export async function startPgbouncer(port: number, { poolSize, userConnections }: { poolSize: number; userConnections?: number }): Promise<Pgbouncer> {
+export async function startPgbouncer(
+  port: number,
+  { poolSize, userConnections, connectQuery }: { poolSize: number; userConnections?: number; connectQuery?: string },
+): Promise<Pgbouncer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'wsapi-pgbouncer-'));
   writeFileSync(path.join(dir, 'users.txt'), '"postgres" ""\n');
   writeFileSync(
     path.join(dir, 'pgbouncer.ini'),
     [
       '[databases]',
-      '* = host=127.0.0.1 port=5432',
+      `* = host=127.0.0.1 port=5432${connectQuery ? ` connect_query='${connectQuery.replaceAll("'", "''")}'` : ''}`,
       '[pgbouncer]',
       `listen_addr = 127.0.0.1`,
       `listen_port = ${port}`,

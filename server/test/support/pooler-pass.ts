@@ -2,11 +2,17 @@
 // mode that every test server of the run reaches its database through (support/server.ts), its
 // connections sampled while the tests run (four times a second), and a closing check that the run
 // went through it with no more server connections than it allows.
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../src/config';
+import { sessionConnectQuery } from '../../src/db/database';
 import { startPgbouncer, type Pgbouncer } from './pgbouncer';
 import { freePort } from './ports';
 
-/** Server connections per test database, and for all of them together. */
-const POOL = { poolSize: 3, userConnections: 10 };
+/**
+ * Server connections per test database, and for all of them together; on each, the session
+ * settings the README asks of a pooler (its start-up log names them), the statement timeout the
+ * test servers' default.
+ */
+const POOL = { poolSize: 3, userConnections: 10, connectQuery: sessionConnectQuery(DEFAULT_STATEMENT_TIMEOUT_MS) };
 
 interface PoolerPass {
   bouncer: Pgbouncer;
