@@ -266,27 +266,39 @@ describe('its bounds', () => {
       }
       const kept = async () =>
         (await small.server.app.db.query<{ entry_id: string; bytes: number }>('SELECT e.entry_id, k.bytes FROM entry_texts k JOIN entries e ON e.id = k.entry_pk ORDER BY k.kept')).rows;
-      // 15 notes of 100 KB: over the answer's 1 MB, refused, and nothing kept of it.
-      const db = small.server.app.db;
-      const original = db.query;
-      const statements: { text: string; values?: unknown[] }[] = [];
-      db.query = ((text: string, values?: unknown[], prepare?: never) => (statements.push({ text, values }), original.call(db, text, values, prepare))) as typeof db.query;
-      let refused: TestResponse;
-      try {
-        refused = await ws.api.get(`${list}&per_page=15`);
-      } finally {
-        db.query = original;
+      // 15 entries of 100 KB: over the answer's 1 MB, refused, and nothing kept of it; its
+      // rendering stopped once past the budget: the bytes it wrote are the budget's and one text
+      // more (about 100 KB), not the 15 texts' 1.5 MB. Both forms (render.ts): notes are rendered
+      // nested, chains (a multiple relation to their own type) breadth first.
+      expect((await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'chain', fields: [{ name: 'text', type: 'text' }, { name: 'more', type: 'text' }, { name: 'next', type: 'relation', targets: ['chain'], multiple: true }] })).status).toBe(201);
+      const chains = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=chain`;
+      const end = await ws.api.post(chains, { fields: { text: 'end' }, status: 'published' });
+      for (let i = 0; i < 15; i++) {
+        const res = await ws.api.post(chains, { fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000), next: [end.body.id] }, status: 'published' });
+        expect(res.status).toBe(201);
       }
-      expect(refused.status).toBe(422);
-      await small.server.app.keeper!.settled();
-      expect(await kept()).toEqual([]);
-      // Its rendering stopped once past the budget: the bytes it wrote are the budget's and one
-      // text more (about 100 KB), not the 15 texts' 1.5 MB.
-      const render = statements.find((q) => q.text.includes('steps(step, root, j, total)'))!;
-      const [head] = (await db.query<{ root: number; bytes: number }>(render.text, render.values)).rows;
-      expect(head.root).toBe(0);
-      expect(Number(head.bytes)).toBeGreaterThan(1024 * 1024);
-      expect(Number(head.bytes)).toBeLessThan(1024 * 1024 + 110_000);
+      const db = small.server.app.db;
+      for (const [path, form] of [[list, 'nested'], [chains, 'tree']] as const) {
+        const original = db.query;
+        const statements: { text: string; values?: unknown[] }[] = [];
+        db.query = ((text: string, values?: unknown[], prepare?: never) => (statements.push({ text, values }), original.call(db, text, values, prepare))) as typeof db.query;
+        let refused: TestResponse;
+        try {
+          refused = await ws.api.get(`${path}&per_page=15`);
+        } finally {
+          db.query = original;
+        }
+        expect({ form, status: refused.status }).toEqual({ form, status: 422 });
+        await small.server.app.keeper!.settled();
+        expect(await kept()).toEqual([]);
+        const render = statements.find((q) => q.text.includes('steps(step, root, j, total)'))!;
+        expect({ form, tree: render.text.includes('tree AS (') }).toEqual({ form, tree: form === 'tree' });
+        const [head] = (await db.query<{ root: number; bytes: number }>(render.text, render.values)).rows;
+        expect({ form, root: head.root }).toEqual({ form, root: 0 });
+        expect(Number(head.bytes)).toBeGreaterThan(1024 * 1024);
+        // A chain's text holds the small chain it relates to too (a few hundred bytes).
+        expect({ form, within: Number(head.bytes) < 1024 * 1024 + 110_000 }).toEqual({ form, within: true });
+      }
       // Pages of 5 (500 KB each) are kept, past 1 MB the oldest go.
       const pages: unknown[] = [];
       let url: string | null = `${list}&per_page=5`;

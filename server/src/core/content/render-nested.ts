@@ -23,10 +23,10 @@ import {
   isSpecial,
   itemsOf,
   nameAmong,
-  rootOf,
   nameOf,
   ownFields,
   relatedSight,
+  steppedTexts,
   targetsOf,
   type RenderOptions,
 } from './render-text';
@@ -124,21 +124,12 @@ function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
   return `coalesce((SELECT ${fileHole()} FROM (SELECT ${value} AS v) y JOIN ${fileJoin(o.workspace.id, 'y.v')}), 'null')`;
 }
 
-/**
- * `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes so far) of the
- * first `show.limit` entries `found` gives, in the answer's order: one root a step, each text
- * written only while the answer is within `budget.max` (the bytes `budget.spent` already, and a
- * comma per text). The step that passes it is the last: no text is written past the budget.
- */
+/** `roots` and `steps` (render-text.ts steppedTexts) of the first `show.limit` entries `found` gives, each root's text one expression. */
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const pos = rootOf(show);
   const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
-  return `roots AS MATERIALIZED (SELECT f.pk, ${pos}::int AS root, row_number() OVER (ORDER BY ${pos}) AS step FROM found f WHERE f.pos <= ${Math.trunc(show.limit)}),
-    steps(step, root, j, total) AS (
-      SELECT 0::bigint, 0, NULL::text, (SELECT spent FROM budget)
-      UNION ALL
-      SELECT s.step + 1, x.root, x.j, s.total + octet_length(x.j) + 1 FROM steps s CROSS JOIN LATERAL (
-        SELECT r.root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
-          FROM roots r JOIN entries r0 ON r0.id = r.pk ${documentJoin('r0', o.locale)} WHERE r.step = s.step + 1) x
-       WHERE s.total <= (SELECT max FROM budget))`;
+  return steppedTexts(
+    show,
+    `SELECT r.root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
+       FROM roots r JOIN entries r0 ON r0.id = r.pk ${documentJoin('r0', o.locale)} WHERE r.step = s.step + 1`,
+  );
 }

@@ -43,6 +43,24 @@ export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reve
 
 export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
 
+/**
+ * `roots` (the first `show.limit` rows of `found`: `pk`, `root`, `step`, one step per root in the
+ * answer's order) and `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes
+ * so far): each root's text written only while the answer is within `budget.max` (the bytes
+ * `budget.spent` already, and a comma per text). The step that passes it is the last: no text is
+ * written past the budget. `text`: a subquery of the root at step `s.step + 1` (`roots r WHERE
+ * r.step = s.step + 1`) giving its `root` and `j`.
+ */
+export function steppedTexts(show: { limit: number; reverse?: boolean }, text: string): string {
+  const pos = rootOf(show);
+  return `roots AS MATERIALIZED (SELECT f.pk, ${pos}::int AS root, row_number() OVER (ORDER BY ${pos}) AS step FROM found f WHERE f.pos <= ${Math.trunc(show.limit)}),
+    steps(step, root, j, total) AS (
+      SELECT 0::bigint, 0, NULL::text, (SELECT spent FROM budget)
+      UNION ALL
+      SELECT s.step + 1, w.root, w.j, s.total + octet_length(w.j) + 1 FROM steps s CROSS JOIN LATERAL (${text}) w
+       WHERE s.total <= (SELECT max FROM budget))`;
+}
+
 /** Content type ids as an int[] literal. */
 export const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 

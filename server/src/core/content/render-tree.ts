@@ -24,9 +24,9 @@ import {
   isSpecial,
   itemsOf,
   nameAmong,
-  rootOf,
   ownFields,
   relatedSight,
+  steppedTexts,
   targetsOf,
   type RenderOptions,
 } from './render-text';
@@ -89,17 +89,16 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
  * field's reference that shows nothing). `total`: the root's budget spent by its level and those
  * above.
  */
-function tree(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const pos = rootOf(show);
+function tree(o: RenderOptions): string {
   const child = `p.key || ${at('lo.n')} || ${at('x.idx + 1')} || ${at('x.n')}`;
   // The order of `child` (keys of one level are of one length and sort as their positions), as
   // columns: the budget's window then sorts as `sib`'s, and PostgreSQL sorts the level once.
   const order = 'p.key, lo.n, x.idx, x.n';
   const eligible = `r.id IS NOT NULL AND r.entry_id <> ALL(p.anc) AND p.depth < ${MAX_DEPTH}`;
   return `tree AS (
-    SELECT 0 AS depth, ${pos}::int AS root, ${at(pos)} AS key, 1::bigint AS sib, ${nodeColumns(o, 'e')},
+    SELECT 0 AS depth, rt.root, ${at('rt.root')} AS key, 1::bigint AS sib, ${nodeColumns(o, 'e')},
            ARRAY[e.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
-      FROM found f JOIN entries e ON e.id = f.pk WHERE f.pos <= ${Math.trunc(show.limit)}
+      FROM roots rt JOIN entries e ON e.id = rt.pk WHERE rt.step = s.step + 1
     UNION ALL
     SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.root, p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, 'r')},
            p.anc || r.entry_id,
@@ -175,13 +174,17 @@ function pieces(o: RenderOptions): string {
   ].join('\nUNION ALL ');
 }
 
-/** `steps` (`step`, `root`, `j`: its rendered entry, `total`: the answer's bytes so far, as render-nested.ts has them) of the first `show.limit` entries `found` gives. */
+/**
+ * `roots` and `steps` (render-text.ts steppedTexts) of the first `show.limit` entries `found`
+ * gives: each root expanded and written on its own step (its budget of related entries is its
+ * own), so that no root is expanded once the answer passed its byte budget.
+ */
 export const treeTexts = (o: RenderOptions, show: { limit: number; reverse?: boolean }) =>
-  `${tree(o, show)},\n${held(o)},\ntexts AS (SELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root),\n${runningTotal('texts')}`;
+  steppedTexts(show, `WITH RECURSIVE ${tree(o)},\n${held(o)}\nSELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root`);
 
 /**
- * `steps` of a CTE of texts (`root`, `j`) written whole: their running total (budget.spent first,
- * and a comma per text). Here every text is written before the budget is compared.
+ * `steps` of a CTE of texts (`root`, `j`) written whole (summaries: a head each): their running
+ * total (budget.spent first, and a comma per text), compared once all are written.
  */
 export const runningTotal = (texts: string) =>
   `steps AS (SELECT row_number() OVER w AS step, root, j, (SELECT spent FROM budget) + sum(octet_length(j) + 1) OVER w AS total FROM ${texts} WINDOW w AS (ORDER BY root))`;
