@@ -11,6 +11,7 @@
 import { cat, jsonKey, literal } from '../sql';
 import { fileHole, fileJoin } from '../file-records';
 import { documentJoin } from './store';
+import { PART, ROW, docRow, nestedRow } from './render-aliases';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import {
   MAX_DEPTH,
@@ -69,7 +70,7 @@ export function nestable(o: RenderOptions): boolean {
  * `entry_id`s, root first). Its relations' entries are `c<depth + 1>`.
  */
 function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number, path: string[]): string {
-  const doc = `${a}d.data`;
+  const doc = `${docRow(a)}.data`;
   const below = [...path, `${a}.entry_id`];
   const parts = [`'{'`];
   let from = 0;
@@ -90,9 +91,9 @@ function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number
  * in order; a multiple field skips the others, a single field's reads `null`.
  */
 function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: string, depth: number, path: string[]): string {
-  const c = `c${depth + 1}`;
+  const c = nestedRow(depth + 1);
   const targets = targetsOf(o, t, f);
-  const value = `${a}d.data -> ${literal(f.name)}`;
+  const value = `${docRow(a)}.data -> ${literal(f.name)}`;
   const names = (v: string) =>
     `jsonb_typeof(${v}) = 'string' AND ${c}.entry_id = ${v} #>> '{}' AND ${c}.bucket_id = ${a}.bucket_id AND ${relatedSight(o, c)} AND ${c}.content_type_id = ANY(${idList(targets)})`;
   // A field that accepts no type of the bucket shows nothing.
@@ -107,7 +108,7 @@ function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: stri
 
 /** A related entry `c` (of one of `targets`) at `depth`: compact for a cycle or past the depth, else in full. */
 function itemText(o: RenderOptions, targets: readonly ContentTypeDef[], c: string, depth: number, path: string[]): string {
-  const compact = (reason: string) => compactText(o, c, nameAmong(targets, `${c}.content_type_id`, `${c}d.data`), `'${reason}'`);
+  const compact = (reason: string) => compactText(o, c, nameAmong(targets, `${c}.content_type_id`, `${docRow(c)}.data`), `'${reason}'`);
   const full =
     depth > MAX_DEPTH
       ? compact('depth')
@@ -126,10 +127,11 @@ function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
 
 /** `roots` and `steps` (render-text.ts steppedTexts) of the first `show.limit` entries `found` gives, each root's text one expression. */
 export function nestedTexts(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
-  const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, 'r0', 0, [])}`);
+  const [r, s, r0] = [ROW.root, ROW.step, nestedRow(0)];
+  const byType = (o.rootTypes ?? o.types).map((t) => `WHEN ${t.id} THEN ${entryText(o, t, r0, 0, [])}`);
   return steppedTexts(
     show,
-    `SELECT r.root, ${byType.length ? `CASE r0.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
-       FROM roots r JOIN entries r0 ON r0.id = r.pk ${documentJoin('r0', o.locale)} WHERE r.step = s.step + 1`,
+    `SELECT ${r}.root, ${byType.length ? `CASE ${r0}.content_type_id ${byType.join(' ')} END` : 'NULL::text'} AS j
+       FROM ${PART.roots} ${r} JOIN entries ${r0} ON ${r0}.id = ${r}.pk ${documentJoin(r0, o.locale)} WHERE ${r}.step = ${s}.step + 1`,
   );
 }

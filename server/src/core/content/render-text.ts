@@ -7,6 +7,7 @@ import { cat, inline, jsonKey, literal } from '../sql';
 import type { ContentTypeDef, FieldDef } from './content-types';
 import type { TextKeeper } from './kept-texts';
 import { keptJson, sightOn } from './store';
+import { PART, ROW } from './render-aliases';
 
 export const RELATION_WINDOW = 25;
 export const MAX_DEPTH = 3;
@@ -39,7 +40,7 @@ export const relatedSight = (o: Pick<RenderOptions, 'workspace' | 'publishedOnly
   inline(sightOn({ workspaceId: o.workspace.id, kinds: ['typed'], state: o.publishedOnly ? 'published' : 'live' }, alias));
 
 /** Where a row of `found` (`f`) stands among the roots: its `pos`, counted from the last shown one when reversed. */
-export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - f.pos)` : 'f.pos');
+export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - ${ROW.found}.pos)` : `${ROW.found}.pos`);
 
 export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
 
@@ -53,12 +54,13 @@ export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'a
  */
 export function steppedTexts(show: { limit: number; reverse?: boolean }, text: string): string {
   const pos = rootOf(show);
-  return `roots AS MATERIALIZED (SELECT f.pk, ${pos}::int AS root, row_number() OVER (ORDER BY ${pos}) AS step FROM found f WHERE f.pos <= ${Math.trunc(show.limit)}),
-    steps(step, root, j, total) AS (
-      SELECT 0::bigint, 0, NULL::text, (SELECT spent FROM budget)
+  const [f, s, w] = [ROW.found, ROW.step, ROW.written];
+  return `${PART.roots} AS MATERIALIZED (SELECT ${f}.pk, ${pos}::int AS root, row_number() OVER (ORDER BY ${pos}) AS step FROM ${PART.found} ${f} WHERE ${f}.pos <= ${Math.trunc(show.limit)}),
+    ${PART.steps}(step, root, j, total) AS (
+      SELECT 0::bigint, 0, NULL::text, (SELECT spent FROM ${PART.budget})
       UNION ALL
-      SELECT s.step + 1, w.root, w.j, s.total + octet_length(w.j) + 1 FROM steps s CROSS JOIN LATERAL (${text}) w
-       WHERE s.total <= (SELECT max FROM budget))`;
+      SELECT ${s}.step + 1, ${w}.root, ${w}.j, ${s}.total + octet_length(${w}.j) + 1 FROM ${PART.steps} ${s} CROSS JOIN LATERAL (${text}) ${w}
+       WHERE ${s}.total <= (SELECT max FROM ${PART.budget}))`;
 }
 
 /** Content type ids as an int[] literal. */

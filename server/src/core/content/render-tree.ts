@@ -9,7 +9,8 @@
 // fields, the brackets of its relation and attachment fields) keyed within its own key, so that
 // one ordered aggregate per root writes the whole answer in document order: a related entry's
 // text falls between its field's brackets. A single field whose reference shows nothing has a
-// node of its own that reads `null`.
+// node of its own that reads `null`. Its nodes are `p` (ROW.node) and the entries their references
+// name `r` (ROW.child): render-aliases.ts.
 import { cat, jsonKey, literal } from '../sql';
 import { fileHole, fileJoin } from '../file-records';
 import type { ContentTypeDef, FieldDef } from './content-types';
@@ -31,6 +32,7 @@ import {
   type RenderOptions,
 } from './render-text';
 import { BASE_LOCALE } from './store';
+import { PART, ROW } from './render-aliases';
 
 /** A position in a key: 4 bytes, big-endian, so that keys sort as their positions. */
 const at = (position: string | number) => `int4send((${position})::int)`;
@@ -95,18 +97,20 @@ function tree(o: RenderOptions): string {
   // columns: the budget's window then sorts as `sib`'s, and PostgreSQL sorts the level once.
   const order = 'p.key, lo.n, x.idx, x.n';
   const eligible = `r.id IS NOT NULL AND r.entry_id <> ALL(p.anc) AND p.depth < ${MAX_DEPTH}`;
-  return `tree AS (
-    SELECT 0 AS depth, rt.root, ${at('rt.root')} AS key, 1::bigint AS sib, ${nodeColumns(o, 'e')},
-           ARRAY[e.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
-      FROM roots rt JOIN entries e ON e.id = rt.pk WHERE rt.step = s.step + 1
+  // The root: its row of `roots` at the walk's next step, and its entry row.
+  const [rt, e, s] = [ROW.treeRoot, ROW.entry, ROW.step];
+  return `${PART.tree} AS (
+    SELECT 0 AS depth, ${rt}.root, ${at(`${rt}.root`)} AS key, 1::bigint AS sib, ${nodeColumns(o, e)},
+           ARRAY[${e}.entry_id] AS anc, NULL::text AS reason, 0::bigint AS total
+      FROM ${PART.roots} ${rt} JOIN entries ${e} ON ${e}.id = ${rt}.pk WHERE ${rt}.step = ${s}.step + 1
     UNION ALL
-    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.root, p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, 'r')},
+    SELECT p.depth + 1, p.root, ${child}, row_number() OVER (PARTITION BY p.root, p.key, lo.n, x.idx ORDER BY x.n), ${nodeColumns(o, ROW.child)},
            p.anc || r.entry_id,
            CASE WHEN r.id IS NULL THEN 'none' WHEN r.entry_id = ANY(p.anc) THEN 'cycle' WHEN p.depth >= ${MAX_DEPTH} THEN 'depth'
                 WHEN p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root ORDER BY ${order} ROWS UNBOUNDED PRECEDING) > ${ROOT_BUDGET} THEN 'budget' END,
            p.total + count(*) FILTER (WHERE ${eligible}) OVER (PARTITION BY p.root)
       FROM tree p CROSS JOIN LATERAL ${localesOf(o)} CROSS JOIN LATERAL ${referencesOf(o, 'relation')} x
-      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND ${relatedSight(o, 'r')} AND r.content_type_id = ANY(x.targets)
+      LEFT JOIN entries r ON jsonb_typeof(x.v) = 'string' AND r.entry_id = x.v #>> '{}' AND r.bucket_id = p.bucket AND ${relatedSight(o, ROW.child)} AND r.content_type_id = ANY(x.targets)
      WHERE p.reason IS NULL AND p.depth <= ${MAX_DEPTH} AND p.type_id = ANY(${typesWith(o, (f) => f.type === 'relation')})
        AND x.n <= ${RELATION_WINDOW} AND (r.id IS NOT NULL OR NOT x.many))`;
 }

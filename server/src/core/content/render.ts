@@ -21,7 +21,7 @@ import { KEEP_MAX, depsOf, variantOf } from './kept-texts';
 import { MAX_DEPTH, headParts, nameAmong, rootOf, targetsOf, type RenderOptions } from './render-text';
 import { nestable, nestedTexts } from './render-nested';
 import { runningTotal, treeTexts } from './render-tree';
-import { BASE_LOCALE, documentJoin, keptJson } from './store';
+import { BASE_LOCALE, docRow, documentJoin, keptJson } from './store';
 
 export type { RenderOptions } from './render-text';
 
@@ -38,7 +38,7 @@ export interface RenderedText {
 /** A summary of each root (`view=summary`): its head and when it was last updated. */
 function summaries(o: RenderOptions, show: { limit: number; reverse?: boolean }): string {
   const pos = rootOf(show);
-  const name = nameAmong(o.types, 'e.content_type_id', 'ed.data');
+  const name = nameAmong(o.types, 'e.content_type_id', `${docRow('e')}.data`);
   return `texts AS (SELECT ${pos}::int AS root, ${cat([...headParts(o, 'e', name, false), `',"updated_at":'`, keptJson('e', 'updated_at'), `'}'`])} AS j
       FROM found f JOIN entries e ON e.id = f.pk ${documentJoin('e', o.locale === '*' ? BASE_LOCALE : o.locale)}
      WHERE f.pos <= ${Math.trunc(show.limit)}), ${runningTotal('texts')}`;

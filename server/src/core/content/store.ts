@@ -220,7 +220,13 @@ export function sightOn(v: Sight, alias = 'e'): Sql {
  * entry `a`, joined as `<a>d` (a column, read once per row; a scalar subquery would be read again
  * at every use of it).
  */
-export const documentJoin = (a: string, locale: string) => `LEFT JOIN entry_contents ${a}d ON ${a}d.entry_pk = ${a}.id AND ${a}d.locale = ${literal(locale)}`;
+export const documentJoin = (a: string, locale: string) => {
+  const d = docRow(a);
+  return `LEFT JOIN entry_contents ${d} ON ${d}.entry_pk = ${a}.id AND ${d}.locale = ${literal(locale)}`;
+};
+
+/** The alias of the document row documentJoin joins to the entry row `a`. */
+export const docRow = (a: string) => `${a}d`;
 
 /**
  * For statements written as text: a column of the entry `a` as JSON text (times in the wire
