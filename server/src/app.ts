@@ -53,6 +53,7 @@ import { publishScheduled } from './core/content/typed-entries';
 import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/content/json-entries';
 import { fillTypedStorage } from './core/content/typed-storage';
+import { cleanUpRemovedFields, FIELD_CLEANUP_JOB } from './core/content/field-cleanup';
 import { REVALIDATE_JOB, revalidatePending } from './core/content/revalidate';
 import { Operations } from './http/operations';
 import { pipelineHandlers } from './admin/pipelines';
@@ -111,6 +112,8 @@ function registerTasks(tasks: TaskRegistry): TaskRegistry {
     .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
     .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
     .register({ name: 'entries:typed-storage', cadence: 'minutely', run: (app) => fillTypedStorage(app) })
+    // Queued after each removal of fields; the minutely run picks up whatever a crash left pending.
+    .register({ name: 'entries:field-cleanup', cadence: 'minutely', run: (app) => cleanUpRemovedFields(app) })
     .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
     // Queued after each contract change; the minutely run picks up whatever a crash left pending.
     .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
@@ -214,6 +217,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   app.scheduler = new Scheduler(app);
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
+  jobs.define(FIELD_CLEANUP_JOB, () => cleanUpRemovedFields(app).then(() => undefined));
   jobs.define<ExecutionJob>(PIPELINE_JOB, (job) => app.pipelines.take(job));
   // Only a process that can send takes delivery jobs (another one on the database may be configured with SMTP).
   if (config.smtpUrl) jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));

@@ -7,7 +7,7 @@ import { nestable } from '../src/core/content/render-nested';
 
 let nextId = 1;
 const field = (name: string, type: FieldDef['type'], extra: Partial<FieldDef> = {}): FieldDef => ({
-  id: nextId++, name, type, format: null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...extra,
+  id: nextId++, name, key: name, type, format: null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...extra,
 });
 const relation = (name: string, targets: string[], multiple = false) => field(name, 'relation', { targets, multiple });
 function type(name: string, fields: FieldDef[], bucketId = 1): ContentTypeDef {

@@ -9,7 +9,7 @@ import { sql } from '../src/core/sql';
 
 let nextId = 1;
 function field(name: string, type: FieldType, more: Partial<FieldDef> = {}): FieldDef {
-  return { id: nextId++, name, type, format: type === 'date' ? 'date' : null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...more };
+  return { id: nextId++, name, key: name, type, format: type === 'date' ? 'date' : null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...more };
 }
 function type(id: number, name: string, fields: FieldDef[], nameField: string | null = null): ContentTypeDef {
   return { id, name, bucketId: 1, bucket: 'general', workspaceId: 7, nameField, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: true };

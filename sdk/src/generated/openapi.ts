@@ -1883,7 +1883,17 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a content type
+         * @description Adds, renames and removes fields and changes their rules and `name_field`, in one transaction
+         *     (see `ContentTypeChange` for each member and its refusals). Typed storage, its indexes, the
+         *     kept entry texts and every process's caches follow before the answer: the next read or query,
+         *     on any process, sees the new model. Publishes `content_type.updated`.
+         *
+         *     Field rules are those of creation, each a `422` on its path (`fields.2.targets.0`,
+         *     `rename_fields.headline`, `remove_fields.0`).
+         */
+        patch: operations["updateContentType"];
         trace?: never;
     };
     "/admin/v1/workspaces/{workspace}/types.ts": {
@@ -2514,6 +2524,10 @@ export interface paths {
          *       batches of 1,000 entries within a 40-second budget, resuming where it stopped; `processed`
          *       counts the entries filled. Until a type's storage is complete its queries read the
          *       documents, with the same answers, only slower;
+         *     - `entries:field-cleanup` (queued after every change of a content type that removes fields,
+         *       and minutely): takes the removed fields' values out of the documents, in batches of 1,000
+         *       entries within a 40-second budget, resuming where it stopped; `processed` counts the
+         *       entries gone through. Until then the values are in no answer;
          *     - `idempotency:prune` (hourly): deletes batch-write results kept past their 24 hours;
          *     - `auth:prune` (hourly): deletes expired one-time codes, authorization codes and access
          *       tokens of hosted authentication;
@@ -5457,7 +5471,7 @@ export interface components {
          *     an unindexed field is sorted by reading every match. Single `number` and `date` fields are
          *     indexed unless it is `false`; single `text` fields only when it is `true` (each index costs
          *     every write of the type a little time and space); `true` is refused on other fields and with
-         *     `multiple`. Set at creation only; the content type echoes it when it was given.
+         *     `multiple`. The content type echoes it when it was given (at creation or by a change).
          * @example {
          *       "name": "author",
          *       "type": "relation",
@@ -5507,6 +5521,65 @@ export interface components {
             /** @description Name of a single-value `text` field of this type; default the first such field. */
             name_field?: string;
             fields: components["schemas"]["FieldDefinition"][];
+        };
+        /**
+         * @description A change of a content type; each member is optional, at least one is given.
+         *
+         *     - `fields`: the type's whole field list as it is to be, in order, each field named as after the
+         *       change. A listed field that is not a field of the type now (after `rename_fields`) is added.
+         *       Every field of the type must be listed unless `remove_fields` names it. Omitted, the fields
+         *       stay as they are, renamed and removed as the other members say.
+         *     - `rename_fields`: current name → new name. The values are kept: documents keep a field's value
+         *       under a key fixed when the field was added, so a rename changes the definition alone, at once
+         *       whatever the number of entries.
+         *     - `remove_fields`: fields to remove with their values. The field's column leaves typed storage at
+         *       once and reads and queries no longer show or accept it; its values leave the documents in the
+         *       background (the `entries:field-cleanup` task, in batches). Revisions keep them, as history. Its
+         *       name may be given to a new field at once: that is another field, which never shows them.
+         *     - `name_field`: the single-value `text` field that names entries. Omitted, it follows a rename;
+         *       if its field is removed it becomes the first remaining such field (null when none).
+         *
+         *     A field's `type`, `multiple` and `format` never change: `422` on the path (`fields.2.type`);
+         *     remove the field and add another. `required`, `unique`, `indexed`, `targets` and
+         *     `cascade_on_delete` change freely, within the rules of the field definition, except where the
+         *     existing entries would break the new rule: `required` on a field that some entry (live or in
+         *     Trash) has no value for in one of its documents, `unique` on values that live entries share in
+         *     one locale, or `targets` without a type that some entry's field still refers to. Such a change is
+         *     a `422` on that path (`fields.2.required`) that counts the entries and names the first five IDs,
+         *     and nothing changes.
+         * @example {
+         *       "fields": [
+         *         {
+         *           "name": "title",
+         *           "type": "text",
+         *           "required": true
+         *         },
+         *         {
+         *           "name": "summary",
+         *           "type": "text"
+         *         },
+         *         {
+         *           "name": "published_on",
+         *           "type": "date",
+         *           "format": "date",
+         *           "indexed": true
+         *         }
+         *       ],
+         *       "rename_fields": {
+         *         "headline": "title"
+         *       },
+         *       "remove_fields": [
+         *         "legacy_id"
+         *       ]
+         *     }
+         */
+        ContentTypeChange: {
+            name_field?: string;
+            fields?: components["schemas"]["FieldDefinition"][];
+            rename_fields?: {
+                [key: string]: string;
+            };
+            remove_fields?: string[];
         };
         /**
          * @example {
@@ -5832,10 +5905,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         /**
-         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), and `ping`.
+         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
          * @enum {string}
          */
-        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "ping";
+        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "ping";
         /**
          * @example {
          *       "url": "https://hooks.example.com/workspace",
@@ -8581,6 +8654,53 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateContentType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+                /**
+                 * @description Content type name.
+                 * @example post
+                 */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContentTypeChange"];
+            };
+        };
+        responses: {
+            /** @description The content type as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentType"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -111,11 +111,11 @@ export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: n
                           WHEN f.type = 'attachment' AND NOT f.multiple AND ${isGone('v')} THEN 'null'::jsonb
                           ELSE v END)
                          FROM jsonb_each(c.data) AS d(k, v)
-                         LEFT JOIN field_definitions f ON f.content_type_id = e.content_type_id AND f.name = d.k)
+                         LEFT JOIN field_definitions f ON f.content_type_id = e.content_type_id AND f.key = d.k)
           FROM entries e
          WHERE e.id = c.entry_pk AND e.workspace_id = ${workspaceId} AND e.kind = 'typed'
            AND EXISTS (SELECT 1 FROM field_definitions f, jsonb_each(c.data) d(k, v)
-                        WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.name = d.k
+                        WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.key = d.k
                           AND (${isGone('v')} OR (jsonb_typeof(v) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(v) x WHERE ${isGone('x')}))))`,
   );
 }

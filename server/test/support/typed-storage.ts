@@ -12,6 +12,8 @@ import type { TestServer } from './server';
 interface Field {
   id: number;
   name: string;
+  /** Where documents keep its value (field-keys.ts). */
+  key: string;
   type: string;
   format: string | null;
   multiple: boolean;
@@ -66,7 +68,7 @@ function typedScalar(f: Field, v: unknown): unknown {
 
 /** A field's value in a document as typed storage must hold it (missing and null: none). */
 function expected(f: Field, doc: Record<string, unknown>): unknown {
-  const v = Object.hasOwn(doc, f.name) ? doc[f.name] : undefined;
+  const v = Object.hasOwn(doc, f.key) ? doc[f.key] : undefined;
   if (v === undefined || v === null) return null;
   if (f.type === 'json') return canonical(v);
   if (!f.multiple) return typedScalar(f, v);
@@ -81,7 +83,7 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
   const db = s.server.app.db;
   const types = (
     await db.query<{ id: number; fields: Field[] }>(
-      `SELECT t.id, coalesce(json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple) ORDER BY f.position) FILTER (WHERE f.id IS NOT NULL), '[]') AS fields
+      `SELECT t.id, coalesce(json_agg(json_build_object('id', f.id, 'name', f.name, 'key', f.key, 'type', f.type, 'format', f.format, 'multiple', f.multiple) ORDER BY f.position) FILTER (WHERE f.id IS NOT NULL), '[]') AS fields
          FROM content_types t LEFT JOIN field_definitions f ON f.content_type_id = t.id GROUP BY t.id ORDER BY t.id`,
     )
   ).rows;

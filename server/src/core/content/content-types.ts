@@ -14,6 +14,8 @@ export interface FieldDef {
   /** The field definition's id: its column in typed storage is `f<id>` (core/query/typed.ts). */
   id: number;
   name: string;
+  /** Where documents keep its value (entry_contents.data): its name when added, never changed (field-keys.ts). */
+  key: string;
   type: FieldType;
   format: 'date' | 'time' | 'datetime' | null;
   multiple: boolean;
@@ -49,20 +51,20 @@ interface Row {
   workspace_id: number;
   name_field: string | null;
   typed_ready: boolean;
-  fields: { id: number; name: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean; indexed: boolean | null }[];
+  fields: { id: number; name: string; key: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean; indexed: boolean | null }[];
 }
 
 const select = (where: Sql) => sql`
   SELECT t.id, t.name, t.bucket_id, b.name AS bucket, b.workspace_id, t.name_field,
          EXISTS (SELECT 1 FROM typed_tables tt WHERE tt.content_type_id = t.id AND tt.backfill_after IS NULL) AS typed_ready,
-         coalesce((SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
+         coalesce((SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'key', f.key, 'type', f.type, 'format', f.format, 'multiple', f.multiple,
                      'required', f.required, 'unique', f.unique, 'targets', f.targets, 'cascade_on_delete', f.cascade_on_delete, 'indexed', f.indexed) ORDER BY f.position)
                      FROM field_definitions f WHERE f.content_type_id = t.id), '[]') AS fields
     FROM content_types t JOIN buckets b ON b.id = t.bucket_id
    WHERE ${where}`;
 
 function toDef(r: Row): ContentTypeDef {
-  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete, indexed: f.indexed }));
+  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, key: f.key, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete, indexed: f.indexed }));
   return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: r.typed_ready };
 }
 

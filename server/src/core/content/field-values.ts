@@ -215,7 +215,7 @@ export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[],
 
 /** Unique values: taken by a stored live entry of the type in the locale, or by an earlier write of the group. */
 async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: FieldDef[][]): Promise<void> {
-  const claims = items.flatMap((it, i) => defsOf[i].filter((d) => d.unique && !isEmpty(it.doc[d.name])).map((d) => ({ item: it, field: d.name })));
+  const claims = items.flatMap((it, i) => defsOf[i].filter((d) => d.unique && !isEmpty(it.doc[d.name])).map((d) => ({ item: it, field: d.name, key: d.key })));
   if (!claims.length) return;
   const column = <T>(f: (c: (typeof claims)[number]) => T) => claims.map(f);
   // Serialized per type and field (in one order), so that two concurrent writes cannot both take a value.
@@ -225,7 +225,7 @@ async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: Field
   );
   const taken = await rows<{ n: number }>(
     db,
-    sql`WITH x AS (SELECT * FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.field)}::text[],
+    sql`WITH x AS (SELECT * FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.item.locale)}::text[], ${column((c) => c.key)}::text[],
                                         ${column((c) => stringifyExact(c.item.doc[c.field]))}::text[], ${column((c) => c.item.entryPk ?? 0)}::int[])
                           WITH ORDINALITY AS u(t, l, f, v, pk, n))
         SELECT x.n::int AS n FROM x

@@ -50,7 +50,7 @@ export function variantOf(o: RenderOptions): string {
 function storedReferences(types: readonly ContentTypeDef[], doc: string, type: string): string {
   const branches = types.flatMap((t) => {
     const fields = t.fields.filter((f) => f.type === 'relation');
-    return fields.length ? [`WHEN ${t.id} THEN ${fields.map((f) => itemsOf(`${doc} -> ${literal(f.name)}`, f.multiple)).join(' || ')}`] : [];
+    return fields.length ? [`WHEN ${t.id} THEN ${fields.map((f) => itemsOf(`${doc} -> ${literal(f.key)}`, f.multiple)).join(' || ')}`] : [];
   });
   return branches.length ? `CASE ${type} ${branches.join(' ')} ELSE '[]'::jsonb END` : `'[]'::jsonb`;
 }

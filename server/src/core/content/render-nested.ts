@@ -93,7 +93,7 @@ function entryText(o: RenderOptions, t: ContentTypeDef, a: string, depth: number
 function relationItems(o: RenderOptions, t: ContentTypeDef, f: FieldDef, a: string, depth: number, path: string[]): string {
   const c = nestedRow(depth + 1);
   const targets = targetsOf(o, t, f);
-  const value = `${docRow(a)}.data -> ${literal(f.name)}`;
+  const value = `${docRow(a)}.data -> ${literal(f.key)}`;
   const names = (v: string) =>
     `jsonb_typeof(${v}) = 'string' AND ${c}.entry_id = ${v} #>> '{}' AND ${c}.bucket_id = ${a}.bucket_id AND ${relatedSight(o, c)} AND ${c}.content_type_id = ANY(${idList(targets)})`;
   // A field that accepts no type of the bucket shows nothing.
@@ -118,7 +118,7 @@ function itemText(o: RenderOptions, targets: readonly ContentTypeDef[], c: strin
 
 /** An attachment field's items: the files of the workspace it names, as holes; a multiple field skips the others, a single field's reads `null`. */
 function fileItems(o: RenderOptions, f: FieldDef, doc: string): string {
-  const value = `${doc} -> ${literal(f.name)}`;
+  const value = `${doc} -> ${literal(f.key)}`;
   if (f.multiple) {
     return `coalesce((SELECT string_agg(${fileHole()}, ',' ORDER BY y.n) FROM jsonb_array_elements(${itemsOf(value, true)}) WITH ORDINALITY y(v, n) JOIN ${fileJoin(o.workspace.id, 'y.v')}), '')`;
   }

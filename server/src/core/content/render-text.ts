@@ -75,8 +75,9 @@ export const itemsOf = (value: string, multiple: boolean) =>
 
 /** An entry's name in its document `doc` as JSON text (NULL: none, the id stands for it). */
 export function nameOf(t: ContentTypeDef, doc: string): string | null {
-  if (!t.nameField) return null;
-  const value = `${doc} -> ${literal(t.nameField)}`;
+  const field = t.nameField === null ? undefined : t.byName.get(t.nameField);
+  if (!field) return null;
+  const value = `${doc} -> ${literal(field.key)}`;
   return `CASE WHEN jsonb_typeof(${value}) = 'string' AND ${value} <> '""' THEN (${value})::text END`;
 }
 
@@ -140,4 +141,4 @@ export const envelopeTail = (a: string): string[] => [
 
 /** An entry's own fields in its document `doc`, from index `from` to `to` (excluded): each key and value. */
 export const ownFields = (t: ContentTypeDef, from: number, to: number, doc: string): string[] =>
-  t.fields.slice(from, to).flatMap((f, i) => [jsonKey(f.name, from + i === 0), `coalesce((${doc} -> ${literal(f.name)})::text, ${f.multiple ? `'[]'` : `'null'`})`]);
+  t.fields.slice(from, to).flatMap((f, i) => [jsonKey(f.name, from + i === 0), `coalesce((${doc} -> ${literal(f.key)})::text, ${f.multiple ? `'[]'` : `'null'`})`]);

@@ -74,7 +74,7 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
     (t) => {
       const queries = t.fields.flatMap((f, idx) => {
         if (f.type !== kind) return [];
-        const items = itemsOf(`lo.d -> ${literal(f.name)}`, f.multiple);
+        const items = itemsOf(`lo.d -> ${literal(f.key)}`, f.multiple);
         return [`SELECT ${idx} AS idx, ${f.multiple} AS many, ${idList(targetsOf(o, t, f))} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`];
       });
       return queries.length ? queries.join(' UNION ALL ') : null;

@@ -17,6 +17,7 @@ import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
 import { hasPendingReview, insertDocuments, insertEntries, liveIn, openForWrite, refTaken, reviewPending, publishEntryEvent, publishEntryEvents, sortLocales, writeDocuments, type WriteContext } from './write';
 import { emptyRecord } from '../../lib/records';
+import { namedDocument, storedDocument } from './field-keys';
 import { isConfiguredLocale, unconfiguredLocale } from './locales';
 
 export interface TypedInput {
@@ -129,7 +130,7 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
     const clash = ids.indexOf(undefined);
     if (clash >= 0) throw new CreateRefused(clash, refTaken());
     const pks = ids as number[];
-    await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, p.doc]]) })));
+    await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, storedDocument(p.type, p.doc)]]) })));
     const found = new Map((await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
     const entries = pks.map((pk) => found.get(pk)!);
     await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
@@ -156,7 +157,7 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
     const type = await typeOf(tx, current);
     const errors = fieldErrors();
     const fields = input.fields ?? {};
-    const doc = mergeFieldValues(type, fields, documentOf(current, locale), false, errors);
+    const doc = mergeFieldValues(type, fields, namedDocument(type, documentOf(current, locale)), false, errors);
     const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
     const publishAt = publishAtOf(input.publishAt, errors);
     throwIfInvalid(errors);
@@ -164,7 +165,7 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
     throwIfInvalid(errors);
 
     const documents = new Map(current.documents);
-    documents.set(locale, doc);
+    documents.set(locale, storedDocument(type, doc));
     // Locales no longer enabled lose their translations for good.
     for (const l of [...documents.keys()]) if (!locales.includes(l)) documents.delete(l);
     const status = input.status ?? current.status;
@@ -214,7 +215,7 @@ export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { buc
         const type = types.get(e.content_type_id!);
         for (const def of type?.fields.filter((f) => f.cascadeOnDelete) ?? []) {
           for (const doc of e.documents.values()) {
-            for (const ref of referencesOf(doc as Record<string, unknown>, def)) {
+            for (const ref of referencesOf(namedDocument(type!, doc as Record<string, unknown>), def)) {
               if (def.type === 'attachment') files.add(ref as number);
               else next.add(ref as string);
             }
@@ -271,7 +272,18 @@ export async function convertTypedEntry(app: AppContext, workspaceId: number, en
     if (!entry || (entry.kind !== 'typed' && !entry.migrated)) throw new DomainError('not_found');
     if (entry.migrated) throw invalidAt('entry_id', 'The entry is already a JSON-backed (migrated) entry.');
     const now = app.clock.sqlNow();
-    // Documents are kept as they are: each locale's field values become its data.
+    // Each locale's field values become its data, each at its field's name (documents keep them at
+    // their keys, field-keys.ts); values of removed fields not yet cleaned up are left behind.
+    await rows(
+      tx,
+      sql`UPDATE entry_contents c
+             SET data = coalesce((SELECT jsonb_object_agg(coalesce(f.name, d.k), d.v) FROM jsonb_each(c.data) d(k, v)
+                                   LEFT JOIN field_definitions f ON f.content_type_id = c.content_type_id AND f.key = d.k
+                                  WHERE NOT EXISTS (SELECT 1 FROM field_removals r WHERE r.content_type_id = c.content_type_id AND r.key = d.k)), '{}')
+           WHERE c.entry_pk = ${entry.id}
+             AND EXISTS (SELECT 1 FROM field_definitions f WHERE f.content_type_id = c.content_type_id AND f.key <> f.name
+                         UNION ALL SELECT 1 FROM field_removals r WHERE r.content_type_id = c.content_type_id)`,
+    );
     await rows(tx, sql`UPDATE entries SET kind = 'json', migrated = true, contract_choice = 'auto', lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${entry.id}`);
     return entry.id;
   });

@@ -5,32 +5,12 @@
 // number of processes can run it. Until a type's table is complete its queries read documents
 // (ContentTypeDef.typedReady), so the answers are the same throughout.
 import type { AppContext } from '../../context';
-import { sqlState } from '../../lib/sql-state';
+import { runSteps } from '../batched-steps';
 import { rows, sql } from '../sql';
 
-/** lock_not_available: a batch gave way to a write (its lock_timeout); it is run again later. */
-const GAVE_WAY = '55P03';
-
 export async function fillTypedStorage(app: AppContext, budgetMs = 40_000, batch = 1000): Promise<number> {
-  const started = Date.now();
-  let filled = 0;
   const pending = await rows<{ id: number }>(app.db, sql`SELECT content_type_id AS id FROM typed_tables WHERE backfill_after IS NOT NULL ORDER BY content_type_id`);
-  for (const { id } of pending) {
-    for (;;) {
-      if (Date.now() - started > budgetMs) return filled;
-      let count: number;
-      try {
-        [{ count }] = await rows<{ count: number }>(app.db, sql`SELECT typed_storage_fill(${id}::int, ${batch}::int) AS count`);
-      } catch (err) {
-        if (sqlState(err) !== GAVE_WAY) throw err;
-        // Another batch, or the next run, tries again.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        continue;
-      }
-      // 0: complete, or another process is filling this table.
-      if (!count) break;
-      filled += count;
-    }
-  }
-  return filled;
+  // A step's 0: complete, or another process is filling this table.
+  const step = async (id: number) => (await rows<{ count: number }>(app.db, sql`SELECT typed_storage_fill(${id}::int, ${batch}::int) AS count`))[0].count;
+  return runSteps(pending.map((p) => p.id), step, budgetMs);
 }

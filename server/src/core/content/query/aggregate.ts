@@ -195,7 +195,7 @@ function contributions(plan: AggregatePlan, index: number, relations: RelationSc
     scope = inner;
   }
   const column = scope.row ? typedColumnOf(def) : undefined;
-  const v = column ? columnOf(column, scope.row!) : jsonAt([def.name], scope.doc);
+  const v = column ? columnOf(column, scope.row!) : jsonAt([def.key], scope.doc);
   return { sql: sql`SELECT DISTINCT ON (r.id, ${raw(`${scope.entry}.id`)}) r.id AS root, ${v} AS v FROM r, ${join(froms, ', ')}`, typed: !!column };
 }
 
@@ -261,7 +261,7 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
   const rootColumn = (i: number) => (from.row ? typedColumnOf((plan.paths[i].end as { def: FieldDef }).def) : undefined);
   rootPaths.forEach((i) => {
     const column = rootColumn(i);
-    baseColumns.push(column ? sql`${columnOf(column, from.row!)} AS ${n('v', i)}` : sql`c.data -> ${(plan.paths[i].end as { def: FieldDef }).def.name}::text AS ${n('v', i)}`);
+    baseColumns.push(column ? sql`${columnOf(column, from.row!)} AS ${n('v', i)}` : sql`c.data -> ${(plan.paths[i].end as { def: FieldDef }).def.key}::text AS ${n('v', i)}`);
   });
   const rColumns: Sql[] = [raw('id')];
   if (hopPaths.length) rColumns.push(raw('data'));

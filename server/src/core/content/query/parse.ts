@@ -231,7 +231,7 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
     } else {
       const def = (end as { def: FieldDef }).def;
       const json = end.kind === 'field' ? end.json : [];
-      target = { kind: 'data', path: [def.name, ...json], column: json.length ? undefined : typedColumnOf(def) };
+      target = { kind: 'data', path: [def.key, ...json], column: json.length ? undefined : typedColumnOf(def) };
     }
     const condition = op === 'in' ? { op: 'in' as const, target, values: normalized as (Scalar | null)[] } : { op, target, value: normalized[0] };
     return through(path.hops, { kind: 'condition', ...condition } as FilterNode);
@@ -258,9 +258,9 @@ function scalarTarget(path: ResolvedPath): { target: Target; type?: SortKey['typ
     if (def.type === 'json') return 'cannot use JSON fields';
     if (def.multiple) return 'cannot use multiple-value fields';
     if (def.type === 'attachment') return 'cannot use attachments';
-    if (def.type === 'relation') target = { kind: 'related', hop: { field: def.name, typeIds: [] }, target: ID_TARGET };
+    if (def.type === 'relation') target = { kind: 'related', hop: { field: def.key, typeIds: [] }, target: ID_TARGET };
     else {
-      target = { kind: 'data', path: [def.name], column: typedColumnOf(def) };
+      target = { kind: 'data', path: [def.key], column: typedColumnOf(def) };
       type = def.type === 'number' ? 'numeric' : def.type === 'boolean' ? 'boolean' : 'string';
     }
   }
@@ -305,10 +305,10 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
     const overlap = () => at(errors, key, 'overlaps another selected path: a path and a path below it (or one path twice) cannot both be selected');
     let level = selection;
     for (const hop of path.hops) {
-      const existing = level.get(hop.field);
+      const existing = level.get(hop.def.name);
       if (existing && existing.kind !== 'relation') return overlap();
       const next = existing ?? { kind: 'relation' as const, def: hop.def, hop, children: new Map<string, Selected>() };
-      level.set(hop.field, next);
+      level.set(hop.def.name, next);
       level = next.children;
     }
     const end = path.end;

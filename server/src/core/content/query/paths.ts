@@ -43,7 +43,7 @@ export const MAX_RELATION_LEVELS = 3;
 /** The hop of a relation field to `targets` (its accepted types that exist; default: looked up in `types`). */
 export function relationHop(def: FieldDef, types: Map<string, ContentTypeDef>, targets = def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined)): Hop {
   const single = targets.length === 1 && targets[0].typedReady ? targets[0].id : undefined;
-  return { field: def.name, typeIds: targets.map((t) => t.id), column: typedColumnOf(def), ...(single !== undefined ? { typedTarget: single } : {}) };
+  return { field: def.key, typeIds: targets.map((t) => t.id), column: typedColumnOf(def), ...(single !== undefined ? { typedTarget: single } : {}) };
 }
 
 /** A relation traversed by a path, with the field as every accepted type defines it. */
@@ -66,7 +66,9 @@ export interface ResolvedPath {
 }
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
-const same = (a: FieldDef, b: FieldDef) => a.type === b.type && a.format === b.format && a.multiple === b.multiple;
+// Documents keep a field's value at its key: types whose fields of one name have different keys
+// (one renamed) are read differently too.
+const same = (a: FieldDef, b: FieldDef) => a.type === b.type && a.format === b.format && a.multiple === b.multiple && a.key === b.key;
 
 /**
  * `text` resolved from `root` within the bucket's types, or why it names nothing. `levels`: the

@@ -103,10 +103,10 @@ function projection(selection: Selection, a: string, depth: number, parents: str
   // A selected key's value as text.
   const valueOf = (s: Selected): string => {
     if (s.kind === 'meta') return META[s.column](a);
-    if (s.kind === 'value') return `coalesce((${a}.doc -> ${literal(s.def.name)})::text, 'null')`;
-    if (s.kind === 'json') return picked(`(${a}.doc -> ${literal(s.def.name)})`, s.tree);
+    if (s.kind === 'value') return `coalesce((${a}.doc -> ${literal(s.def.key)})::text, 'null')`;
+    if (s.kind === 'json') return picked(`(${a}.doc -> ${literal(s.def.key)})`, s.tree);
     const def: FieldDef = s.def;
-    const refs = `${references(`${a}.doc -> ${literal(def.name)}`)} WITH ORDINALITY x(v, n)`;
+    const refs = `${references(`${a}.doc -> ${literal(def.key)}`)} WITH ORDINALITY x(v, n)`;
     const gather = (item: string, from: string) =>
       def.multiple ? `coalesce((SELECT '[' || string_agg(${item}, ',' ORDER BY x.n) || ']' FROM ${from}), '[]')` : `coalesce((SELECT ${item} FROM ${from} ORDER BY x.n LIMIT 1), 'null')`;
     if (s.kind === 'files' || (s.kind === 'ids' && def.type === 'attachment')) {
