@@ -403,7 +403,7 @@ function round12(s) {
  * `serve()` answers the base URL of a running server before each step's API calls: on the
  * embedded database each step's queries stop it (support.mjs embeddedDatabase).
  */
-async function seedRows({ serve, ws, key, client, count, maintain }) {
+export async function seedRows({ serve, ws, key, client, count, maintain }) {
   const started = performance.now();
   const { workspaceId, types } = await createContentTypes(await serve(), client, ws, BUCKET, CONTENT_TYPES);
   const newUlid = monotonicFactory();

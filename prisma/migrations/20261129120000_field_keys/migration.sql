@@ -51,10 +51,23 @@ BEGIN
             ON CONFLICT (entry_pk, locale) DO UPDATE SET live = EXCLUDED.live, entry_id = EXCLUDED.entry_id%s', t, names, vals, ct, sets);
 END $$;
 
+-- The sort indexes a type's fields want (typed_indexed) that its table lacks, or holds invalid (a
+-- concurrent build that failed): each one's name and definition after `CREATE INDEX <name>`.
+CREATE FUNCTION typed_storage_missing_indexes(ct integer) RETURNS TABLE (name text, definition text, invalid boolean) LANGUAGE sql STABLE AS $$
+  SELECT i.name, format('ON %I (locale, %I %s NULLS LAST, entry_id)', 'typed_' || ct, 'f' || f.id, i.dir), x.indisvalid IS FALSE
+    FROM field_definitions f
+   CROSS JOIN LATERAL (VALUES ('typed_' || ct || '_f' || f.id || '_asc', 'ASC'), ('typed_' || ct || '_f' || f.id || '_desc', 'DESC')) i(name, dir)
+    LEFT JOIN pg_index x ON x.indexrelid = to_regclass(i.name)
+   WHERE f.content_type_id = ct AND typed_indexed(f.type, f.multiple, f.indexed) AND to_regclass('typed_' || ct) IS NOT NULL
+     AND (x.indexrelid IS NULL OR NOT x.indisvalid)
+$$;
+
 -- A type's table follows its fields: a column for each field (NULL in every row: a new field's key
--- is in no document), none for a removed one, sort indexes as typed_indexed says, and the upsert
--- statement. Adding and dropping a column change the catalog alone; an index is built on the
--- spot. Locks the table (ACCESS EXCLUSIVE) until the transaction ends: run it last.
+-- is in no document), none for a removed one, no sort index a field does not want, and the
+-- upsert statement. Adding and dropping a column change the catalog alone. Locks the table
+-- (ACCESS EXCLUSIVE) until the transaction ends: run it last. The sort indexes a field wants are
+-- built by the caller (typed_storage_missing_indexes): after the commit, concurrently, so that no
+-- read waits for a build over the type's rows.
 CREATE FUNCTION typed_storage_alter(ct integer) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   t text := 'typed_' || ct;
@@ -71,14 +84,9 @@ BEGIN
             AND NOT EXISTS (SELECT 1 FROM field_definitions d WHERE d.content_type_id = ct AND 'f' || d.id = a.attname) LOOP
     EXECUTE format('ALTER TABLE %I DROP COLUMN %I', t, c.attname);
   END LOOP;
-  FOR f IN SELECT id, typed_indexed(type, multiple, indexed) AS wanted FROM field_definitions WHERE content_type_id = ct LOOP
-    IF f.wanted AND to_regclass(t || '_f' || f.id || '_asc') IS NULL THEN
-      EXECUTE format('CREATE INDEX %I ON %I (locale, %I ASC NULLS LAST, entry_id)', t || '_f' || f.id || '_asc', t, 'f' || f.id);
-      EXECUTE format('CREATE INDEX %I ON %I (locale, %I DESC NULLS LAST, entry_id)', t || '_f' || f.id || '_desc', t, 'f' || f.id);
-    ELSIF NOT f.wanted AND to_regclass(t || '_f' || f.id || '_asc') IS NOT NULL THEN
-      EXECUTE format('DROP INDEX %I', t || '_f' || f.id || '_asc');
-      EXECUTE format('DROP INDEX %I', t || '_f' || f.id || '_desc');
-    END IF;
+  FOR f IN SELECT id FROM field_definitions WHERE content_type_id = ct AND NOT typed_indexed(type, multiple, indexed) LOOP
+    EXECUTE format('DROP INDEX IF EXISTS %I', t || '_f' || f.id || '_asc');
+    EXECUTE format('DROP INDEX IF EXISTS %I', t || '_f' || f.id || '_desc');
   END LOOP;
   UPDATE typed_tables SET upsert_sql = typed_storage_upsert_sql(ct) WHERE content_type_id = ct;
 END $$;
@@ -87,6 +95,7 @@ END $$;
 CREATE OR REPLACE FUNCTION typed_storage_build(ct integer) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   t text := 'typed_' || ct;
+  i record;
 BEGIN
   IF to_regclass(t) IS NOT NULL THEN RETURN; END IF;
   -- entry_id: the ULID, the tie-breaker of every typed sort; live: not in Trash.
@@ -97,8 +106,11 @@ BEGIN
     format('DELETE FROM %I t USING %%s n WHERE n.content_type_id = %s AND t.entry_pk = n.entry_pk AND t.locale = n.locale%%s', t, ct),
     -- The base locale's row of typed entries (a format string: where their ids come from).
     format('INSERT INTO %I (entry_pk, locale, live, entry_id) SELECT e.id, ''en-US'', e.deleted_at IS NULL, e.entry_id FROM %%s WHERE e.content_type_id = %s AND e.kind = ''typed'' ON CONFLICT DO NOTHING', t, ct));
-  -- Its columns, sort indexes and upsert statement.
+  -- Its columns, upsert statement and sort indexes (the table is new: nothing waits for them).
   PERFORM typed_storage_alter(ct);
+  FOR i IN SELECT * FROM typed_storage_missing_indexes(ct) LOOP
+    EXECUTE format('CREATE INDEX %I %s', i.name, i.definition);
+  END LOOP;
   -- A type with entries already (one that existed before typed storage) is filled in batches
   -- afterwards; a new one has none yet.
   UPDATE typed_tables SET backfill_after = 0 WHERE content_type_id = ct AND EXISTS (SELECT 1 FROM entries WHERE content_type_id = ct AND kind = 'typed');

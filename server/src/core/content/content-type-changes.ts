@@ -2,8 +2,9 @@
 // rules and `name_field` changed, in one transaction that refuses, changing nothing, what the
 // existing entries would break. A rename changes the definition alone (documents keep a value at
 // its field's key, field-keys.ts); a removal drops the field's typed column at once and leaves its
-// values to the `entries:field-cleanup` task (field-cleanup.ts). The database's triggers drop the
-// kept texts and tell every process to drop its cached model (field_definitions changes).
+// values to the `entries:field-cleanup` task (field-cleanup.ts); a sort index a field now wants is
+// built after the commit, concurrently. The database's triggers drop the kept texts and tell every
+// process to drop its cached model (field_definitions changes).
 import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
@@ -16,6 +17,7 @@ import { transaction } from '../transaction';
 import type { FieldType } from './content-types';
 import { FIELD_CLEANUP_JOB } from './field-cleanup';
 import { checkFieldDefinitions, type FieldInput } from './field-rules';
+import { buildSortIndexes } from './typed-storage';
 
 export type ContentTypeChange = components['schemas']['ContentTypeChange'];
 
@@ -178,7 +180,9 @@ const sorted = (f: { type: string; multiple?: boolean; indexed?: boolean | null 
 export async function changeContentType(app: AppContext, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
+      const id = await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
+      await buildSortIndexes(app, id);
+      return id;
     } catch (err) {
       // The typed table was busy (a long read): try again rather than queue every read behind us.
       if (sqlState(err) !== LOCK_BUSY || attempt >= LOCK_ATTEMPTS) throw err;
@@ -257,7 +261,8 @@ async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number;
   await publishEvent(tx, now, { workspaceId: bucket.workspaceId, event: 'content_type.updated', data: { id: type.id, name: typeName, bucket: bucket.name } });
   // Last: the typed table's columns and indexes (its lock, which reads of the type wait for, is
   // held from here to the commit). Not waited for long: a busy table is tried again.
-  const reindexed = list.some((p) => p.stored && sorted(p.stored) !== sorted(p.input));
+  // (An index a field now wants is built after the commit, buildSortIndexes.)
+  const reindexed = list.some((p) => p.stored && sorted(p.stored) && !sorted(p.input));
   if (added.length || removed.length || reindexed) {
     await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
     await rows(tx, sql`SELECT typed_storage_alter(${type.id}::int)`);

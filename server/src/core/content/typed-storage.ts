@@ -14,3 +14,19 @@ export async function fillTypedStorage(app: AppContext, budgetMs = 40_000, batch
   const step = async (id: number) => (await rows<{ count: number }>(app.db, sql`SELECT typed_storage_fill(${id}::int, ${batch}::int) AS count`))[0].count;
   return runSteps(pending.map((p) => p.id), step, budgetMs);
 }
+
+/**
+ * Builds the sort indexes the type's fields want and its table lacks (a field added or made
+ * `indexed` by a change), after the change committed: concurrently on PostgreSQL, so that reads
+ * and writes of the type go on meanwhile; an invalid one (a build that failed) is built again.
+ */
+export async function buildSortIndexes(app: AppContext, typeId: number): Promise<void> {
+  const missing = await rows<{ name: string; definition: string; invalid: boolean }>(app.db, sql`SELECT * FROM typed_storage_missing_indexes(${typeId}::int)`);
+  // The embedded database has one connection: nothing could go on beside a build anyway.
+  const concurrently = app.db.kind === 'postgres' ? 'CONCURRENTLY ' : '';
+  // Names are typed_<id>_f<id>_asc/desc: nothing to quote.
+  for (const { name, definition, invalid } of missing) {
+    if (invalid) await app.db.query(`DROP INDEX ${concurrently}IF EXISTS "${name}"`);
+    await app.db.query(`CREATE INDEX ${concurrently}IF NOT EXISTS "${name}" ${definition}`);
+  }
+}
