@@ -215,3 +215,81 @@ function definition(f: Record<string, unknown>): Record<string, unknown> {
   const { format, targets, ...rest } = f;
   return { ...rest, ...(f.type === 'date' ? { format } : {}), ...(f.type === 'relation' ? { targets } : {}) };
 }
+
+describe('DELETE a content type or a bucket', () => {
+  it('refuses a type that holds entries or that other types accept, purges on request, and leaves nothing of it', async () => {
+    const { w, ann, articles } = await site();
+    const types = await s.server.app.db.query<{ id: number; name: string }>(`SELECT t.id, t.name FROM content_types t JOIN buckets b ON b.id = t.bucket_id JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = $1`, [w.ws]);
+    const idOf = Object.fromEntries(types.rows.map((t) => [t.name, t.id]));
+    const accepted = await s.admin.delete(typePath(w, 'author'));
+    expect(accepted.status).toBe(409);
+    expect(accepted.body).toEqual({ message: 'Relation fields of other content types accept this type: article.author. Change their targets first.' });
+    const held = await s.admin.delete(typePath(w, 'article'));
+    expect(held.status).toBe(409);
+    expect(held.body).toEqual({ message: 'The content type holds 3 entries: delete them first, or pass purge=true.', counts: { entries: 3 } });
+    expect((await s.admin.get(typePath(w, 'article'))).status).toBe(200);
+    expect((await readEntry(w, articles[0].id)).fields.title).toBe('Title 0');
+    expect((await s.admin.delete(`${typePath(w, 'article')}?purge=yes`)).status).toBe(422);
+    const purged = await s.admin.delete(`${typePath(w, 'article')}?purge=true`);
+    expect(purged.status).toBe(204);
+    expect((await s.admin.get(typePath(w, 'article'))).status).toBe(404);
+    expect((await w.api.get(w.entry(articles[0].id))).status).toBe(404);
+    expect((await w.api.get(w.typed('article'))).status).toBe(404);
+    const left = await s.server.app.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM entries WHERE content_type_id = $1) + (SELECT count(*) FROM entry_contents WHERE content_type_id = $1)
+            + (SELECT count(*) FROM field_definitions WHERE content_type_id = $1) + (SELECT count(*) FROM typed_tables WHERE content_type_id = $1)
+            + (SELECT count(*) FROM field_removals WHERE content_type_id = $1) + (CASE WHEN to_regclass('typed_' || $1) IS NULL THEN 0 ELSE 1 END) AS n`,
+      [idOf.article],
+    );
+    expect(Number(left.rows[0].n)).toBe(0);
+    // Nothing accepts the authors now: an empty type goes without purge, one with entries with it.
+    expect((await s.admin.delete(typePath(w, 'editor'))).status).toBe(409);
+    expect((await s.admin.delete(`${typePath(w, 'author')}?purge=true`)).status).toBe(204);
+    expect((await w.api.get(w.entry(ann.id))).status).toBe(404);
+    await createContentType(s, w.ws, 'general', { name: 'empty', fields: [{ name: 'x', type: 'text' }] });
+    expect((await s.admin.delete(typePath(w, 'empty'))).status).toBe(204);
+    // The name is free again at once, with a new table.
+    const again = await createContentType(s, w.ws, 'general', { name: 'article', fields: [{ name: 'title', type: 'text' }] });
+    expect(again.id).not.toBe(idOf.article);
+    expect((await w.api.get(w.typed('article'))).body).toEqual([]);
+    const events = await s.server.app.db.query<{ data: { name: string } }>(`SELECT data FROM outbox_events WHERE event = 'content_type.deleted' AND data ->> 'id' = ANY($1::text[]) ORDER BY created_at, data ->> 'name'`, [Object.values(idOf).map(String)]);
+    expect(events.rows.map((r) => r.data.name)).toEqual(['article', 'author']);
+    expect((await s.admin.delete(typePath(w, 'nope'))).status).toBe(404);
+  });
+
+  it('refuses a bucket that holds content, and the default bucket; purges on request, and its name is free again', async () => {
+    const w = await entriesWorkspace(s);
+    const bucketPath = (name: string) => `/admin/v1/workspaces/${w.ws}/buckets/${name}`;
+    expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets`, { name: 'blog' })).status).toBe(201);
+    expect((await s.admin.get(bucketPath('blog'))).body).toMatchObject({ name: 'blog' });
+    await createContentType(s, w.ws, 'blog', { name: 'post', fields: [{ name: 'title', type: 'text' }] });
+    await createContentType(s, w.ws, 'blog', { name: 'tag', fields: [{ name: 'label', type: 'text' }] });
+    const post = await createEntry(w, 'post', { fields: { title: 'Hello' }, status: 'published' }, '', 'blog');
+    await createEntry(w, 'post', { fields: { title: 'Draft' } }, '', 'blog');
+    const held = await s.admin.delete(bucketPath('blog'));
+    expect(held.status).toBe(409);
+    expect(held.body).toEqual({ message: 'The bucket holds 2 content types, 2 entries: delete them first, or pass purge=true.', counts: { content_types: 2, entries: 2, objects: 0 } });
+    expect((await readEntry(w, post.id)).fields.title).toBe('Hello');
+    const general = await s.admin.delete(`${bucketPath('general')}?purge=true`);
+    expect(general.status).toBe(409);
+    expect(general.body).toEqual({ message: "The general bucket is the workspace's default bucket: it is deleted with its workspace only." });
+    const ids = await s.server.app.db.query<{ bucket: number; types: number[] }>(
+      `SELECT b.id AS bucket, array_agg(t.id) AS types FROM buckets b JOIN workspaces w ON w.id = b.workspace_id JOIN content_types t ON t.bucket_id = b.id WHERE w.name = $1 AND b.name = 'blog' GROUP BY b.id`,
+      [w.ws],
+    );
+    const { bucket, types } = ids.rows[0];
+    expect((await s.admin.delete(`${bucketPath('blog')}?purge=true`)).status).toBe(204);
+    expect((await s.admin.get(bucketPath('blog'))).status).toBe(404);
+    expect((await w.api.get(w.entry(post.id))).status).toBe(404);
+    const left = await s.server.app.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM entries WHERE bucket_id = $1) + (SELECT count(*) FROM entry_contents WHERE bucket_id = $1) + (SELECT count(*) FROM content_types WHERE bucket_id = $1)
+            + (SELECT count(*) FROM contracts WHERE bucket_id = $1) + (SELECT count(*) FROM idempotency_records WHERE bucket_id = $1)
+            + (SELECT count(*) FROM field_definitions WHERE content_type_id = ANY($2::int[])) + (SELECT count(*) FROM unnest($2::int[]) t WHERE to_regclass('typed_' || t) IS NOT NULL) AS n`,
+      [bucket, types],
+    );
+    expect(Number(left.rows[0].n)).toBe(0);
+    expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets`, { name: 'blog' })).status).toBe(201);
+    expect((await s.admin.delete(bucketPath('blog'))).status).toBe(204);
+    expect((await s.admin.delete(bucketPath('blog'))).status).toBe(404);
+  });
+});

@@ -1807,6 +1807,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace}/buckets/{bucket}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a bucket
+         * @description The bucket's ID and name.
+         */
+        get: operations["getBucket"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a bucket
+         * @description Deletes the bucket with its content types and contracts. A bucket that holds content types,
+         *     typed entries or objects (live or in Trash) is refused with a `409` and their counts
+         *     (`counts.content_types`, `counts.entries`, `counts.objects`) unless `purge=true`, which
+         *     deletes them in the same transaction. The workspace's `general` bucket, the default of the
+         *     Objects API, goes only with its workspace: `409`. Its name is free again at once. Every
+         *     process drops the bucket before the answer.
+         */
+        delete: operations["deleteBucket"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types": {
         parameters: {
             query?: never;
@@ -1880,7 +1920,17 @@ export interface paths {
         get: operations["getContentType"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a content type
+         * @description Deletes the content type with its field definitions and typed storage. A type that holds
+         *     entries (live or in Trash) is refused with a `409` and their count (`counts.entries`) unless
+         *     `purge=true`, which deletes them in the same transaction (their revisions, kept texts and
+         *     typed rows with them; entries of other types that referred to them then show nothing there,
+         *     as after any delete). A type that relation fields of other types of the bucket accept is
+         *     refused with a `409` naming those fields, purge or not: change their `targets` first.
+         *     Publishes `content_type.deleted`. Every process drops the type before the answer.
+         */
+        delete: operations["deleteContentType"];
         options?: never;
         head?: never;
         /**
@@ -5905,10 +5955,10 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         /**
-         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
+         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` and `content_type.deleted` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
          * @enum {string}
          */
-        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "ping";
+        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "content_type.deleted" | "ping";
         /**
          * @example {
          *       "url": "https://hooks.example.com/workspace",
@@ -6331,6 +6381,33 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description Nothing was deleted: the resource holds content (`counts` says what, retry with `purge=true` to
+         *     delete it along), or other content depends on it (`message` names what).
+         */
+        DeleteConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "The content type holds 12 entries: delete them first, or pass purge=true.",
+                 *       "counts": {
+                 *         "entries": 12
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    message: string;
+                    /** @description What the resource holds, by kind (present when that is the reason). */
+                    counts?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
     };
     parameters: {
         /**
@@ -6385,6 +6462,8 @@ export interface components {
          * @example publish-article
          */
         PipelineName: string;
+        /** @description `true`: delete what the resource holds along with it (otherwise that is a `409`). */
+        Purge: "true" | "false";
         /**
          * @description Subscription ID.
          * @example 1
@@ -8540,6 +8619,77 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getBucket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bucket. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bucket"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteBucket: {
+        parameters: {
+            query?: {
+                /** @description `true`: delete what the resource holds along with it (otherwise that is a `409`). */
+                purge?: components["parameters"]["Purge"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DeleteConflict"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listContentTypes: {
         parameters: {
             query?: never;
@@ -8654,6 +8804,48 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteContentType: {
+        parameters: {
+            query?: {
+                /** @description `true`: delete what the resource holds along with it (otherwise that is a `409`). */
+                purge?: components["parameters"]["Purge"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Bucket API name.
+                 * @example blog
+                 */
+                bucket: components["parameters"]["Bucket"];
+                /**
+                 * @description Content type name.
+                 * @example post
+                 */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DeleteConflict"];
+            422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

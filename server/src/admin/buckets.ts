@@ -2,7 +2,8 @@
 import { handlers } from '../http/handlers';
 import { uniqueOr422 } from '../lib/db-errors';
 import { presentBucket } from './presenters';
-import { requireWorkspace } from '../http/lookup';
+import { requireBucket, requireWorkspace } from '../http/lookup';
+import { deleteBucket } from '../core/content/model-deletes';
 
 export const bucketHandlers = handlers({
   async createBucket({ params, body }, app) {
@@ -11,6 +12,17 @@ export const bucketHandlers = handlers({
       app.db.prisma.bucket.create({ data: { workspaceId: workspace.id, name: body.name, createdAt: app.clock.now() } }),
     );
     return { status: 201, body: presentBucket(bucket) };
+  },
+
+  async getBucket({ params }, app) {
+    const { bucket } = await requireBucket(app, params.workspace, params.bucket);
+    return { status: 200, body: presentBucket(bucket) };
+  },
+
+  async deleteBucket({ params, query }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    await deleteBucket(app, workspace.id, params.bucket, query.purge === 'true');
+    return { status: 204 };
   },
 
   async listBuckets({ params }, app) {

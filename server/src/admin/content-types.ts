@@ -4,6 +4,7 @@ import { notFound, validationFailed } from '../http/errors';
 import { addFieldError, fieldError, fieldErrors } from '../lib/field-errors';
 import { checkFieldDefinitions } from '../core/content/field-rules';
 import { changeContentType } from '../core/content/content-type-changes';
+import { deleteContentType } from '../core/content/model-deletes';
 import { uniqueOr422 } from '../lib/db-errors';
 import { sqlState } from '../lib/sql-state';
 import { MAX_CONTENT_TYPES, TOO_MANY_CONTENT_TYPES } from '../core/content/content-types';
@@ -71,6 +72,12 @@ export const contentTypeHandlers = handlers({
     const id = await changeContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, body);
     const type = await app.db.prisma.contentType.findUniqueOrThrow({ where: { id }, include: { fields: true } });
     return { status: 200, body: presentContentType(type, bucket.name) };
+  },
+
+  async deleteContentType({ params, query }, app) {
+    const { workspace, bucket } = await requireBucket(app, params.workspace, params.bucket);
+    await deleteContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, query.purge === 'true');
+    return { status: 204 };
   },
 
   async getContentType({ params }, app) {

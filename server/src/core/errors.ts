@@ -30,7 +30,7 @@ export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
     readonly errors: FieldErrors = fieldErrors(),
-    readonly detail: { message?: string; index?: number } = {},
+    readonly detail: { message?: string; index?: number; counts?: Record<string, number> } = {},
   ) {
     super(detail.message ?? kind);
   }

@@ -8,7 +8,7 @@ import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
 import { formatTimestamp } from '../lib/time';
 
-export const EVENT_NAMES = ['file.created', 'file.deleted', 'entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'content_type.updated', 'ping'] as const;
+export const EVENT_NAMES = ['file.created', 'file.deleted', 'entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'content_type.updated', 'content_type.deleted', 'ping'] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export interface PublishedEvent {

@@ -78,7 +78,7 @@ export function httpErrorOf(err: DomainError): HttpError {
     case 'condition_failed':
       return new HttpError(409, { message: err.message, code: 'condition_failed', index: err.detail.index, committed: false });
     case 'conflict':
-      return new HttpError(409, { message: err.message });
+      return new HttpError(409, { message: err.message, ...(err.detail.counts ? { counts: err.detail.counts } : {}) });
     case 'contention':
       return new HttpError(409, { message: err.message }, { 'Retry-After': '1' });
   }
