@@ -40,7 +40,8 @@ import type { KeyRow } from './http/auth';
 import { ContractValidators } from './core/content/contracts';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
-import { applyUsage, loadUploadModules, pruneStorage, USAGE_JOB } from './files/service';
+import { applyUsage, loadUploadModules, pruneStorage } from './files/service';
+import { USAGE_JOB } from './core/file-records';
 import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
 import { objectHandlers } from './objects/routes';
@@ -54,6 +55,7 @@ import { reviewHandlers } from './admin/reviews';
 import { pruneTrash } from './core/content/json-entries';
 import { fillTypedStorage } from './core/content/typed-storage';
 import { cleanUpRemovedFields, FIELD_CLEANUP_JOB } from './core/content/field-cleanup';
+import { runWorkspaceDeletion, WORKSPACE_DELETION_JOB } from './core/workspace-deletion';
 import { REVALIDATE_JOB, revalidatePending } from './core/content/revalidate';
 import { Operations } from './http/operations';
 import { pipelineHandlers } from './admin/pipelines';
@@ -218,6 +220,7 @@ export async function createAppContext(config: Config, log: Logger = createLogge
   jobs.define<{ workspaceId: number; bandwidthBytes: number }>(USAGE_JOB, (job) => applyUsage(app, job));
   jobs.define(REVALIDATE_JOB, () => revalidatePending(app).then(() => undefined));
   jobs.define(FIELD_CLEANUP_JOB, () => cleanUpRemovedFields(app).then(() => undefined));
+  jobs.define<{ id: number }>(WORKSPACE_DELETION_JOB, (job) => runWorkspaceDeletion(app, job.id));
   jobs.define<ExecutionJob>(PIPELINE_JOB, (job) => app.pipelines.take(job));
   // Only a process that can send takes delivery jobs (another one on the database may be configured with SMTP).
   if (config.smtpUrl) jobs.define<{ id: number }>(EMAIL_JOB, (job) => deliverEmail(app, job.id));

@@ -146,6 +146,35 @@ describeWithPostgres('several server processes on one database', () => {
     expect(created.status).toBe(201);
   });
 
+  it('shows a content type changed, or a workspace deleted, in one process on the very next request of another (kept answers too)', async () => {
+    const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
+    const adminA = client(a.url, ADMIN_TOKEN);
+    const { workspace, key } = await setupWorkspace(adminA, { permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'] });
+    const typePath = `/admin/v1/workspaces/${workspace.name}/buckets/general/content-types/note`;
+    expect((await adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'text' }] })).status).toBe(201);
+    const onB = client(b.url, key.key);
+    const list = `/api/v1/${workspace.name}/entries?contentBucket=general&contentType=note`;
+    const created = await onB.post(list, { fields: { title: 't', body: 'b' }, status: 'published' });
+    const read = `/api/v1/${workspace.name}/entries/${created.body.id}`;
+    const query = `/api/v1/${workspace.name}/general/entries/query`;
+    // B keeps the model, the answers and the texts; each change through A answers once B dropped them.
+    for (const [change, fields] of [
+      [{ rename_fields: { body: 'text' } }, { title: 't', text: 'b' }],
+      [{ remove_fields: ['title'] }, { text: 'b' }],
+      [{ fields: [{ name: 'text', type: 'text' }, { name: 'extra', type: 'number' }] }, { text: 'b', extra: null }],
+    ] as const) {
+      expect((await onB.get(read)).status).toBe(200);
+      expect((await onB.get(list)).status).toBe(200);
+      expect((await adminA.patch(typePath, change)).status).toBe(200);
+      expect((await onB.get(read)).body.fields).toEqual(fields);
+      expect((await onB.get(list)).body[0].fields).toEqual(fields);
+      expect((await onB.post(query, { type: 'note', fields: Object.keys(fields) })).body.data).toEqual([fields]);
+    }
+    expect((await adminA.delete(`/admin/v1/workspaces/${workspace.name}`)).status).toBe(202);
+    expect((await onB.get(read)).status).toBe(403);
+    expect((await client(b.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${workspace.name}`)).status).toBe(404);
+  });
+
   it('applies hosted-authentication settings changed in one process on the very next request of another (cached workspaces are dropped)', async () => {
     const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
     const adminA = client(a.url, ADMIN_TOKEN);

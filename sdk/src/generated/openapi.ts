@@ -1575,7 +1575,18 @@ export interface paths {
         get: operations["getWorkspace"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a workspace
+         * @description Deletes the workspace with everything it holds: its users, API keys, buckets, content types,
+         *     entries, objects and their revisions, files and their stored contents (local or S3; a content
+         *     another workspace's file shares stays), cached image variants, contracts, webhooks and their
+         *     deliveries, pipelines and their executions, hosted-authentication users and sessions, emails,
+         *     logs, usage, kept texts and its queued jobs. At once, before the answer, every route answers
+         *     `404` for it and its keys are refused; the rest is deleted by a job, in steps, whose progress
+         *     `GET /admin/v1/workspace-deletions/{id}` reports (the `202`'s `Location`). The name is free
+         *     again once the deletion is `done`.
+         */
+        delete: operations["deleteWorkspace"];
         options?: never;
         head?: never;
         /**
@@ -1645,7 +1656,14 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a creator
+         * @description Deletes the creator with their API keys (each refused with `403` from then on, on every
+         *     process, before the answer), the batch results kept for those keys, and the files they own
+         *     (`POST …/users/{id}/files`), stored contents included unless another file shares them. What
+         *     they wrote through their keys stays: it is the workspace's.
+         */
+        delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
@@ -1772,6 +1790,32 @@ export interface paths {
          * @description Deletes the key; every request with it is refused (`403` `Forbidden`) from then on.
          */
         delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspace-deletions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deletion's ID.
+                 * @example 7
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a workspace's deletion
+         * @description How far a workspace's deletion is (see `DELETE /admin/v1/workspaces/{workspace}`).
+         */
+        get: operations["getWorkspaceDeletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5308,6 +5352,40 @@ export interface components {
             objects_enabled?: boolean;
         };
         /**
+         * @description A workspace's deletion. `running` until every row and stored content of the workspace is gone,
+         *     then `done`; `failed` (with `error`) while a failed step waits to be retried, from where it
+         *     stopped. `removed` counts what it deleted so far, by kind (`files`, `stored_contents`,
+         *     `entries`, `webhooks`, `request_logs`, …). The workspace's name is free again once `done`.
+         * @example {
+         *       "id": 7,
+         *       "workspace": "acme",
+         *       "status": "done",
+         *       "removed": {
+         *         "files": 12,
+         *         "stored_contents": 11,
+         *         "entries": 5210,
+         *         "webhooks": 1,
+         *         "request_logs": 804
+         *       },
+         *       "error": null,
+         *       "created_at": "2026-11-29T10:00:00.000000Z",
+         *       "finished_at": "2026-11-29T10:00:04.310000Z"
+         *     }
+         */
+        WorkspaceDeletion: {
+            id: number;
+            /** @description The deleted workspace's name. */
+            workspace: string;
+            /** @enum {string} */
+            status: "running" | "done" | "failed";
+            removed: {
+                [key: string]: number;
+            };
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            finished_at: components["schemas"]["Timestamp"] | null;
+        };
+        /**
          * @description Any subset of the settings; omitted ones are unchanged.
          * @example {
          *       "suspended": true
@@ -8236,6 +8314,37 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion, started. */
+            202: {
+                headers: {
+                    /** @description The deletion's status URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceDeletion"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateWorkspace: {
         parameters: {
             query?: never;
@@ -8338,6 +8447,38 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+                /**
+                 * @description Creator ID.
+                 * @example 1
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8545,6 +8686,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The deletion's ID.
+                 * @example 7
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceDeletion"];
+                };
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];

@@ -1,6 +1,7 @@
 // Database rows as the management API's documented bodies.
 import type { Workspace, User, ApiKey, Bucket, ContentType, FieldDefinition, Contract } from '../generated/prisma/client';
 import { formatTimestamp } from '../lib/time';
+import type { WorkspaceDeletion } from '../core/workspace-deletion';
 import type { components } from '@workspace-api/sdk/openapi';
 
 type S = components['schemas'];
@@ -64,4 +65,14 @@ export const presentContract = (c: Contract & { bucket: Bucket | null }): S['Con
   prefix: c.prefix,
   created_at: formatTimestamp(c.createdAt),
   updated_at: formatTimestamp(c.updatedAt),
+});
+
+export const presentDeletion = (d: WorkspaceDeletion): S['WorkspaceDeletion'] => ({
+  id: d.id,
+  workspace: d.name,
+  status: d.status,
+  removed: d.removed,
+  error: d.error,
+  created_at: formatTimestamp(d.created_at),
+  finished_at: d.finished_at && formatTimestamp(d.finished_at),
 });

@@ -1,4 +1,5 @@
 // Creators and their permissions.
+import { deleteCreator } from '../core/creator-deletion';
 import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
 import { uniqueOr422 } from '../lib/db-errors';
@@ -21,6 +22,12 @@ export const userHandlers = handlers({
     const workspace = await requireWorkspace(app, params.workspace);
     const rows = await app.db.prisma.user.findMany({ where: { workspaceId: workspace.id }, orderBy: { id: 'asc' } });
     return { status: 200, body: { data: rows.map(presentUser) } };
+  },
+
+  async deleteUser({ params }, app) {
+    const workspace = await requireWorkspace(app, params.workspace);
+    await deleteCreator(app, workspace.id, params.id);
+    return { status: 204 };
   },
 
   async updateUser({ params, body }, app) {

@@ -1,8 +1,10 @@
 // Workspaces: create (with the General bucket), read, list, change settings.
 import { handlers } from '../http/handlers';
 import { uniqueOr422 } from '../lib/db-errors';
-import { presentWorkspace } from './presenters';
+import { presentDeletion, presentWorkspace } from './presenters';
 import { requireWorkspace } from '../http/lookup';
+import { notFound } from '../http/errors';
+import { startWorkspaceDeletion, workspaceDeletion } from '../core/workspace-deletion';
 
 export const DEFAULT_LOCALE = 'en-US';
 export const GENERAL_BUCKET = 'general';
@@ -29,12 +31,23 @@ export const workspaceHandlers = handlers({
   },
 
   async listWorkspaces(_req, app) {
-    const rows = await app.db.prisma.workspace.findMany({ orderBy: { name: 'asc' } });
+    const rows = await app.db.prisma.workspace.findMany({ where: { deleting: false }, orderBy: { name: 'asc' } });
     return { status: 200, body: { data: rows.map(presentWorkspace) } };
   },
 
   async getWorkspace({ params }, app) {
     return { status: 200, body: presentWorkspace(await requireWorkspace(app, params.workspace)) };
+  },
+
+  async deleteWorkspace({ params }, app) {
+    const deletion = await startWorkspaceDeletion(app, params.workspace);
+    return { status: 202, body: presentDeletion(deletion), headers: { Location: `/admin/v1/workspace-deletions/${deletion.id}` } };
+  },
+
+  async getWorkspaceDeletion({ params }, app) {
+    const deletion = await workspaceDeletion(app, params.id);
+    if (!deletion) throw notFound();
+    return { status: 200, body: presentDeletion(deletion) };
   },
 
   async updateWorkspace({ params, body }, app) {

@@ -5,7 +5,8 @@
 import type { SqlRunner } from '../db/database';
 import type { File } from '../generated/prisma/client';
 import { publishEvent } from '../events/outbox';
-import { raw, rows, sql } from './sql';
+import { raw, rows, sql, type Sql } from './sql';
+import type { AppContext } from '../context';
 import type { Config } from '../config';
 import { holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
 import { freshFile } from './file-urls';
@@ -21,6 +22,9 @@ export async function workspaceFiles(db: SqlRunner, workspaceId: number, ids: nu
 }
 
 /** A `files` row's columns named as Prisma's `File` (for a SELECT or a RETURNING). */
+/** The job that adds a download's bytes to its workspace's usage (files/service.ts sends it). */
+export const USAGE_JOB = 'usage.record';
+
 export const FILE_COLUMNS = raw(`id, workspace_id AS "workspaceId", user_id AS "userId", uuid, token, name, mime_type AS "mimeType", size,
   content_hash AS "contentHash", tags, alt_text AS "altText", created_at AS "createdAt", updated_at AS "updatedAt"`);
 
@@ -118,4 +122,26 @@ export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: n
                         WHERE f.content_type_id = e.content_type_id AND f.type = 'attachment' AND f.key = d.k
                           AND (${isGone('v')} OR (jsonb_typeof(v) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(v) x WHERE ${isGone('x')}))))`,
   );
+}
+
+/**
+ * Erases the files `where` names (a condition on `files`) for good, with their stored contents
+ * that no other file shares (an ordinary delete leaves those to the daily `files:prune-storage`):
+ * rows in batches of their own statements, each batch's contents right after it. Publishes
+ * nothing: for what goes with its owner (a workspace, a creator). Safe to run again.
+ */
+export async function eraseFiles(app: AppContext, where: Sql): Promise<{ files: number; storedContents: number }> {
+  let files = 0;
+  let storedContents = 0;
+  for (;;) {
+    const gone = await rows<{ content_hash: string }>(app.db, sql`DELETE FROM files WHERE id IN (SELECT id FROM files WHERE ${where} LIMIT 1000) RETURNING content_hash`);
+    if (!gone.length) return { files, storedContents };
+    files += gone.length;
+    const hashes = [...new Set(gone.map((g) => g.content_hash))];
+    const shared = new Set((await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${hashes}::text[])`)).map((r) => r.content_hash));
+    for (const hash of hashes.filter((h) => !shared.has(h))) {
+      await app.storage.delete(hash);
+      storedContents++;
+    }
+  }
 }

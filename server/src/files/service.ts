@@ -1,5 +1,6 @@
 // What the Files routes do around the file operations (core/operations/files.ts): checking an
 // upload's type, the workspace of a route without API key, usage, pruning unused stored bytes.
+import { USAGE_JOB } from '../core/file-records';
 import { rm } from 'node:fs/promises';
 import type { AppContext } from '../context';
 import type { Workspace } from '../generated/prisma/client';
@@ -8,7 +9,6 @@ import type { CheckedUpload } from '../core/operations/files';
 import { detect } from './detect';
 import type { StagedFile } from './staging';
 
-export const USAGE_JOB = 'usage.record';
 
 
 
@@ -29,7 +29,8 @@ export async function withCheckedUpload<T>(staged: StagedFile, store: (upload: C
 /** The workspace of a route without API key: 404 when missing, 403 when suspended. */
 export async function requireOpenWorkspace(app: AppContext, name: string): Promise<Workspace> {
   const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });
-  if (!workspace) throw notFound();
+  // One being deleted is gone already (core/workspace-deletion.ts).
+  if (!workspace || workspace.deleting) throw notFound();
   if (workspace.suspended) throw forbidden(MESSAGES.suspended);
   return workspace;
 }

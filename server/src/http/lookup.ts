@@ -4,7 +4,8 @@ import { notFound } from './errors';
 
 export async function requireWorkspace(app: AppContext, name: string) {
   const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });
-  if (!workspace) throw notFound();
+  // One being deleted is gone already (core/workspace-deletion.ts).
+  if (!workspace || workspace.deleting) throw notFound();
   return workspace;
 }
 

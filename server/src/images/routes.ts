@@ -73,7 +73,8 @@ export const imageHandlers = handlers({
     // In the API server the proxy reads this server's storage; as its own process, the
     // tokenized download of IMAGE_ORIGIN_URL.
     const source = app.db ? storageSource(app) : httpSource(app.config.imageOriginUrl);
-    const cache = new VariantCache(path.join(app.config.dataDir, 'image-cache'));
+    // A directory per workspace: its deletion removes its variants (core/workspace-deletion.ts).
+    const cache = new VariantCache(path.join(app.config.dataDir, 'image-cache', params.workspace));
     const t: Transform = { width: query.width, height: query.height, fit: query.fit, format: query.format, quality: query.quality };
 
     // The original must still exist: a deleted file's variants are never served.

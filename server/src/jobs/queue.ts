@@ -84,6 +84,26 @@ export class JobQueue {
   }
 
   /**
+   * Creates the queue `name` now, outside any transaction: a `send` in a transaction (`db`) must
+   * not create it there, since creating takes a connection of its own, which on the embedded
+   * database is the one the transaction holds (the send then waits for itself).
+   */
+  prepare(name: string): Promise<void> {
+    return this.ensureQueue(name);
+  }
+
+  /**
+   * Deletes the jobs of `name` still waiting to run (created or to be retried) whose data's
+   * `field` is one of `values`: work for rows that are gone (a deleted workspace's). Returns how many.
+   */
+  async dropWaiting(name: string, field: string, values: (string | number)[]): Promise<number> {
+    if (!values.length) return 0;
+    await this.start();
+    const { rowCount } = await this.db.query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data ->> $2 = ANY($3::text[])`, [name, field, values.map(String)]);
+    return rowCount ?? 0;
+  }
+
+  /**
    * Creates the queue once per process. Creations run one at a time (pg-boss's DDL for two queues
    * at once can deadlock), and a deadlock with another process's creation is retried.
    */

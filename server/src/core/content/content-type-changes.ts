@@ -178,6 +178,8 @@ const sorted = (f: { type: string; multiple?: boolean; indexed?: boolean | null 
  * request's paths; a missing type is `not_found`.
  */
 export async function changeContentType(app: AppContext, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {
+  // The cleanup a removal queues is sent in the change's transaction: its queue exists first.
+  if (change.remove_fields?.length) await app.jobs.prepare(FIELD_CLEANUP_JOB);
   for (let attempt = 1; ; attempt++) {
     try {
       const id = await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
