@@ -14,26 +14,14 @@ import { sqlState } from '../../lib/sql-state';
 import { DomainError, throwIfInvalid } from '../errors';
 import { rows, sql, type Sql } from '../sql';
 import { transaction } from '../transaction';
-import type { FieldType } from './content-types';
+import type { FieldRow } from './content-types';
 import { FIELD_CLEANUP_JOB } from './field-cleanup';
 import { checkFieldDefinitions, type FieldInput } from './field-rules';
 import { buildSortIndexes } from './typed-storage';
 
 export type ContentTypeChange = components['schemas']['ContentTypeChange'];
 
-interface StoredField {
-  id: number;
-  name: string;
-  key: string;
-  type: FieldType;
-  format: 'date' | 'time' | 'datetime' | null;
-  multiple: boolean;
-  required: boolean;
-  unique: boolean;
-  targets: string[];
-  cascade_on_delete: boolean;
-  indexed: boolean | null;
-}
+type StoredField = FieldRow;
 
 /** A field of the new list: its definition as it is to be, and what it is now (absent: added). */
 interface Planned {

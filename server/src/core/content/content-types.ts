@@ -43,6 +43,21 @@ export interface ContentTypeDef {
   typedReady: boolean;
 }
 
+/** A field definition's row (field_definitions), as SQL reads it. */
+export interface FieldRow {
+  id: number;
+  name: string;
+  key: string;
+  type: FieldType;
+  format: FieldDef['format'];
+  multiple: boolean;
+  required: boolean;
+  unique: boolean;
+  targets: string[];
+  cascade_on_delete: boolean;
+  indexed: boolean | null;
+}
+
 interface Row {
   id: number;
   name: string;
@@ -51,7 +66,7 @@ interface Row {
   workspace_id: number;
   name_field: string | null;
   typed_ready: boolean;
-  fields: { id: number; name: string; key: string; type: FieldType; format: FieldDef['format']; multiple: boolean; required: boolean; unique: boolean; targets: string[]; cascade_on_delete: boolean; indexed: boolean | null }[];
+  fields: FieldRow[];
 }
 
 const select = (where: Sql) => sql`
