@@ -34,6 +34,8 @@ export async function createExecution(app: AppContext, e: { workspaceId: number;
   const id = randomUUID();
   const lease = randomUUID();
   const now = app.clock.now();
+  // The job is sent in the transaction: its queue exists first (jobs/queue.ts prepare).
+  await app.jobs.prepare(PIPELINE_JOB);
   // A write of the API (executePipeline): a unit of work, retried as a whole (the IDs are the same on a retry).
   await transaction(app, async (tx) => {
     await rows(
