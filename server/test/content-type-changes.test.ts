@@ -181,6 +181,7 @@ describe('PATCH a content type', () => {
       [{ remove_fields: ['nope'] }, { 'remove_fields.0': ['The field nope is not a field of this content type.'] }],
       [{ name_field: 'views' }, { name_field: ['The name_field must name a single-value text field of this content type.'] }],
       [{ fields: [...current, { name: 'more', type: 'relation', targets: ['nope'] }] }, { 'fields.5.targets.0': ['The content type nope does not exist in this bucket.'] }],
+      [{ fields: [...current, { name: 'must', type: 'text', required: true }] }, { 'fields.5.required': [`Entries of the type without a value for it in a document: 4 (${ids([...articles, extra])}).`] }],
     ];
     for (const [body, errors] of cases) {
       const res = await s.admin.patch(typePath(w, 'article'), body);

@@ -1584,7 +1584,8 @@ export interface paths {
          *     logs, usage, kept texts and its queued jobs. At once, before the answer, every route answers
          *     `404` for it and its keys are refused; the rest is deleted by a job, in steps, whose progress
          *     `GET /admin/v1/workspace-deletions/{id}` reports (the `202`'s `Location`). The name is free
-         *     again once the deletion is `done`.
+         *     again once the deletion is `done`. A deletion `failed` past its retries is started again by
+         *     the same request (`202`, the same deletion).
          */
         delete: operations["deleteWorkspace"];
         options?: never;
@@ -5665,13 +5666,15 @@ export interface components {
          *       background (the `entries:field-cleanup` task, in batches). Revisions keep them, as history. Its
          *       name may be given to a new field at once: that is another field, which never shows them.
          *     - `name_field`: the single-value `text` field that names entries. Omitted, it follows a rename;
-         *       if its field is removed it becomes the first remaining such field (null when none).
+         *       if its field is removed, or the type had none, it becomes the first such field of the new list
+         *       (null when none), as at creation.
          *
          *     A field's `type`, `multiple` and `format` never change: `422` on the path (`fields.2.type`);
          *     remove the field and add another. `required`, `unique`, `indexed`, `targets` and
          *     `cascade_on_delete` change freely, within the rules of the field definition, except where the
          *     existing entries would break the new rule: `required` on a field that some entry (live or in
-         *     Trash) has no value for in one of its documents, `unique` on values that live entries share in
+         *     Trash) has no value for in one of its documents (a field added as `required` to a type with
+         *     entries, too), `unique` on values that live entries share in
          *     one locale, or `targets` without a type that some entry's field still refers to. Such a change is
          *     a `422` on that path (`fields.2.required`) that counts the entries and names the first five IDs,
          *     and nothing changes.
@@ -9060,6 +9063,20 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            /**
+             * @description Nothing changed: the type's typed storage stayed busy (long reads, an index build) through
+             *     every attempt to take its lock (100 ms each, about 9 s in all). Retry after `Retry-After`.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

@@ -1,10 +1,7 @@
 // Background work done in resumable steps of their own transactions (a typed table's fill, a
 // removed field's cleanup): each item's step runs until it reports nothing left, within a time
 // budget; a step that gave way to a write is simply run again.
-import { sqlState } from '../lib/sql-state';
-
-/** lock_not_available: a step gave way to a write (its lock_timeout); it is run again. */
-const GAVE_WAY = '55P03';
+import { LOCK_NOT_AVAILABLE, sqlState } from '../lib/sql-state';
 
 /**
  * Runs `step(id)` for each of `ids` until it returns 0 (done, or another process is on it), while
@@ -20,7 +17,8 @@ export async function runSteps(ids: number[], step: (id: number) => Promise<numb
       try {
         count = await step(id);
       } catch (err) {
-        if (sqlState(err) !== GAVE_WAY) throw err;
+        // A step that gave way to a write (its lock_timeout) is run again.
+        if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
       }

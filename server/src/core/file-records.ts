@@ -137,11 +137,15 @@ export async function eraseFiles(app: AppContext, where: Sql): Promise<{ files: 
     const gone = await rows<{ content_hash: string }>(app.db, sql`DELETE FROM files WHERE id IN (SELECT id FROM files WHERE ${where} LIMIT 1000) RETURNING content_hash`);
     if (!gone.length) return { files, storedContents };
     files += gone.length;
-    const hashes = [...new Set(gone.map((g) => g.content_hash))];
-    const shared = new Set((await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${hashes}::text[])`)).map((r) => r.content_hash));
-    for (const hash of hashes.filter((h) => !shared.has(h))) {
-      await app.storage.delete(hash);
-      storedContents++;
-    }
+    storedContents += await deleteUnsharedContents(app, gone.map((g) => g.content_hash));
   }
+}
+
+/** Deletes the stored contents of `hashes` that no file refers to (any more); returns how many. */
+export async function deleteUnsharedContents(app: AppContext, hashes: string[]): Promise<number> {
+  const unique = [...new Set(hashes)];
+  const shared = new Set((await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${unique}::text[])`)).map((r) => r.content_hash));
+  const gone = unique.filter((h) => !shared.has(h));
+  for (const hash of gone) await app.storage.delete(hash);
+  return gone.length;
 }

@@ -12,6 +12,7 @@ import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
 import { EMAIL_JOB } from './email-queue';
 import { DomainError } from './errors';
+import { sqlState } from '../lib/sql-state';
 import { eraseFiles, USAGE_JOB } from './file-records';
 import { PIPELINE_JOB } from './pipeline-engine/executions';
 import { rows, sql, type Sql } from './sql';
@@ -33,6 +34,9 @@ export interface WorkspaceDeletion {
 }
 
 const COLUMNS = sql`id, workspace_id, name, status, removed, error, created_at, finished_at`;
+const COLUMNS_OF_D = sql`d.id, d.workspace_id, d.name, d.status, d.removed, d.error, d.created_at, d.finished_at`;
+/** A failed step is tried again by the job queue, with backoff (then `failed` until asked again). */
+const RETRIES = { retryLimit: 10, retryDelay: 5, retryBackoff: true };
 
 /** The deletion `id`, or undefined. */
 export async function workspaceDeletion(app: AppContext, id: number): Promise<WorkspaceDeletion | undefined> {
@@ -46,14 +50,24 @@ export async function startWorkspaceDeletion(app: AppContext, name: string): Pro
   await app.jobs.prepare(WORKSPACE_DELETION_JOB);
   return transaction(app, async (tx) => {
     const [workspace] = await rows<{ id: number }>(tx, sql`UPDATE workspaces SET deleting = true WHERE name = ${name} AND NOT deleting RETURNING id`);
-    if (!workspace) throw new DomainError('not_found');
+    if (!workspace) {
+      // A deletion that failed past its retries is started again by asking again.
+      const [failed] = await rows<WorkspaceDeletion>(
+        tx,
+        sql`UPDATE workspace_deletions d SET status = 'running', error = NULL FROM workspaces w
+             WHERE w.name = ${name} AND w.deleting AND d.workspace_id = w.id AND d.status = 'failed' RETURNING ${COLUMNS_OF_D}`,
+      );
+      if (!failed) throw new DomainError('not_found');
+      await app.jobs.send(WORKSPACE_DELETION_JOB, { id: failed.id }, { db: tx, ...RETRIES });
+      return failed;
+    }
     await rows(tx, sql`DELETE FROM api_keys WHERE workspace_id = ${workspace.id}::int`);
     await rows(tx, sql`DELETE FROM auth_tokens WHERE workspace_id = ${workspace.id}::int`);
     const [deletion] = await rows<WorkspaceDeletion>(
       tx,
       sql`INSERT INTO workspace_deletions (workspace_id, name, created_at) VALUES (${workspace.id}::int, ${name}, ${app.clock.now()}) RETURNING ${COLUMNS}`,
     );
-    await app.jobs.send(WORKSPACE_DELETION_JOB, { id: deletion.id }, { db: tx, retryLimit: 10, retryDelay: 5, retryBackoff: true });
+    await app.jobs.send(WORKSPACE_DELETION_JOB, { id: deletion.id }, { db: tx, ...RETRIES });
     return deletion;
   });
 }
@@ -87,6 +101,7 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
   const deletion = await workspaceDeletion(app, id);
   if (!deletion || deletion.status === 'done') return;
   const ws = sql`${deletion.workspace_id}::int`;
+  if (deletion.status === 'failed') await rows(app.db, sql`UPDATE workspace_deletions SET status = 'running', error = NULL WHERE id = ${id}::int`);
   const removed: Record<string, number> = { ...deletion.removed };
   const count = (kind: string, n: number) => (removed[kind] = (removed[kind] ?? 0) + n);
   try {
@@ -115,7 +130,10 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
       await rows(tx, sql`UPDATE workspace_deletions SET status = 'done', removed = ${JSON.stringify(removed)}::jsonb, error = NULL, finished_at = ${app.clock.now()} WHERE id = ${id}::int`);
     });
   } catch (err) {
-    await rows(app.db, sql`UPDATE workspace_deletions SET status = 'failed', removed = ${JSON.stringify(removed)}::jsonb, error = ${String(err)} WHERE id = ${id}::int`);
+    // The error's kind only: its text may hold internals.
+    const reason = `step failed (${sqlState(err) ?? (err instanceof Error ? err.name : 'error')}); retried`;
+    await rows(app.db, sql`UPDATE workspace_deletions SET status = 'failed', removed = ${JSON.stringify(removed)}::jsonb, error = ${reason} WHERE id = ${id}::int`);
+    app.log.error('workspace deletion step failed', { deletion: id, error: String(err) });
     throw err;
   }
 }

@@ -28,7 +28,7 @@ function storageSource(app: AppContext): OriginalSource {
     const file = (
       await app.db.query<{ mime_type: string; content_hash: string; uuid: string; token: string }>(
         `SELECT f.mime_type, f.content_hash, f.uuid::text AS uuid, f.token FROM files f JOIN workspaces w ON w.id = f.workspace_id
-          WHERE w.name = $1 AND f.id = $2 AND f.user_id IS NULL AND NOT w.suspended`,
+          WHERE w.name = $1 AND f.id = $2 AND f.user_id IS NULL AND NOT w.suspended AND NOT w.deleting`,
         [a.workspace, a.file],
       )
     ).rows[0];

@@ -1,6 +1,9 @@
 // The SQLSTATE of a database error whichever client raised it, and whether an error means a
 // dependency is down. No imports: the error mapping (http/errors.ts) and the rules built on it
 // (db-errors.ts) both use it.
+/** lock_not_available: a lock was not free within the statement's lock_timeout. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
 type ErrorShape = { code?: string; cause?: { code?: string; originalCode?: string }; meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } };
 
 /**

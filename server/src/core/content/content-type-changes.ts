@@ -10,7 +10,7 @@ import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { publishEvent } from '../../events/outbox';
 import { addFieldError, fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../lib/field-errors';
-import { sqlState } from '../../lib/sql-state';
+import { LOCK_NOT_AVAILABLE, sqlState } from '../../lib/sql-state';
 import { DomainError, throwIfInvalid } from '../errors';
 import { rows, sql, type Sql } from '../sql';
 import { transaction } from '../transaction';
@@ -29,8 +29,7 @@ interface Planned {
   stored?: StoredField;
 }
 
-/** lock_not_available: the typed table's lock was not free within LOCK_WAIT (readers queue behind a waiting ALTER). */
-const LOCK_BUSY = '55P03';
+/** The typed table's lock is waited for this long at most (readers queue behind a waiting ALTER). */
 const LOCK_WAIT = '100ms';
 const LOCK_ATTEMPTS = 30;
 /** Entry IDs an error names of the entries a change would break. */
@@ -114,6 +113,8 @@ async function checkEntries(tx: SqlRunner, typeId: number, bucketId: number, lis
   };
   const ofType = sql`e.content_type_id = ${typeId}::int AND e.kind = 'typed'`;
   for (const [i, { input, stored }] of list.entries()) {
+    // A field added as required: no entry has a value for it yet.
+    if (!stored && input.required) await refuse(`fields.${i}.required`, sql`SELECT e.entry_id FROM entries e WHERE ${ofType}`, 'Entries of the type without a value for it in a document');
     if (!stored) continue;
     const value = sql`c.data -> ${stored.key}::text`;
     if (input.required && !stored.required) {
@@ -168,17 +169,23 @@ const sorted = (f: { type: string; multiple?: boolean; indexed?: boolean | null 
 export async function changeContentType(app: AppContext, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {
   // The cleanup a removal queues is sent in the change's transaction: its queue exists first.
   if (change.remove_fields?.length) await app.jobs.prepare(FIELD_CLEANUP_JOB);
+  let id: number;
   for (let attempt = 1; ; attempt++) {
     try {
-      const id = await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
-      await buildSortIndexes(app, id);
-      return id;
+      id = await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
+      break;
     } catch (err) {
-      // The typed table was busy (a long read): try again rather than queue every read behind us.
-      if (sqlState(err) !== LOCK_BUSY || attempt >= LOCK_ATTEMPTS) throw err;
+      // The typed table was busy (a long read, an index build): try again rather than queue every
+      // read behind us; still busy after every attempt, the client retries (409, Retry-After).
+      if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
+      if (attempt >= LOCK_ATTEMPTS) throw new DomainError('contention', undefined, { message: 'The content type\'s storage is busy: retry shortly.' });
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
     }
   }
+  // The change is committed: an index that fails to build (another change's build of the same
+  // index, say) costs sorts their speed, never the answer; the next change of the type builds it.
+  await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
+  return id;
 }
 
 async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {

@@ -221,7 +221,7 @@ async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: Field
   // Serialized per type and field (in one order), so that two concurrent writes cannot both take a value.
   await rows(
     db,
-    sql`SELECT pg_advisory_xact_lock(t, hashtext(f)) FROM (SELECT DISTINCT t, f FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.field)}::text[]) AS x(t, f)) y ORDER BY t, f`,
+    sql`SELECT pg_advisory_xact_lock(t, hashtext(f)) FROM (SELECT DISTINCT t, f FROM unnest(${column((c) => c.item.type.id)}::int[], ${column((c) => c.key)}::text[]) AS x(t, f)) y ORDER BY t, f`,
   );
   const taken = await rows<{ n: number }>(
     db,

@@ -3,7 +3,7 @@
 // (core/content/batch-write.ts), and the time spent, for the answer's Server-Timing.
 import { performance } from 'node:perf_hooks';
 import type { SqlRunner } from '../../db/database';
-import { sqlState } from '../../lib/sql-state';
+import { LOCK_NOT_AVAILABLE, sqlState } from '../../lib/sql-state';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { bucketIdByName, cachedTypesOfBucketName } from '../content/content-types';
 import { checkShapes, ConditionFailed, operationRights, requestHash, runBatch, type BatchOperation } from '../content/batch-write';
@@ -14,7 +14,7 @@ import { requireRights, writeContext, type BodyOf, type OperationContext } from 
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,128}$/;
 /** Lock waits over the limit (55P03) and deadlocks still failing after retries (40P01). */
-const CONTENTION = new Set(['55P03', '40P01']);
+const CONTENTION = new Set([LOCK_NOT_AVAILABLE, '40P01']);
 
 /** Milliseconds: the whole batch, its work, the commit, and the statements' database time. */
 export interface BatchTiming {
