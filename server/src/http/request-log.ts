@@ -79,10 +79,13 @@ export class RequestLogBuffer {
     try {
       await this.db.query(
         // Not for a workspace being deleted (or gone): the lock makes its deletion wait for this
-        // write, whose rows it then deletes too (core/workspace-deletion.ts).
+        // write, whose rows it then deletes too (core/workspace-deletion.ts). In the requests'
+        // order (their ids are the logs' order), whatever order the join gives.
         `INSERT INTO request_logs (workspace_id, method, path, status, upload_size, response_size, api_key_id, created_at)
-         SELECT u.* FROM unnest($1::int[], $2::text[], $3::text[], $4::int[], $5::int8[], $6::int8[], $7::int[], $8::timestamptz[]) AS u(w, m, p, s, us, rs, k, c)
-           JOIN workspaces ws ON ws.id = u.w AND NOT ws.deleting FOR KEY SHARE OF ws`,
+         SELECT u.w, u.m, u.p, u.s, u.us, u.rs, u.k, u.c
+           FROM unnest($1::int[], $2::text[], $3::text[], $4::int[], $5::int8[], $6::int8[], $7::int[], $8::timestamptz[]) WITH ORDINALITY AS u(w, m, p, s, us, rs, k, c, o)
+           JOIN workspaces ws ON ws.id = u.w AND NOT ws.deleting
+          ORDER BY u.o FOR KEY SHARE OF ws`,
         [col('workspaceId'), col('method'), col('path'), col('status'), col('uploadSize'), col('responseSize'), col('apiKeyId'), rows.map((r) => r.createdAt.toISOString())],
         true,
       );
