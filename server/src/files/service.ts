@@ -4,9 +4,10 @@ import { USAGE_JOB } from '../core/file-records';
 import { rm } from 'node:fs/promises';
 import type { AppContext } from '../context';
 import type { Workspace } from '../generated/prisma/client';
-import { forbidden, invalid, notFound, MESSAGES } from '../http/errors';
+import { forbidden, invalid, MESSAGES } from '../http/errors';
 import type { CheckedUpload } from '../core/operations/files';
 import { detect } from './detect';
+import { requireWorkspace } from '../http/lookup';
 import type { StagedFile } from './staging';
 
 
@@ -28,9 +29,7 @@ export async function withCheckedUpload<T>(staged: StagedFile, store: (upload: C
 
 /** The workspace of a route without API key: 404 when missing, 403 when suspended. */
 export async function requireOpenWorkspace(app: AppContext, name: string): Promise<Workspace> {
-  const workspace = await app.db.prisma.workspace.findUnique({ where: { name } });
-  // One being deleted is gone already (core/workspace-deletion.ts).
-  if (!workspace || workspace.deleting) throw notFound();
+  const workspace = await requireWorkspace(app, name);
   if (workspace.suspended) throw forbidden(MESSAGES.suspended);
   return workspace;
 }

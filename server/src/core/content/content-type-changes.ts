@@ -18,15 +18,15 @@ import type { FieldRow } from './content-types';
 import { FIELD_CLEANUP_JOB } from './field-cleanup';
 import { checkFieldDefinitions, type FieldInput } from './field-rules';
 import { buildSortIndexes } from './typed-storage';
+import { indexedField } from '../query/typed';
 
 export type ContentTypeChange = components['schemas']['ContentTypeChange'];
 
-type StoredField = FieldRow;
 
 /** A field of the new list: its definition as it is to be, and what it is now (absent: added). */
 interface Planned {
   input: FieldInput;
-  stored?: StoredField;
+  stored?: FieldRow;
 }
 
 /** The typed table's lock is waited for this long at most (readers queue behind a waiting ALTER). */
@@ -36,7 +36,7 @@ const LOCK_ATTEMPTS = 30;
 const FIRST_IDS = 5;
 
 /** The definition of a stored field as a request would give it. */
-const inputOf = (f: StoredField, name: string): FieldInput => ({
+const inputOf = (f: FieldRow, name: string): FieldInput => ({
   name,
   type: f.type,
   ...(f.type === 'date' ? { format: f.format ?? 'date' } : {}),
@@ -49,10 +49,10 @@ const inputOf = (f: StoredField, name: string): FieldInput => ({
 });
 
 /** The new field list from the change, or the errors of its `fields`, `rename_fields` and `remove_fields`. */
-function plan(current: StoredField[], change: ContentTypeChange, errors: FieldErrors): { list: Planned[]; removed: StoredField[] } {
+function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldErrors): { list: Planned[]; removed: FieldRow[] } {
   const add = (path: string, template: string, params?: Record<string, string>) => addFieldError(errors, path, fieldError('change', template, params));
   const byName = new Map(current.map((f) => [f.name, f]));
-  const removed = new Map<string, StoredField>();
+  const removed = new Map<string, FieldRow>();
   (change.remove_fields ?? []).forEach((name, i) => {
     const f = byName.get(name);
     if (!f) add(`remove_fields.${i}`, 'The field :name is not a field of this content type.', { name });
@@ -65,8 +65,8 @@ function plan(current: StoredField[], change: ContentTypeChange, errors: FieldEr
     else renames.set(from, to);
   }
   // The fields that stay, by their new names; a rename onto another staying field's name is refused.
-  const kept = new Map<string, StoredField>();
-  const newName = (f: StoredField) => renames.get(f.name) ?? f.name;
+  const kept = new Map<string, FieldRow>();
+  const newName = (f: FieldRow) => renames.get(f.name) ?? f.name;
   const staying = current.filter((f) => !removed.has(f.name));
   for (const f of staying) {
     const to = newName(f);
@@ -158,10 +158,6 @@ function keysFor(names: string[], taken: Set<string>): string[] {
   });
 }
 
-/** Whether a field's typed column gets sort indexes (the typed_indexed rule of the typed storage migration). */
-const sorted = (f: { type: string; multiple?: boolean; indexed?: boolean | null }) =>
-  !f.multiple && (f.type === 'number' || f.type === 'date' ? f.indexed ?? true : f.type === 'text' ? f.indexed ?? false : false);
-
 /**
  * Changes the content type `typeName` of the bucket; returns its id. Refusals are `invalid` on the
  * request's paths; a missing type is `not_found`.
@@ -192,7 +188,7 @@ async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number;
   // The type's row is locked: changes of one type run one after the other.
   const [type] = await rows<{ id: number; name_field: string | null }>(tx, sql`SELECT id, name_field FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`);
   if (!type) throw new DomainError('not_found');
-  const current = await rows<StoredField>(
+  const current = await rows<FieldRow>(
     tx,
     sql`SELECT id, name, key, type, format, multiple, required, "unique", targets, cascade_on_delete, indexed FROM field_definitions WHERE content_type_id = ${type.id}::int ORDER BY position`,
   );
@@ -259,7 +255,7 @@ async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number;
   // Last: the typed table's columns and indexes (its lock, which reads of the type wait for, is
   // held from here to the commit). Not waited for long: a busy table is tried again.
   // (An index a field now wants is built after the commit, buildSortIndexes.)
-  const reindexed = list.some((p) => p.stored && sorted(p.stored) && !sorted(p.input));
+  const reindexed = list.some((p) => p.stored && indexedField(p.stored) && !indexedField({ type: p.input.type, multiple: p.input.multiple ?? false, indexed: p.input.indexed ?? null }));
   if (added.length || removed.length || reindexed) {
     await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
     await rows(tx, sql`SELECT typed_storage_alter(${type.id}::int)`);

@@ -4,6 +4,9 @@ import type { SqlRunner } from '../../db/database';
 import type { LookupCache } from '../lookup-cache';
 import { rows, sql, type Sql } from '../sql';
 
+/** Every workspace's default bucket (the Objects API's), created with it and deleted only with it. */
+export const GENERAL_BUCKET = 'general';
+
 /** The most content types a workspace holds (checked by the content_types_within_limit trigger, SQLSTATE WA001). */
 export const MAX_CONTENT_TYPES = 500;
 export const TOO_MANY_CONTENT_TYPES = 'WA001';

@@ -9,9 +9,7 @@ import { publishEvent } from '../../events/outbox';
 import { DomainError } from '../errors';
 import { rows, sql, type Sql } from '../sql';
 import { transaction } from '../transaction';
-
-/** The bucket the Objects API defaults to: it goes with its workspace only. */
-const DEFAULT_BUCKET = 'general';
+import { GENERAL_BUCKET } from './content-types';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -58,7 +56,7 @@ export function deleteBucket(app: AppContext, workspaceId: number, bucketName: s
   return transaction(app, async (tx) => {
     const [bucket] = await rows<{ id: number }>(tx, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${bucketName} FOR UPDATE`);
     if (!bucket) throw new DomainError('not_found');
-    if (bucketName === DEFAULT_BUCKET) {
+    if (bucketName === GENERAL_BUCKET) {
       throw new DomainError('conflict', undefined, { message: 'The general bucket is the workspace\'s default bucket: it is deleted with its workspace only.' });
     }
     const [{ content_types }] = await rows<{ content_types: number }>(tx, sql`SELECT count(*)::int AS content_types FROM content_types WHERE bucket_id = ${bucket.id}::int`);

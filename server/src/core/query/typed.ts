@@ -26,7 +26,7 @@ export const typedTable = (contentTypeId: number) => `typed_${contentTypeId}`;
 const TYPES: Record<string, ColumnType> = { text: 'text', relation: 'text', number: 'numeric', boolean: 'boolean', attachment: 'integer' };
 
 /** Whether a field's column is indexed: single number and date fields by default, single text fields when asked. */
-const indexedField = (def: Pick<FieldDef, 'type' | 'multiple' | 'indexed'>) =>
+export const indexedField = (def: Pick<FieldDef, 'type' | 'multiple' | 'indexed'>) =>
   !def.multiple && (def.type === 'number' || def.type === 'date' ? def.indexed !== false : def.type === 'text' && def.indexed === true);
 
 /** The column of a field (JSON fields have none: their values stay read from the document). */
