@@ -70,7 +70,9 @@ export const contentTypeHandlers = handlers({
   async updateContentType({ params, body }, app) {
     const { workspace, bucket } = await requireBucket(app, params.workspace, params.bucket);
     const id = await changeContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, body);
-    const type = await app.db.prisma.contentType.findUniqueOrThrow({ where: { id }, include: { fields: true } });
+    // Deleted since by another request: gone for this one too.
+    const type = await app.db.prisma.contentType.findUnique({ where: { id }, include: { fields: true } });
+    if (!type) throw notFound();
     return { status: 200, body: presentContentType(type, bucket.name) };
   },
 
