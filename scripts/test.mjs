@@ -80,8 +80,8 @@ if (mode === 'postgres' && !pooler) {
 }
 const poolerEnv = { WSAPI_TEST_POOLER: '1' };
 const slice = (names) => names.map((name) => `server/test/${name}\\.test\\.ts$`);
-const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database', 'model-scale', 'kept-texts', 'content-type-changes', 'workspace-deletion'];
-const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage', 'content-type-changes'];
+const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database', 'model-scale', 'kept-texts', 'content-type-changes', 'workspace-deletion', 'model-as-code'];
+const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage', 'content-type-changes', 'model-as-code'];
 const passes = own.length
   ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
   : [

@@ -1,26 +1,143 @@
 #!/usr/bin/env node
 /// <reference types="node" />
-// The SDK's command line (`npx @workspace-api/sdk <command>`). One command so far:
-//   generate-types --url <server> --token <ADMIN_TOKEN> --workspace <name> --out <file>
+// The SDK's command line (`npx @workspace-api/sdk <command>`):
+//   generate-types                 the TypeScript types of a workspace's content model
+//   model pull | plan | apply      the content model as code
 // Errors go to stderr with a non-zero exit: 1 when the work failed, 2 for a wrong invocation.
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError } from './cli/fetch-model.js';
 import { generateTypesCommand } from './cli/generate-types.js';
+import { modelApply, modelPlan, modelPull, type ModelOptions } from './cli/model.js';
+import type { Connection } from './cli/connection.js';
 
-const USAGE = `Usage: npx @workspace-api/sdk generate-types --url <server> --token <admin token> --workspace <name> --out <file>
+const CONNECTION = `  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
+  --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN, which keeps it out of the process list)
+  --workspace  Workspace name
+  --timeout    Seconds to wait for each answer (default 30)
+`;
+
+const GENERATE_USAGE = `Usage: npx @workspace-api/sdk generate-types --url <server> --token <admin token> --workspace <name> --out <file>
 
 Writes the TypeScript types of a workspace's content model (content types and contracts) to <file>,
 read through the management API. The file is replaced atomically, and only when everything succeeded.
 
-  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
-  --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN, which keeps it out of the process list)
-  --workspace  Workspace name
-  --out        File to write, e.g. src/content.ts; "-" writes to standard output
-  --timeout    Seconds to wait for each answer (default 30)
+${CONNECTION}  --out        File to write, e.g. src/content.ts; "-" writes to standard output
 `;
 
-function usageError(message: string): never {
-  throw new CliError(`${message}\n\n${USAGE}`, 2);
+const MODEL_USAGE = `Usage: npx @workspace-api/sdk model pull  --url <server> --token <admin token> --workspace <name> --out <file>
+       npx @workspace-api/sdk model plan  --url <server> --token <admin token> --workspace <name> --file <file> [--json]
+       npx @workspace-api/sdk model apply --url <server> --token <admin token> --workspace <name> --file <file>
+                                          [--version <plan version>] [--allow-destructive] [--types <file>] [--json]
+
+The content model as code. pull writes the workspace's model snapshot (JSON; replaced atomically).
+plan prints what applying a snapshot would change, each change marked destructive or not, and
+changes nothing. apply plans the snapshot (or takes --version, the version a plan printed earlier)
+and applies it in one transaction: refused when the model changed since the plan, and when the plan
+is destructive unless --allow-destructive. --types rewrites the generated TypeScript types after.
+
+${CONNECTION}  --out        pull: file to write; "-" writes to standard output
+  --file       plan, apply: the snapshot to read; "-" reads standard input
+`;
+
+const USAGE = `Usage: npx @workspace-api/sdk <command> ...
+
+Commands:
+  generate-types   Write the TypeScript types of a workspace's content model
+  model pull       Write a workspace's content model snapshot
+  model plan       Print what a snapshot would change
+  model apply      Apply a snapshot
+
+Run a command with --help for its options.
+`;
+
+function usageError(message: string, usage: string): never {
+  throw new CliError(`${message}\n\n${usage}`, 2);
+}
+
+/** Parses `args` with the connection options and `extra`; undefined after printing the usage for --help. */
+function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig['options']>) {
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        workspace: { type: 'string' },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        ...extra,
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    usageError(err instanceof Error ? err.message : String(err), usage);
+  }
+  if (values.help) {
+    process.stdout.write(usage);
+    return undefined;
+  }
+  const url = (values.url as string | undefined) ?? process.env.WORKSPACE_API_URL;
+  const token = (values.token as string | undefined) ?? process.env.WORKSPACE_API_ADMIN_TOKEN;
+  const workspace = values.workspace as string | undefined;
+  if (!url) usageError('--url is required', usage);
+  if (!token) usageError('--token is required', usage);
+  if (!workspace) usageError('--workspace is required', usage);
+  try {
+    if (!/^https?:$/.test(new URL(url).protocol)) usageError(`--url must be an http or https address, not "${url}"`, usage);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    usageError(`--url is not a URL: "${url}"`, usage);
+  }
+  const timeoutSeconds = values.timeout === undefined ? 30 : Number(values.timeout);
+  if (!(timeoutSeconds > 0)) usageError('--timeout must be a positive number of seconds', usage);
+  const connection: Connection = { url, token, workspace, timeoutSeconds };
+  return { connection, values: values as Record<string, string | boolean | undefined> };
+}
+
+async function generateTypes(args: string[]): Promise<void> {
+  const parsed = parse(args, GENERATE_USAGE, { out: { type: 'string' } });
+  if (!parsed) return;
+  const out = parsed.values.out as string | undefined;
+  if (!out) usageError('--out is required', GENERATE_USAGE);
+  const { text, summary } = await generateTypesCommand({ ...parsed.connection, out });
+  if (out === '-') process.stdout.write(text);
+  process.stderr.write(`${summary}\n`);
+}
+
+async function model(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    process.stdout.write(MODEL_USAGE);
+    return;
+  }
+  if (sub !== 'pull' && sub !== 'plan' && sub !== 'apply') usageError(`unknown model command "${sub}"`, MODEL_USAGE);
+  const parsed = parse(rest, MODEL_USAGE, {
+    out: { type: 'string' },
+    file: { type: 'string' },
+    version: { type: 'string' },
+    types: { type: 'string' },
+    json: { type: 'boolean' },
+    'allow-destructive': { type: 'boolean' },
+  });
+  if (!parsed) return;
+  const v = parsed.values;
+  const file = (sub === 'pull' ? v.out : v.file) as string | undefined;
+  if (!file) usageError(sub === 'pull' ? '--out is required' : '--file is required', MODEL_USAGE);
+  const options: ModelOptions = {
+    ...parsed.connection,
+    file,
+    version: v.version as string | undefined,
+    allowDestructive: v['allow-destructive'] === true,
+    types: v.types as string | undefined,
+    json: v.json === true,
+  };
+  if (sub === 'pull') {
+    const { text, summary } = await modelPull(options);
+    if (file === '-') process.stdout.write(text);
+    process.stderr.write(`${summary}\n`);
+  } else process.stdout.write(await (sub === 'plan' ? modelPlan(options) : modelApply(options)));
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -29,47 +146,9 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  if (command !== 'generate-types') usageError(`unknown command "${command}"`);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: rest,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        workspace: { type: 'string' },
-        out: { type: 'string' },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    usageError(err instanceof Error ? err.message : String(err));
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const url = values.url ?? process.env.WORKSPACE_API_URL;
-  const token = values.token ?? process.env.WORKSPACE_API_ADMIN_TOKEN;
-  if (!url) usageError('--url is required');
-  if (!token) usageError('--token is required');
-  if (!values.workspace) usageError('--workspace is required');
-  if (!values.out) usageError('--out is required');
-  try {
-    if (!/^https?:$/.test(new URL(url).protocol)) usageError(`--url must be an http or https address, not "${url}"`);
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    usageError(`--url is not a URL: "${url}"`);
-  }
-  const timeoutSeconds = values.timeout === undefined ? 30 : Number(values.timeout);
-  if (!(timeoutSeconds > 0)) usageError('--timeout must be a positive number of seconds');
-
-  const { text, summary } = await generateTypesCommand({ url, token, workspace: values.workspace, out: values.out, timeoutSeconds });
-  if (values.out === '-') process.stdout.write(text);
-  process.stderr.write(`${summary}\n`);
+  if (command === 'generate-types') return generateTypes(rest);
+  if (command === 'model') return model(rest);
+  usageError(`unknown command "${command}"`, USAGE);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

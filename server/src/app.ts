@@ -23,6 +23,7 @@ import { userHandlers } from './admin/users';
 import { apiKeyHandlers } from './admin/api-keys';
 import { bucketHandlers } from './admin/buckets';
 import { contentTypeHandlers } from './admin/content-types';
+import { modelHandlers } from './admin/model';
 import { contractHandlers } from './admin/contracts';
 import { typeHandlers } from './admin/types';
 import { operationHandlers } from './admin/operations';
@@ -79,6 +80,7 @@ const allHandlers: HandlerSet = {
   ...apiKeyHandlers,
   ...bucketHandlers,
   ...contentTypeHandlers,
+  ...modelHandlers,
   ...contractHandlers,
   ...typeHandlers,
   ...operationHandlers,

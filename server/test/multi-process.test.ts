@@ -170,6 +170,15 @@ describeWithPostgres('several server processes on one database', () => {
       expect((await onB.get(list)).body[0].fields).toEqual(fields);
       expect((await onB.post(query, { type: 'note', fields: Object.keys(fields) })).body.data).toEqual([fields]);
     }
+    // The same through a model's apply (a rename in the snapshot).
+    const modelPath = `/admin/v1/workspaces/${workspace.name}/model`;
+    const model = (await adminA.get(modelPath)).body;
+    model.buckets.find((b: { name: string }) => b.name === 'general').content_types[0].fields[1].name = 'count';
+    const planned = await adminA.post(`${modelPath}/plan`, model);
+    expect((await onB.get(read)).body.fields).toEqual({ text: 'b', extra: null });
+    expect((await adminA.post(`${modelPath}/apply`, { version: planned.body.version, model })).status).toBe(200);
+    expect((await onB.get(read)).body.fields).toEqual({ text: 'b', count: null });
+    expect((await onB.get(list)).body[0].fields).toEqual({ text: 'b', count: null });
     expect((await adminA.delete(`/admin/v1/workspaces/${workspace.name}`)).status).toBe(202);
     expect((await onB.get(read)).status).toBe(403);
     expect((await client(b.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${workspace.name}`)).status).toBe(404);

@@ -36,7 +36,7 @@ afterAll(async () => {
 
 it('holds shell and TypeScript blocks only, the shell ones first in each step', () => {
   const blocks = walkthrough();
-  expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh', 'sh', 'ts', 'sh', 'ts']);
+  expect(blocks.map((b) => b.lang)).toEqual(['sh', 'sh', 'sh', 'sh', 'sh', 'ts', 'sh', 'ts', 'sh']);
 });
 
 it('runs every command of the walk-through and prints what it says', async () => {
@@ -52,6 +52,13 @@ it('runs every command of the walk-through and prints what it says', async () =>
   expect(out).toMatch(/\{"data":\[\{"index":0,"action":"create","id":"[0-9A-Z]{26}","lock_version":0,"ref":"grace"\},\{"index":1,/);
   expect(out).not.toMatch(/"message"/); // no refusal anywhere
   expect(readFileSync(path.join(work, 'src', 'content.ts'), 'utf8')).toContain('export interface Content');
+  // The model as code: the plan, its apply (the types rewritten), the copy into another workspace.
+  expect(out).toMatch(/Plan for workspace "acme" at version [0-9a-f]{32}: 2 changes\n {2}\+ Create content type general\/tag with 1 field\.\n {2}\+ Add field general\/post\.subtitle\.\n/);
+  expect(out).toMatch(/Applied 2 changes: workspace "acme" is at version ([0-9a-f]{32})\./);
+  expect(out).toMatch(/Applied 3 changes: workspace "acme-staging" is at version ([0-9a-f]{32})\./);
+  const versions = [...out.matchAll(/is at version ([0-9a-f]{32})/g)].map((m) => m[1]);
+  expect(versions[1]).toBe(versions[0]);
+  expect(readFileSync(path.join(work, 'src', 'content.ts'), 'utf8')).toContain('subtitle?:');
 
   // The TypeScript blocks: type-checked together, then run one after the other.
   const tsBlocks = blocks.filter((b) => b.lang === 'ts');

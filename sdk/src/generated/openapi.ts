@@ -2039,6 +2039,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace}/model": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the content model as a snapshot
+         * @description The workspace's content model as one stable JSON document with a `version` (see `Model`):
+         *     locales, buckets with their content types and fields, contracts, webhooks (without secrets)
+         *     and pipelines. Keep it in a repository (`npx @workspace-api/sdk model pull`), change it, and
+         *     move it to this or another workspace with `model/plan` and `model/apply`.
+         */
+        get: operations["getModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/model/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plan a snapshot's changes
+         * @description Answers the changes that applying the snapshot would make to the workspace's model, each
+         *     marked safe or destructive with the entries it touches (`ModelPlan`), and changes nothing.
+         *
+         *     The plan is made as the apply would make it, up to the commit: a snapshot the apply would
+         *     refuse is refused here with the same `422` and paths (`buckets.0.content_types.2.fields.1.targets.0`),
+         *     among them a rule that existing entries would break (`required` on a field that some entries
+         *     lack, `unique` over shared values, a target removed that entries refer to: counted, with the
+         *     first five IDs), a content type deleted that other types' relation fields still accept, the
+         *     general bucket left out, and a webhook added without a `secret`. Field rules are those of
+         *     `FieldDefinition` and `ContentTypeChange`, except that a field whose `type`, `multiple` or
+         *     `format` differ is replaced (removed and added), destructively, instead of refused.
+         */
+        post: operations["planModel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace}/model/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a planned snapshot
+         * @description Applies the snapshot's changes (`ModelApply`: the snapshot and the `version` its plan answered)
+         *     in one transaction: every change or none. The changes are those `model/plan` answers, in its
+         *     order, with its refusals (`422`, paths under `model.`); a plan with a destructive change is
+         *     refused (`422` on `allow_destructive`, naming them) unless `allow_destructive` is true.
+         *
+         *     Refused with `409`, changing nothing, when the workspace's model is no longer the one the plan
+         *     was made against (its version differs: another change came first; plan again), or when another
+         *     change of the model committed while this one ran. Deleted buckets and content types take what
+         *     they hold with them (as `purge=true`); removed fields leave the documents in the background
+         *     (`entries:field-cleanup`); sort indexes that fields now want are built after the commit. As
+         *     after every change of the model, every process's caches follow before the answer, and the
+         *     generated types (`GET .../types.ts`) follow the new model.
+         */
+        post: operations["applyModel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace}/contracts": {
         parameters: {
             query?: never;
@@ -5712,43 +5814,67 @@ export interface components {
             };
             remove_fields?: string[];
         };
+        name: string;
+        /** @enum {string} */
+        type: "text" | "number" | "boolean" | "date" | "json" | "relation" | "attachment";
+        /** @enum {string} */
+        format: "date" | "time" | "datetime";
+        /** @default false */
+        multiple: boolean;
+        /** @default false */
+        required: boolean;
+        /** @default false */
+        unique: boolean;
+        targets: components["schemas"]["ApiName"][];
+        /** @default false */
+        cascade_on_delete: boolean;
+        /** @description Sort indexes for this field (default `true` for single number and date fields, `false` otherwise). */
+        indexed: boolean;
         /**
+         * @description A field of a content type in a model snapshot: its `FieldDefinition`, and its `key`.
+         *
+         *     `key` is where documents keep the field's value: its name when the field was added, never
+         *     changed after. The snapshot gives it so that a rename survives a round trip: change a field's
+         *     `name` and keep its `key`, and the plan renames the field (its values stay) instead of removing
+         *     it and adding another. A field of the snapshot is matched to a field of the type by its `key`
+         *     first, then by its `name`; omit `key` for a new field.
          * @example {
-         *       "id": 1,
-         *       "name": "article",
-         *       "schema": {
-         *         "type": "object",
-         *         "required": [
-         *           "title"
-         *         ],
-         *         "properties": {
-         *           "title": {
-         *             "type": "string"
-         *           }
-         *         }
-         *       },
-         *       "mode": "enforce",
-         *       "bucket": null,
-         *       "prefix": "articles",
-         *       "created_at": "2026-11-22T20:15:03.120000Z",
-         *       "updated_at": "2026-11-22T20:15:03.120000Z"
+         *       "name": "headline",
+         *       "key": "title",
+         *       "type": "text",
+         *       "multiple": false,
+         *       "required": true,
+         *       "unique": false,
+         *       "cascade_on_delete": false
          *     }
          */
-        Contract: {
-            id: number;
+        ModelField: {
+            name: components["schemas"]["name"];
+            key?: string;
+            type: components["schemas"]["type"];
+            format?: components["schemas"]["format"];
+            multiple?: components["schemas"]["multiple"];
+            required?: components["schemas"]["required"];
+            unique?: components["schemas"]["unique"];
+            targets?: components["schemas"]["targets"];
+            cascade_on_delete?: components["schemas"]["cascade_on_delete"];
+            indexed?: components["schemas"]["indexed"];
+        };
+        /** @description A content type in a model snapshot, with its fields in order. */
+        ModelContentType: {
             name: components["schemas"]["ApiName"];
-            /** @description JSON Schema (draft 2020-12) for an object's `data`. */
-            schema: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            mode: "enforce" | "report";
-            /** @description Bucket name the contract is limited to; null for every bucket. */
-            bucket: string | null;
-            /** @description Folder path the contract is limited to (no leading or trailing slash); null for every path. */
-            prefix: string | null;
-            created_at: components["schemas"]["Timestamp"];
-            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The single-value `text` field that names entries. Omitted: the type's own choice stands (the
+             *     first such field for a new type). The snapshot gives null when the type has none; a null in
+             *     a plan's snapshot is the same as omitting it.
+             */
+            name_field?: string | null;
+            fields: components["schemas"]["ModelField"][];
+        };
+        /** @description A bucket in a model snapshot, with its content types. */
+        ModelBucket: {
+            name: components["schemas"]["ApiName"];
+            content_types: components["schemas"]["ModelContentType"][];
         };
         /**
          * @example {
@@ -5784,61 +5910,29 @@ export interface components {
             prefix?: string | null;
         };
         /**
-         * @example {
-         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
-         *     }
+         * Format: uri
+         * @description Where deliveries are POSTed (http or https).
          */
-        ReviewCreate: {
-            /** @description An entry of the workspace; an unknown one is a `422` on `entry_id`. */
-            entry_id: components["schemas"]["ObjectEntryId"];
-        };
+        url: string;
         /**
-         * @description A review of an entry. While `pending`, it blocks deleting the entry and restoring it (a revision or from Trash) through the Objects API (`422` on `review`).
-         * @example {
-         *       "id": 5,
-         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
-         *       "status": "pending",
-         *       "created_at": "2026-11-22T20:15:03.120000Z"
-         *     }
+         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` and `content_type.deleted` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
+         * @enum {string}
          */
-        Review: {
-            id: number;
-            entry_id: components["schemas"]["ObjectEntryId"];
-            /** @enum {string} */
-            status: "pending" | "resolved";
-            created_at: components["schemas"]["Timestamp"];
-        };
+        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "content_type.deleted" | "ping";
+        /** @description Event names to receive, or `["*"]` for all. */
+        events: (components["schemas"]["EventName"] | "*")[];
+        /** @description Key of the `X-Webhook-Signature` HMAC. Never returned. */
+        secret: string;
         /**
-         * @example {
-         *       "ref": "forms/contact/2026-11-22",
-         *       "data": {
-         *         "name": "Ada",
-         *         "message": "Hello"
-         *       }
-         *     }
+         * @description A webhook subscription in a model snapshot. Subscriptions are matched by `url` (the first of
+         *     the snapshot's with a url to the oldest of the workspace's, and so on). The snapshot never
+         *     shows a `secret`; a plan that adds a subscription must give one (`422` on its `secret`), and a
+         *     secret given for a subscription that exists replaces its secret.
          */
-        SubmissionCreate: {
-            /** @description The reference the submission holds; one already used by an entry or a file of the bucket is a `422` on `ref`. */
-            ref: components["schemas"]["ObjectReference"];
-            /** @description The submitted fields. */
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        /**
-         * @description A legacy linked form submission.
-         * @example {
-         *       "id": 23,
-         *       "entry_id": "01JDQ4B7M2N8R3T5V9X1Z6C0EA",
-         *       "ref": "forms/contact/2026-11-22"
-         *     }
-         */
-        Submission: {
-            /** @description ID of the submission. */
-            id: number;
-            entry_id: components["schemas"]["ObjectEntryId"];
-            /** @description The reference it holds in its bucket. */
-            ref: string;
+        ModelWebhook: {
+            url: components["schemas"]["url"];
+            events: components["schemas"]["events"];
+            secret?: components["schemas"]["secret"];
         };
         /**
          * @description The `with` of an `http.request` step. `url` must start with an origin of the server's
@@ -5940,41 +6034,6 @@ export interface components {
             };
         };
         /**
-         * @example {
-         *       "id": 1,
-         *       "name": "publish-article",
-         *       "description": "Creates an article.",
-         *       "steps": [
-         *         {
-         *           "id": "create",
-         *           "type": "entries.batch",
-         *           "with": {
-         *             "bucket": "general",
-         *             "operations": [
-         *               {
-         *                 "action": "create",
-         *                 "type": "article",
-         *                 "fields": {
-         *                   "title": "{{input.title}}"
-         *                 }
-         *               }
-         *             ]
-         *           }
-         *         }
-         *       ],
-         *       "created_at": "2026-11-22T20:15:03.120000Z",
-         *       "updated_at": "2026-11-22T20:15:03.120000Z"
-         *     }
-         */
-        Pipeline: {
-            id: number;
-            name: string;
-            description: string | null;
-            steps: components["schemas"]["PipelineStep"][];
-            created_at: components["schemas"]["Timestamp"];
-            updated_at: components["schemas"]["Timestamp"];
-        };
-        /**
          * @description A pipeline definition (create, or replace under `PUT`). Every step is validated when saved
          *     (see `PipelineStep`); errors are keyed `steps.<n>.<property>` and `steps.<n>.with.<path>`.
          * @example {
@@ -6019,6 +6078,296 @@ export interface components {
             steps: components["schemas"]["PipelineStep"][];
         };
         /**
+         * @description A workspace's content model as code: what `GET .../model` answers, and what a plan or an apply
+         *     takes. Buckets and content types are matched by name, fields by `key` then `name`
+         *     (`ModelField`), contracts and pipelines by name, webhooks by url.
+         *
+         *     `locales` and `buckets` are the whole lists as they are to be (the general bucket included: it
+         *     is deleted with its workspace only). `contracts`, `webhooks` and `pipelines` are left as they
+         *     are when omitted, so that a model kept in a repository can leave out what differs between
+         *     environments; given, each is the whole list. `workspace` and `version` are ignored (a snapshot
+         *     of one workspace may be planned against another).
+         */
+        ModelInput: {
+            workspace?: components["schemas"]["WorkspaceName"];
+            version?: string;
+            /** @description The workspace's locales; `en-US` is always kept, first. */
+            locales: components["schemas"]["Locale"][];
+            buckets: components["schemas"]["ModelBucket"][];
+            contracts?: components["schemas"]["ContractInput"][];
+            webhooks?: components["schemas"]["ModelWebhook"][];
+            pipelines?: components["schemas"]["PipelineInput"][];
+        };
+        /**
+         * @description A workspace's content model as a stable snapshot: the same model always gives the same bytes and
+         *     the same `version`. Buckets, content types, contracts and pipelines are in name order, fields in
+         *     their order, webhooks by url (without their secrets); each field gives every rule explicitly
+         *     (`format` on date fields only, `targets` on relation fields only, `indexed` when it was given).
+         *     `version` is the SHA-256 of the rest (its first 32 hex digits): a plan names the version it was
+         *     made against, and an apply refuses a plan whose version is no longer the model's.
+         * @example {
+         *       "workspace": "acme",
+         *       "version": "6b1f0e55c2a54c4c8a2f1d3c7e9b0a12",
+         *       "locales": [
+         *         "en-US",
+         *         "de-DE"
+         *       ],
+         *       "buckets": [
+         *         {
+         *           "name": "general",
+         *           "content_types": [
+         *             {
+         *               "name": "article",
+         *               "name_field": "title",
+         *               "fields": [
+         *                 {
+         *                   "name": "title",
+         *                   "key": "title",
+         *                   "type": "text",
+         *                   "multiple": false,
+         *                   "required": true,
+         *                   "unique": false,
+         *                   "cascade_on_delete": false
+         *                 },
+         *                 {
+         *                   "name": "author",
+         *                   "key": "author",
+         *                   "type": "relation",
+         *                   "multiple": false,
+         *                   "required": false,
+         *                   "unique": false,
+         *                   "targets": [
+         *                     "author"
+         *                   ],
+         *                   "cascade_on_delete": false
+         *                 }
+         *               ]
+         *             },
+         *             {
+         *               "name": "author",
+         *               "name_field": "name",
+         *               "fields": [
+         *                 {
+         *                   "name": "name",
+         *                   "key": "name",
+         *                   "type": "text",
+         *                   "multiple": false,
+         *                   "required": true,
+         *                   "unique": false,
+         *                   "cascade_on_delete": false
+         *                 }
+         *               ]
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "contracts": [],
+         *       "webhooks": [
+         *         {
+         *           "url": "https://hooks.example.com/workspace",
+         *           "events": [
+         *             "entry.created"
+         *           ]
+         *         }
+         *       ],
+         *       "pipelines": []
+         *     }
+         */
+        Model: components["schemas"]["ModelInput"] & unknown;
+        /**
+         * @description One change of a plan. `kind` and `action` say what it does to which part of the model, `target`
+         *     names it (`de-DE`; `blog`; `blog/article`; `blog/article.title`; a contract's or pipeline's name;
+         *     a webhook's url) and `summary` says it in words.
+         *
+         *     `destructive` is true when the change deletes something the model cannot give back: a locale
+         *     (its entries' texts in it are no longer served), a bucket or content type (with every entry,
+         *     object and revision it holds), a field (its values; also a field `replace`d, because its
+         *     `type`, `multiple` or `format` differ, which removes the field and adds another), a contract,
+         *     a webhook (with its delivery log) or a pipeline.
+         *
+         *     `entries` counts the entries the change touches: for a locale removed, those with a text in it;
+         *     for a bucket, its entries and objects; for a content type deleted, or one whose `name_field`
+         *     changes, its entries; for a field renamed, changed, replaced or removed, the entries that hold a
+         *     value for it; for a contract, the objects rechecked against it. 0 otherwise.
+         * @example {
+         *       "kind": "field",
+         *       "action": "rename",
+         *       "target": "general/article.title",
+         *       "destructive": false,
+         *       "entries": 1204,
+         *       "summary": "Rename field general/article.title to headline (1204 entries hold a value; values are kept)."
+         *     }
+         */
+        ModelChange: {
+            /** @enum {string} */
+            kind: "locale" | "bucket" | "content_type" | "field" | "contract" | "webhook" | "pipeline";
+            /** @enum {string} */
+            action: "create" | "update" | "rename" | "replace" | "delete";
+            target: string;
+            destructive: boolean;
+            entries: number;
+            summary: string;
+        };
+        /**
+         * @description What applying a snapshot would change, in the order an apply makes the changes: locales,
+         *     buckets created, content types created, changed and deleted, buckets deleted, then contracts,
+         *     webhooks and pipelines. An empty `changes` means the workspace's model is the snapshot already.
+         */
+        ModelPlan: {
+            /** @description The version of the workspace's model the plan was made against; give it to `model/apply`. */
+            version: string;
+            /** @description Whether any change is destructive (then an apply needs `allow_destructive`). */
+            destructive: boolean;
+            changes: components["schemas"]["ModelChange"][];
+        };
+        /**
+         * @description A plan to apply: the snapshot that was planned, and the `version` the plan answered.
+         *     `allow_destructive` must be true when the plan holds a destructive change.
+         */
+        ModelApply: {
+            /** @description The `version` of the plan (`model/plan`), or of the snapshot (`GET .../model`) it was made from. */
+            version: string;
+            model: components["schemas"]["ModelInput"];
+            /** @default false */
+            allow_destructive?: boolean;
+        };
+        /** @description The changes applied, and the model's version after them. */
+        ModelApplied: {
+            /** @description The version of the model after the apply. */
+            version: string;
+            changes: components["schemas"]["ModelChange"][];
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "article",
+         *       "schema": {
+         *         "type": "object",
+         *         "required": [
+         *           "title"
+         *         ],
+         *         "properties": {
+         *           "title": {
+         *             "type": "string"
+         *           }
+         *         }
+         *       },
+         *       "mode": "enforce",
+         *       "bucket": null,
+         *       "prefix": "articles",
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Contract: {
+            id: number;
+            name: components["schemas"]["ApiName"];
+            /** @description JSON Schema (draft 2020-12) for an object's `data`. */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            mode: "enforce" | "report";
+            /** @description Bucket name the contract is limited to; null for every bucket. */
+            bucket: string | null;
+            /** @description Folder path the contract is limited to (no leading or trailing slash); null for every path. */
+            prefix: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC"
+         *     }
+         */
+        ReviewCreate: {
+            /** @description An entry of the workspace; an unknown one is a `422` on `entry_id`. */
+            entry_id: components["schemas"]["ObjectEntryId"];
+        };
+        /**
+         * @description A review of an entry. While `pending`, it blocks deleting the entry and restoring it (a revision or from Trash) through the Objects API (`422` on `review`).
+         * @example {
+         *       "id": 5,
+         *       "entry_id": "01JDQ3ZK8V4E2N6T9W5XR7B1HC",
+         *       "status": "pending",
+         *       "created_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Review: {
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @enum {string} */
+            status: "pending" | "resolved";
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "ref": "forms/contact/2026-11-22",
+         *       "data": {
+         *         "name": "Ada",
+         *         "message": "Hello"
+         *       }
+         *     }
+         */
+        SubmissionCreate: {
+            /** @description The reference the submission holds; one already used by an entry or a file of the bucket is a `422` on `ref`. */
+            ref: components["schemas"]["ObjectReference"];
+            /** @description The submitted fields. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A legacy linked form submission.
+         * @example {
+         *       "id": 23,
+         *       "entry_id": "01JDQ4B7M2N8R3T5V9X1Z6C0EA",
+         *       "ref": "forms/contact/2026-11-22"
+         *     }
+         */
+        Submission: {
+            /** @description ID of the submission. */
+            id: number;
+            entry_id: components["schemas"]["ObjectEntryId"];
+            /** @description The reference it holds in its bucket. */
+            ref: string;
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "publish-article",
+         *       "description": "Creates an article.",
+         *       "steps": [
+         *         {
+         *           "id": "create",
+         *           "type": "entries.batch",
+         *           "with": {
+         *             "bucket": "general",
+         *             "operations": [
+         *               {
+         *                 "action": "create",
+         *                 "type": "article",
+         *                 "fields": {
+         *                   "title": "{{input.title}}"
+         *                 }
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ],
+         *       "created_at": "2026-11-22T20:15:03.120000Z",
+         *       "updated_at": "2026-11-22T20:15:03.120000Z"
+         *     }
+         */
+        Pipeline: {
+            id: number;
+            name: string;
+            description: string | null;
+            steps: components["schemas"]["PipelineStep"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
          * @example {
          *       "id": 1,
          *       "url": "https://hooks.example.com/workspace",
@@ -6035,11 +6384,6 @@ export interface components {
             events: string[];
             created_at: components["schemas"]["Timestamp"];
         };
-        /**
-         * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` and `content_type.deleted` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
-         * @enum {string}
-         */
-        EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "content_type.deleted" | "ping";
         /**
          * @example {
          *       "url": "https://hooks.example.com/workspace",
@@ -9118,6 +9462,138 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    planModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelInput"];
+            };
+        };
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelPlan"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description Nothing was planned: the typed storage of a content type the plan changes stayed busy through
+             *     every attempt to take its lock. Retry after `Retry-After`.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    applyModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelApply"];
+            };
+        };
+        responses: {
+            /** @description The changes made, and the model's new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelApplied"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description Nothing changed: the model's version is not the plan's (`The model changed since the plan
+             *     (version …, now …): plan again.`), another change of the model committed meanwhile, or the
+             *     typed storage of a changed type stayed busy (then with `Retry-After`).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`), when the storage was busy. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

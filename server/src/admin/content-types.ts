@@ -2,7 +2,7 @@
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { addFieldError, fieldError, fieldErrors } from '../lib/field-errors';
-import { checkFieldDefinitions } from '../core/content/field-rules';
+import { createContentType } from '../core/content/content-type-create';
 import { changeContentType } from '../core/content/content-type-changes';
 import { deleteContentType } from '../core/content/model-deletes';
 import { uniqueOr422 } from '../lib/db-errors';
@@ -26,38 +26,10 @@ async function withinLimit<T>(create: () => Promise<T>): Promise<T> {
 export const contentTypeHandlers = handlers({
   async createContentType({ params, body }, app) {
     const { bucket } = await requireBucket(app, params.workspace, params.bucket);
-    const existing = await app.db.prisma.contentType.findMany({ where: { bucketId: bucket.id }, select: { name: true } });
-    const errors = checkFieldDefinitions(body.name, body.fields, body.name_field, new Set(existing.map((t) => t.name)));
-    if (Object.keys(errors).length) throw validationFailed(errors);
-    const nameField = body.name_field ?? body.fields.find((f) => f.type === 'text' && !f.multiple)?.name ?? null;
-    const now = app.clock.now();
-    const type = await withinLimit(() =>
-      app.db.prisma.contentType.create({
-        data: {
-          bucketId: bucket.id,
-          name: body.name,
-          nameField,
-          createdAt: now,
-          updatedAt: now,
-          fields: {
-            create: body.fields.map((f, position) => ({
-              position,
-              name: f.name,
-              key: f.name,
-              type: f.type,
-              format: f.type === 'date' ? (f.format ?? 'date') : null,
-              multiple: f.multiple ?? false,
-              required: f.required ?? false,
-              unique: f.unique ?? false,
-              targets: f.targets ?? [],
-              cascadeOnDelete: f.cascade_on_delete ?? false,
-              indexed: f.indexed ?? null,
-            })),
-          },
-        },
-        include: { fields: true },
-      }),
-    );
+    const id = await withinLimit(() => createContentType(app, bucket.id, body));
+    const type = await app.db.prisma.contentType.findUnique({ where: { id }, include: { fields: true } });
+    // Deleted at once by another request: gone for this one too.
+    if (!type) throw notFound();
     return { status: 201, body: presentContentType(type, bucket.name) };
   },
 

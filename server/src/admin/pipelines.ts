@@ -9,6 +9,8 @@ import { uniqueOr422 } from '../lib/db-errors';
 import { formatTimestamp } from '../lib/time';
 import { requireWorkspace } from '../http/lookup';
 import { definitionErrors } from '../core/pipeline-engine/definition';
+import { deletePipeline, savePipeline } from '../core/pipeline-engine/definitions-store';
+import { transaction } from '../core/transaction';
 import type { PipelineStep } from '../core/pipeline-engine/step-types';
 
 type S = components['schemas'];
@@ -22,10 +24,9 @@ const present = (p: Pipeline): S['Pipeline'] => ({
   updated_at: formatTimestamp(p.updatedAt),
 });
 
-function checked(app: AppContext, body: S['PipelineInput']) {
+function check(app: AppContext, body: S['PipelineInput']): void {
   const errors = definitionErrors(app.config, app.operations, body.steps);
   if (Object.keys(errors).length) throw validationFailed(errors);
-  return { name: body.name, description: body.description ?? null, steps: body.steps as object[] };
 }
 
 async function requirePipeline(app: AppContext, workspaceName: string, name: string) {
@@ -38,10 +39,9 @@ async function requirePipeline(app: AppContext, workspaceName: string, name: str
 export const pipelineHandlers = handlers({
   async createPipeline({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const data = checked(app, body);
-    const now = app.clock.now();
-    const pipeline = await uniqueOr422('name', () => app.db.prisma.pipeline.create({ data: { ...data, workspaceId: workspace.id, createdAt: now, updatedAt: now } }));
-    return { status: 201, body: present(pipeline) };
+    check(app, body);
+    const pipeline = await uniqueOr422('name', () => transaction(app, (tx) => savePipeline(tx, workspace.id, body, app.clock.now())));
+    return { status: 201, body: present(pipeline!) };
   },
 
   async listPipelines({ params }, app) {
@@ -56,15 +56,17 @@ export const pipelineHandlers = handlers({
 
   async replacePipeline({ params, body }, app) {
     const current = await requirePipeline(app, params.workspace, params.name);
-    const data = checked(app, body);
-    const pipeline = await uniqueOr422('name', () => app.db.prisma.pipeline.update({ where: { id: current.id }, data: { ...data, updatedAt: app.clock.now() } }));
+    check(app, body);
+    const pipeline = await uniqueOr422('name', () => transaction(app, (tx) => savePipeline(tx, current.workspaceId, body, app.clock.now(), current.id)));
+    // Deleted by another request meanwhile: as if this one came after it.
+    if (!pipeline) throw notFound();
     return { status: 200, body: present(pipeline) };
   },
 
   async deletePipeline({ params }, app) {
     const current = await requirePipeline(app, params.workspace, params.name);
     // A concurrent delete already removed it: the same answer.
-    await app.db.prisma.pipeline.deleteMany({ where: { id: current.id } });
+    await transaction(app, (tx) => deletePipeline(tx, current.workspaceId, current.id));
     return { status: 204 };
   },
 });

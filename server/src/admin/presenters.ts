@@ -56,12 +56,13 @@ export const presentContentType = (t: ContentType & { fields: FieldDefinition[] 
   updated_at: formatTimestamp(t.updatedAt),
 });
 
-export const presentContract = (c: Contract & { bucket: Bucket | null }): S['Contract'] => ({
+/** A contract, as Prisma reads it (with its bucket) or as core/content/contract-writes.ts does (its bucket's name). */
+export const presentContract = (c: Omit<Contract, 'workspaceId' | 'bucketId' | 'schema'> & { schema: unknown; bucket: Bucket | string | null }): S['Contract'] => ({
   id: c.id,
   name: c.name,
   schema: c.schema as Record<string, unknown>,
   mode: c.mode as 'enforce' | 'report',
-  bucket: c.bucket?.name ?? null,
+  bucket: typeof c.bucket === 'string' ? c.bucket : (c.bucket?.name ?? null),
   prefix: c.prefix,
   created_at: formatTimestamp(c.createdAt),
   updated_at: formatTimestamp(c.updatedAt),

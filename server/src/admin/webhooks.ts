@@ -4,7 +4,7 @@ import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
 import { formatTimestamp } from '../lib/time';
 import { webhookPayload } from '../events/outbox';
-import { ADMIN_ACTOR, recordAudit } from '../events/audit';
+import { createSubscription, deleteSubscription } from '../events/subscriptions';
 import type { AppContext } from '../context';
 import type { Webhook, WebhookDelivery } from '../generated/prisma/client';
 import type { components } from '@workspace-api/sdk/openapi';
@@ -44,16 +44,7 @@ export const webhookHandlers = handlers({
   async createWebhook({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const now = app.clock.now();
-    const webhook = await transaction(app, async (tx) => {
-      // The row as Prisma's Webhook (presentWebhook reads it).
-      const { rows } = await tx.query<Webhook>(
-        `INSERT INTO webhooks (workspace_id, url, events, secret, created_at) VALUES ($1, $2, $3::text[], $4, $5)
-         RETURNING id, workspace_id AS "workspaceId", url, events, secret, created_at AS "createdAt"`,
-        [workspace.id, body.url, [...new Set(body.events)], body.secret, now],
-      );
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.created', actor: ADMIN_ACTOR });
-      return rows[0];
-    });
+    const webhook = await transaction(app, (tx) => createSubscription(tx, workspace.id, body, now));
     return { status: 201, body: presentWebhook(webhook) };
   },
 
@@ -67,10 +58,8 @@ export const webhookHandlers = handlers({
     const { workspace, webhook } = await requireWebhook(app, params.workspace, params.id);
     const now = app.clock.now();
     await transaction(app, async (tx) => {
-      const res = await tx.query('DELETE FROM webhooks WHERE id = $1', [webhook.id]);
       // Deleted by another request meanwhile: as if this one came after it.
-      if (res.rowCount === 0) throw notFound();
-      await recordAudit(tx, now, { workspaceId: workspace.id, event: 'webhook.deleted', actor: ADMIN_ACTOR });
+      if (!(await deleteSubscription(tx, workspace.id, webhook.id, now))) throw notFound();
     });
     return { status: 204 };
   },

@@ -4,13 +4,9 @@ import { uniqueOr422 } from '../lib/db-errors';
 import { presentDeletion, presentWorkspace } from './presenters';
 import { requireWorkspace } from '../http/lookup';
 import { GENERAL_BUCKET } from '../core/content/content-types';
+import { normalizeLocales } from '../core/content/locales';
 import { notFound } from '../http/errors';
 import { startWorkspaceDeletion, workspaceDeletion } from '../core/workspace-deletion';
-
-export const DEFAULT_LOCALE = 'en-US';
-
-/** `en-US` first and always present, then the others in the given order, without duplicates. */
-export const normalizeLocales = (locales: string[] = []) => [...new Set([DEFAULT_LOCALE, ...locales])];
 
 export const workspaceHandlers = handlers({
   async createWorkspace({ body }, app) {

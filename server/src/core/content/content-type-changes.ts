@@ -16,7 +16,7 @@ import { rows, sql, type Sql } from '../sql';
 import { transaction } from '../transaction';
 import type { FieldRow } from './content-types';
 import { FIELD_CLEANUP_JOB } from './field-cleanup';
-import { checkFieldDefinitions, type FieldInput } from './field-rules';
+import { checkFieldDefinitions, definitionOfRow, type FieldInput } from './field-rules';
 import { buildSortIndexes } from './typed-storage';
 import { indexedField } from '../query/typed';
 
@@ -34,19 +34,6 @@ const LOCK_WAIT = '100ms';
 const LOCK_ATTEMPTS = 30;
 /** Entry IDs an error names of the entries a change would break. */
 const FIRST_IDS = 5;
-
-/** The definition of a stored field as a request would give it. */
-const inputOf = (f: FieldRow, name: string): FieldInput => ({
-  name,
-  type: f.type,
-  ...(f.type === 'date' ? { format: f.format ?? 'date' } : {}),
-  multiple: f.multiple,
-  required: f.required,
-  unique: f.unique,
-  ...(f.type === 'relation' ? { targets: f.targets } : {}),
-  cascade_on_delete: f.cascade_on_delete,
-  ...(f.indexed !== null ? { indexed: f.indexed } : {}),
-});
 
 /** The new field list from the change, or the errors of its `fields`, `rename_fields` and `remove_fields`. */
 function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldErrors): { list: Planned[]; removed: FieldRow[] } {
@@ -74,7 +61,7 @@ function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldError
       if (renames.has(f.name)) add(`rename_fields.${f.name}`, 'The field name :name is used more than once.', { name: to });
     } else kept.set(to, f);
   }
-  if (!change.fields) return { list: [...kept].map(([name, stored]) => ({ input: inputOf(stored, name), stored })), removed: [...removed.values()] };
+  if (!change.fields) return { list: [...kept].map(([name, stored]) => ({ input: definitionOfRow(stored, name), stored })), removed: [...removed.values()] };
   const listed = new Set<string>();
   const list = change.fields.map((input, i): Planned => {
     const stored = listed.has(input.name) ? undefined : kept.get(input.name);
@@ -148,43 +135,83 @@ async function checkEntries(tx: SqlRunner, typeId: number, bucketId: number, lis
   }
 }
 
-/** A key for each new field: its name, unless a field of the type holds that key or a removed one did (then `name~2`, …). */
-function keysFor(names: string[], taken: Set<string>): string[] {
-  return names.map((name) => {
-    let key = name;
-    for (let n = 2; taken.has(key); n++) key = `${name}~${n}`;
-    taken.add(key);
-    return key;
-  });
+/**
+ * A new field's key: the one proposed, else its name, unless a field of the type holds that key or
+ * a removed one did (then `name~2`, …). Taken keys are added to `taken`.
+ */
+function keyFor(name: string, proposed: string | undefined, taken: Set<string>): string {
+  let key = proposed !== undefined && !taken.has(proposed) ? proposed : name;
+  for (let n = 2; taken.has(key); n++) key = `${name}~${n}`;
+  taken.add(key);
+  return key;
+}
+
+/**
+ * Runs `work` (a transaction that takes typed tables' locks with alterTypedStorage) until it gets
+ * them. A busy table (a long read, an index build) is tried again rather than queueing every read
+ * behind us; still busy after every attempt, the client retries (409, Retry-After).
+ */
+export async function withStorageLocks<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
+      if (attempt >= LOCK_ATTEMPTS) throw new DomainError('contention', undefined, { message: 'The content type\'s storage is busy: retry shortly.' });
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+    }
+  }
+}
+
+/**
+ * The typed table's columns and indexes follow its field definitions: last in a change's
+ * transaction (its lock, which reads of the type wait for, is held from here to the commit), and
+ * not waited for long (withStorageLocks tries again).
+ */
+export async function alterTypedStorage(tx: SqlRunner, typeId: number): Promise<void> {
+  await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
+  await rows(tx, sql`SELECT typed_storage_alter(${typeId}::int)`);
 }
 
 /**
  * Changes the content type `typeName` of the bucket; returns its id. Refusals are `invalid` on the
  * request's paths; a missing type is `not_found`.
  */
-export async function changeContentType(app: AppContext, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {
+export async function changeContentType(app: AppContext, bucket: BucketRef, typeName: string, change: ContentTypeChange): Promise<number> {
   // The cleanup a removal queues is sent in the change's transaction: its queue exists first.
   if (change.remove_fields?.length) await app.jobs.prepare(FIELD_CLEANUP_JOB);
-  let id: number;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      id = await transaction(app, (tx) => applyChange(app, tx, bucket, typeName, change));
-      break;
-    } catch (err) {
-      // The typed table was busy (a long read, an index build): try again rather than queue every
-      // read behind us; still busy after every attempt, the client retries (409, Retry-After).
-      if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
-      if (attempt >= LOCK_ATTEMPTS) throw new DomainError('contention', undefined, { message: 'The content type\'s storage is busy: retry shortly.' });
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-    }
-  }
+  const id = await withStorageLocks(() =>
+    transaction(app, async (tx) => {
+      const changed = await changeInTransaction(app, tx, bucket, typeName, change);
+      if (changed.alter) await alterTypedStorage(tx, changed.id);
+      return changed.id;
+    }),
+  );
   // The change is committed: an index that fails to build (another change's build of the same
   // index, say) costs sorts their speed, never the answer; the next change of the type builds it.
   await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
   return id;
 }
 
-async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number; workspaceId: number; name: string }, typeName: string, change: ContentTypeChange): Promise<number> {
+export interface BucketRef {
+  id: number;
+  workspaceId: number;
+  name: string;
+}
+
+/**
+ * The change in the caller's transaction, up to its typed storage: `alter` says whether
+ * alterTypedStorage must follow before the commit. `keys` proposes keys for added fields (by
+ * name; a model snapshot's), taken when no field of the type holds or held them.
+ */
+export async function changeInTransaction(
+  app: AppContext,
+  tx: SqlRunner,
+  bucket: BucketRef,
+  typeName: string,
+  change: ContentTypeChange,
+  keys: ReadonlyMap<string, string> = new Map(),
+): Promise<{ id: number; alter: boolean }> {
   // The type's row is locked: changes of one type run one after the other.
   const [type] = await rows<{ id: number; name_field: string | null }>(tx, sql`SELECT id, name_field FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`);
   if (!type) throw new DomainError('not_found');
@@ -235,10 +262,10 @@ async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number;
   const added = list.flatMap((p, position) => (p.stored ? [] : [{ p, position }]));
   if (added.length) {
     const retired = await rows<{ key: string }>(tx, sql`SELECT key FROM field_removals WHERE content_type_id = ${type.id}::int`);
-    const keys = keysFor(added.map((a) => a.p.input.name), new Set([...staying.map((s) => current.find((f) => f.id === s.id)!.key), ...retired.map((r) => r.key)]));
-    const fresh = added.map(({ p, position }, i) => ({
+    const taken = new Set([...staying.map((s) => current.find((f) => f.id === s.id)!.key), ...retired.map((r) => r.key)]);
+    const fresh = added.map(({ p, position }) => ({
       ...definition(p, position),
-      key: keys[i],
+      key: keyFor(p.input.name, keys.get(p.input.name), taken),
       type: p.input.type,
       format: p.input.type === 'date' ? (p.input.format ?? 'date') : null,
       multiple: p.input.multiple ?? false,
@@ -252,13 +279,8 @@ async function applyChange(app: AppContext, tx: SqlRunner, bucket: { id: number;
   }
   await rows(tx, sql`UPDATE content_types SET name_field = ${nameField}::text, updated_at = ${now} WHERE id = ${type.id}::int`);
   await publishEvent(tx, now, { workspaceId: bucket.workspaceId, event: 'content_type.updated', data: { id: type.id, name: typeName, bucket: bucket.name } });
-  // Last: the typed table's columns and indexes (its lock, which reads of the type wait for, is
-  // held from here to the commit). Not waited for long: a busy table is tried again.
-  // (An index a field now wants is built after the commit, buildSortIndexes.)
+  // The typed table follows last (alterTypedStorage); an index a field now wants is built after
+  // the commit (buildSortIndexes).
   const reindexed = list.some((p) => p.stored && indexedField(p.stored) && !indexedField({ type: p.input.type, multiple: p.input.multiple ?? false, indexed: p.input.indexed ?? null }));
-  if (added.length || removed.length || reindexed) {
-    await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
-    await rows(tx, sql`SELECT typed_storage_alter(${type.id}::int)`);
-  }
-  return type.id;
+  return { id: type.id, alter: added.length > 0 || removed.length > 0 || reindexed };
 }

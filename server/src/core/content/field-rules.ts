@@ -2,8 +2,25 @@
 // creation and its change (content-type-changes.ts).
 import type { components } from '@workspace-api/sdk/openapi';
 import { addFieldError, fieldError, fieldErrors, type FieldErrors } from '../../lib/field-errors';
+import type { FieldRow } from './content-types';
 
 export type FieldInput = components['schemas']['FieldDefinition'];
+
+/**
+ * A stored field's definition as a request would give it (named `name`): every member explicit,
+ * `format` on date fields, `targets` on relation fields, `indexed` when it was given.
+ */
+export const definitionOfRow = (f: Omit<FieldRow, 'id' | 'key'>, name = f.name): FieldInput => ({
+  name,
+  type: f.type,
+  ...(f.type === 'date' ? { format: f.format ?? 'date' } : {}),
+  multiple: f.multiple,
+  required: f.required,
+  unique: f.unique,
+  ...(f.type === 'relation' ? { targets: f.targets } : {}),
+  cascade_on_delete: f.cascade_on_delete,
+  ...(f.indexed !== null ? { indexed: f.indexed } : {}),
+});
 
 const CASCADING = new Set(['relation', 'attachment']);
 const NOT_UNIQUE = new Set(['json', 'relation', 'attachment']);
@@ -14,7 +31,7 @@ export function checkFieldDefinitions(
   typeName: string,
   fields: FieldInput[],
   nameField: string | undefined,
-  existingTypes: Set<string>,
+  existingTypes: ReadonlySet<string>,
 ): FieldErrors {
   const errors = fieldErrors();
   const add = (key: string, template: string, params?: Record<string, string>) => addFieldError(errors, key, fieldError('definition', template, params));
