@@ -13,7 +13,7 @@ import type { Connection } from './cli/connection.js';
 const CONNECTION = `  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
   --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN, which keeps it out of the process list)
   --workspace  Workspace name
-  --timeout    Seconds to wait for each answer (default 30)
+  --timeout    Seconds to wait for each answer (default 30; 600 for model apply)
 `;
 
 const GENERATE_USAGE = `Usage: npx @workspace-api/sdk generate-types --url <server> --token <admin token> --workspace <name> --out <file>
@@ -55,7 +55,7 @@ function usageError(message: string, usage: string): never {
 }
 
 /** Parses `args` with the connection options and `extra`; undefined after printing the usage for --help. */
-function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig['options']>) {
+function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig['options']>, defaultTimeout = 30) {
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   try {
     ({ values } = parseArgs({
@@ -90,7 +90,7 @@ function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig
     if (err instanceof CliError) throw err;
     usageError(`--url is not a URL: "${url}"`, usage);
   }
-  const timeoutSeconds = values.timeout === undefined ? 30 : Number(values.timeout);
+  const timeoutSeconds = values.timeout === undefined ? defaultTimeout : Number(values.timeout);
   if (!(timeoutSeconds > 0)) usageError('--timeout must be a positive number of seconds', usage);
   const connection: Connection = { url, token, workspace, timeoutSeconds };
   return { connection, values: values as Record<string, string | boolean | undefined> };
@@ -120,7 +120,7 @@ async function model(args: string[]): Promise<void> {
     types: { type: 'string' },
     json: { type: 'boolean' },
     'allow-destructive': { type: 'boolean' },
-  });
+  }, sub === 'apply' ? 600 : 30);
   if (!parsed) return;
   const v = parsed.values;
   const file = (sub === 'pull' ? v.out : v.file) as string | undefined;
@@ -137,7 +137,8 @@ async function model(args: string[]): Promise<void> {
     const { text, summary } = await modelPull(options);
     if (file === '-') process.stdout.write(text);
     process.stderr.write(`${summary}\n`);
-  } else process.stdout.write(await (sub === 'plan' ? modelPlan(options) : modelApply(options)));
+  } else if (sub === 'plan') process.stdout.write(await modelPlan(options));
+  else await modelApply(options, (text) => process.stdout.write(text));
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -293,7 +293,7 @@ describe('plan and apply', () => {
       buckets: ["The bucket general is the workspace's default bucket, deleted with the workspace only: list it."],
       'buckets.0.content_types.1.name': ['The content type post is listed more than once.'],
       'buckets.0.content_types.0.fields.1.targets.0': ['The content type article does not exist in this bucket.'],
-      'buckets.0.content_types.0.fields.2.key': ['The key headline is listed more than once in the content type.'],
+      'buckets.0.content_types.0.fields.2.key': ['The key headline is the key of another field of the content type.'],
       'contracts.0.bucket': ['The bucket nowhere is not a bucket of the snapshot.'],
       'pipelines.1.name': ['The pipeline touch is listed more than once.'],
     });
@@ -333,7 +333,68 @@ describe('plan and apply', () => {
     const { contracts: _c, webhooks: _h, pipelines: _p, ...contentOnly } = after;
     contentOnly.buckets = contentOnly.buckets.filter((b: any) => b.name === 'general');
     const planned = await plan(w.ws, contentOnly);
-    expect(summaries(planned.body.changes)).toEqual(['bucket delete blog ! 1']);
+    // (The contract of the blog bucket goes with it: said as a change.)
+    expect(summaries(planned.body.changes)).toEqual(['contract delete post ! 1', 'bucket delete blog ! 1']);
+  });
+});
+
+describe('steps that depend on one another', () => {
+  it('deletes types that refer to one another together, and moves a contract off a bucket it deletes', async () => {
+    const { w } = await site();
+    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
+    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'moved', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
+    const model = await getModel(w.ws);
+    const edited = clone(model);
+    const general = edited.buckets.find((b: any) => b.name === 'general');
+    general.content_types = general.content_types.filter((t: any) => t.name !== 'article' && t.name !== 'author');
+    edited.buckets = [general];
+    edited.contracts = edited.contracts.filter((c: any) => c.name !== 'blogged');
+    edited.contracts.find((c: any) => c.name === 'moved').bucket = 'general';
+    const applied = await planAndApply(w.ws, edited, true);
+    expect(summaries(applied.changes)).toEqual([
+      'content_type delete general/article ! 3',
+      'content_type delete general/author ! 1',
+      'contract delete blogged ! 1',
+      'contract update moved 1',
+      'bucket delete blog ! 1',
+    ]);
+    const after = await getModel(w.ws);
+    expect(after.contracts.map((c: any) => `${c.name}:${c.bucket}`)).toEqual(['moved:general', 'page:null']);
+    expect(after.buckets).toEqual([{ name: 'general', content_types: [] }]);
+  });
+
+  it("says so when a bucket it deletes takes contracts the snapshot leaves out", async () => {
+    const { w } = await site();
+    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
+    const { contracts: _c, ...model } = await getModel(w.ws);
+    model.buckets = model.buckets.filter((b: any) => b.name !== 'blog');
+    const applied = await planAndApply(w.ws, model, true);
+    expect(summaries(applied.changes)).toEqual(['contract delete blogged ! 1', 'bucket delete blog ! 1']);
+    expect((await getModel(w.ws)).contracts.map((c: any) => c.name)).toEqual(['page']);
+  });
+
+  it('refuses two fields that would have one key, new type or not', async () => {
+    const { w } = await site();
+    const model = await getModel(w.ws);
+    const edited = clone(model);
+    edited.buckets[0].content_types.push({ name: 'fresh', fields: [{ name: 'a', key: 'b', type: 'text' }, { name: 'b', type: 'text' }] });
+    typeIn(edited, 'general', 'author').fields.push({ name: 'b', type: 'text' }, { name: 'a', key: 'b', type: 'text' }, { name: 'c', key: 'name', type: 'text' });
+    const res = await plan(w.ws, edited);
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({
+      'buckets.0.content_types.1.fields.1.key': ['The key b is the key of another field of the content type.'],
+      'buckets.1.content_types.1.fields.2.key': ['The key b is the key of another field of the content type.'],
+      'buckets.1.content_types.1.fields.3.key': ['The key name is the key of another field of the content type.'],
+    });
+  });
+
+  it('sets a webhook secret given in the snapshot each time, never telling whether it was the same', async () => {
+    const { w } = await site();
+    const model = await getModel(w.ws);
+    model.webhooks[0].secret = 'first-secret'; // the one it has
+    const applied = await planAndApply(w.ws, model);
+    expect(summaries(applied.changes)).toEqual(['webhook update http://127.0.0.1:9/hook 0']);
+    expect((await getModel(w.ws)).version).toBe(model.version);
   });
 });
 

@@ -76,15 +76,21 @@ export async function modelPlan(o: ModelOptions): Promise<string> {
   return o.json ? `${JSON.stringify(p, null, 2)}\n` : planText(o, p);
 }
 
-export async function modelApply(o: ModelOptions): Promise<string> {
+/**
+ * Plans (unless given a version) and applies; `print` gets each part as soon as it is known, so a
+ * failure after the plan (or after the apply, writing the types) still shows what happened.
+ */
+export async function modelApply(o: ModelOptions, print: (text: string) => void): Promise<void> {
   const model = readSnapshot(o.file);
-  let out = '';
   let version = o.version;
   if (version === undefined) {
     const p = await plan(o, model);
-    if (!o.json) out += planText(o, p);
-    if (!p.changes.length && !o.types) return o.json ? `${JSON.stringify({ version: p.version, changes: [] }, null, 2)}\n` : out;
-    if (p.destructive && !o.allowDestructive) throw new CliError(`${out}the plan is destructive: nothing applied. Run again with --allow-destructive to apply it.`);
+    if (!o.json) print(planText(o, p));
+    if (!p.changes.length && !o.types) {
+      if (o.json) print(`${JSON.stringify({ version: p.version, changes: [] }, null, 2)}\n`);
+      return;
+    }
+    if (p.destructive && !o.allowDestructive) throw new CliError('the plan is destructive: nothing applied. Run again with --allow-destructive to apply it.');
     version = p.version;
   }
   const admin = adminClientOf(o);
@@ -98,11 +104,16 @@ export async function modelApply(o: ModelOptions): Promise<string> {
       o.workspace,
       'applying the model',
     ),
-  );
-  out = o.json ? `${JSON.stringify(applied, null, 2)}\n` : `${out}Applied ${applied.changes.length} change${applied.changes.length === 1 ? '' : 's'}: workspace "${o.workspace}" is at version ${applied.version}.\n`;
+  ).catch((err: unknown) => {
+    // No answer: the transaction may have committed all the same.
+    if (err instanceof CliError && err.message.startsWith('no answer')) throw new CliError(`${err.message}: the model may have been applied; run model plan to see`);
+    throw err;
+  });
+  print(o.json ? `${JSON.stringify(applied, null, 2)}\n` : `Applied ${applied.changes.length} change${applied.changes.length === 1 ? '' : 's'}: workspace "${o.workspace}" is at version ${applied.version}.\n`);
   if (o.types) {
-    const { summary } = await generateTypesCommand({ ...o, out: o.types });
-    if (!o.json) out += `${summary}\n`;
+    const { summary } = await generateTypesCommand({ ...o, out: o.types }).catch((err: unknown) => {
+      throw new CliError(`the model was applied, but writing the types failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    if (!o.json) print(`${summary}\n`);
   }
-  return out;
 }

@@ -5690,6 +5690,20 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /** @description A field's name, unique in its content type. */
+        FieldName: string;
+        /**
+         * @description The kind of a field's values.
+         * @enum {string}
+         */
+        FieldType: "text" | "number" | "boolean" | "date" | "json" | "relation" | "attachment";
+        /**
+         * @description What a `date` field holds.
+         * @enum {string}
+         */
+        DateFormat: "date" | "time" | "datetime";
+        /** @description The content types a relation field accepts (names in the same bucket, the type itself included). */
+        FieldTargets: components["schemas"]["ApiName"][];
         /**
          * @description One field of a content type. `format` applies to `date` fields only (default `date`); `targets`
          *     to `relation` fields only (required there: content type names in the same bucket, the type
@@ -5712,18 +5726,16 @@ export interface components {
          *     }
          */
         FieldDefinition: {
-            name: string;
-            /** @enum {string} */
-            type: "text" | "number" | "boolean" | "date" | "json" | "relation" | "attachment";
-            /** @enum {string} */
-            format?: "date" | "time" | "datetime";
+            name: components["schemas"]["FieldName"];
+            type: components["schemas"]["FieldType"];
+            format?: components["schemas"]["DateFormat"];
             /** @default false */
             multiple?: boolean;
             /** @default false */
             required?: boolean;
             /** @default false */
             unique?: boolean;
-            targets?: components["schemas"]["ApiName"][];
+            targets?: components["schemas"]["FieldTargets"];
             /** @default false */
             cascade_on_delete?: boolean;
             /** @description Sort indexes for this field (default `true` for single number and date fields, `false` otherwise). */
@@ -5814,24 +5826,9 @@ export interface components {
             };
             remove_fields?: string[];
         };
-        name: string;
-        /** @enum {string} */
-        type: "text" | "number" | "boolean" | "date" | "json" | "relation" | "attachment";
-        /** @enum {string} */
-        format: "date" | "time" | "datetime";
-        /** @default false */
-        multiple: boolean;
-        /** @default false */
-        required: boolean;
-        /** @default false */
-        unique: boolean;
-        targets: components["schemas"]["ApiName"][];
-        /** @default false */
-        cascade_on_delete: boolean;
-        /** @description Sort indexes for this field (default `true` for single number and date fields, `false` otherwise). */
-        indexed: boolean;
         /**
-         * @description A field of a content type in a model snapshot: its `FieldDefinition`, and its `key`.
+         * @description A field of a content type in a model snapshot: its `FieldDefinition` (the same members and
+         *     rules), and its `key`.
          *
          *     `key` is where documents keep the field's value: its name when the field was added, never
          *     changed after. The snapshot gives it so that a rename survives a round trip: change a field's
@@ -5849,16 +5846,21 @@ export interface components {
          *     }
          */
         ModelField: {
-            name: components["schemas"]["name"];
+            name: components["schemas"]["FieldName"];
             key?: string;
-            type: components["schemas"]["type"];
-            format?: components["schemas"]["format"];
-            multiple?: components["schemas"]["multiple"];
-            required?: components["schemas"]["required"];
-            unique?: components["schemas"]["unique"];
-            targets?: components["schemas"]["targets"];
-            cascade_on_delete?: components["schemas"]["cascade_on_delete"];
-            indexed?: components["schemas"]["indexed"];
+            type: components["schemas"]["FieldType"];
+            format?: components["schemas"]["DateFormat"];
+            /** @default false */
+            multiple?: boolean;
+            /** @default false */
+            required?: boolean;
+            /** @default false */
+            unique?: boolean;
+            targets?: components["schemas"]["FieldTargets"];
+            /** @default false */
+            cascade_on_delete?: boolean;
+            /** @description Sort indexes for this field (see `FieldDefinition`). */
+            indexed?: boolean;
         };
         /** @description A content type in a model snapshot, with its fields in order. */
         ModelContentType: {
@@ -5913,16 +5915,16 @@ export interface components {
          * Format: uri
          * @description Where deliveries are POSTed (http or https).
          */
-        url: string;
+        WebhookUrl: string;
         /**
          * @description An event a subscription can receive: `file.created`, `file.deleted`, `entry.created`, `entry.updated`, `entry.deleted`, `entry.restored` (typed entries and objects alike; `data` says which kind), `content_type.updated` and `content_type.deleted` (`data`: the content type's `id`, `name` and `bucket`), and `ping`.
          * @enum {string}
          */
         EventName: "file.created" | "file.deleted" | "entry.created" | "entry.updated" | "entry.deleted" | "entry.restored" | "content_type.updated" | "content_type.deleted" | "ping";
         /** @description Event names to receive, or `["*"]` for all. */
-        events: (components["schemas"]["EventName"] | "*")[];
+        WebhookEvents: (components["schemas"]["EventName"] | "*")[];
         /** @description Key of the `X-Webhook-Signature` HMAC. Never returned. */
-        secret: string;
+        WebhookSecret: string;
         /**
          * @description A webhook subscription in a model snapshot. Subscriptions are matched by `url` (the first of
          *     the snapshot's with a url to the oldest of the workspace's, and so on). The snapshot never
@@ -5930,9 +5932,9 @@ export interface components {
          *     secret given for a subscription that exists replaces its secret.
          */
         ModelWebhook: {
-            url: components["schemas"]["url"];
-            events: components["schemas"]["events"];
-            secret?: components["schemas"]["secret"];
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+            secret?: components["schemas"]["WebhookSecret"];
         };
         /**
          * @description The `with` of an `http.request` step. `url` must start with an origin of the server's
@@ -6395,15 +6397,9 @@ export interface components {
          *     }
          */
         WebhookCreate: {
-            /**
-             * Format: uri
-             * @description Where deliveries are POSTed (http or https).
-             */
-            url: string;
-            /** @description Event names to receive, or `["*"]` for all. */
-            events: (components["schemas"]["EventName"] | "*")[];
-            /** @description Key of the `X-Webhook-Signature` HMAC. Never returned. */
-            secret: string;
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+            secret: components["schemas"]["WebhookSecret"];
         };
         /**
          * @description One event for one subscription, with its attempts so far.

@@ -4,6 +4,7 @@ import { uniqueOr422 } from '../lib/db-errors';
 import { presentBucket } from './presenters';
 import { requireBucket, requireWorkspace } from '../http/lookup';
 import { deleteBucket } from '../core/content/model-deletes';
+import { withStorageLocks } from '../core/content/content-type-changes';
 
 export const bucketHandlers = handlers({
   async createBucket({ params, body }, app) {
@@ -21,7 +22,7 @@ export const bucketHandlers = handlers({
 
   async deleteBucket({ params, query }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    await deleteBucket(app, workspace.id, params.bucket, query.purge === 'true');
+    await withStorageLocks(() => deleteBucket(app, workspace.id, params.bucket, query.purge === 'true'));
     return { status: 204 };
   },
 

@@ -3,7 +3,7 @@ import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { addFieldError, fieldError, fieldErrors } from '../lib/field-errors';
 import { createContentType } from '../core/content/content-type-create';
-import { changeContentType } from '../core/content/content-type-changes';
+import { changeContentType, withStorageLocks } from '../core/content/content-type-changes';
 import { deleteContentType } from '../core/content/model-deletes';
 import { uniqueOr422 } from '../lib/db-errors';
 import { sqlState } from '../lib/sql-state';
@@ -50,7 +50,7 @@ export const contentTypeHandlers = handlers({
 
   async deleteContentType({ params, query }, app) {
     const { workspace, bucket } = await requireBucket(app, params.workspace, params.bucket);
-    await deleteContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, query.purge === 'true');
+    await withStorageLocks(() => deleteContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, query.purge === 'true'));
     return { status: 204 };
   },
 

@@ -169,8 +169,13 @@ export async function withStorageLocks<T>(work: () => Promise<T>): Promise<T> {
  * not waited for long (withStorageLocks tries again).
  */
 export async function alterTypedStorage(tx: SqlRunner, typeId: number): Promise<void> {
-  await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
+  await shortLockWait(tx);
   await rows(tx, sql`SELECT typed_storage_alter(${typeId}::int)`);
+}
+
+/** From here to the commit, a lock is waited for LOCK_WAIT at most (withStorageLocks tries again). */
+export async function shortLockWait(tx: SqlRunner): Promise<void> {
+  await rows(tx, sql`SELECT set_config('lock_timeout', ${LOCK_WAIT}, true)`);
 }
 
 /**

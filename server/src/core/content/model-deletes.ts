@@ -10,6 +10,7 @@ import { DomainError } from '../errors';
 import { rows, sql, type Sql } from '../sql';
 import { transaction } from '../transaction';
 import { GENERAL_BUCKET } from './content-types';
+import { shortLockWait } from './content-type-changes';
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -30,15 +31,25 @@ async function entryCounts(tx: SqlRunner, where: Sql): Promise<{ entries: number
   return n;
 }
 
-/** Deletes a content type of the bucket (its entries too with `purge`). */
-export function deleteContentType(app: AppContext, bucket: { id: number; workspaceId: number; name: string }, typeName: string, purge: boolean): Promise<void> {
+/**
+ * Deletes a content type of the bucket (its entries too with `purge`). Relation fields of types in
+ * `together` (deleted in the same unit of work) may accept it.
+ */
+export function deleteContentType(
+  app: AppContext,
+  bucket: { id: number; workspaceId: number; name: string },
+  typeName: string,
+  purge: boolean,
+  together: readonly string[] = [],
+): Promise<void> {
   return transaction(app, async (tx) => {
     const [type] = await rows<{ id: number }>(tx, sql`SELECT id FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`);
     if (!type) throw new DomainError('not_found');
     const accepting = await rows<{ field: string }>(
       tx,
       sql`SELECT t.name || '.' || f.name AS field FROM field_definitions f JOIN content_types t ON t.id = f.content_type_id
-           WHERE t.bucket_id = ${bucket.id}::int AND t.id <> ${type.id}::int AND ${typeName}::text = ANY(f.targets) ORDER BY t.name, f.position`,
+           WHERE t.bucket_id = ${bucket.id}::int AND t.id <> ${type.id}::int AND NOT t.name = ANY(${together}::text[]) AND ${typeName}::text = ANY(f.targets)
+           ORDER BY t.name, f.position`,
     );
     if (accepting.length) {
       throw new DomainError('conflict', undefined, { message: `Relation fields of other content types accept this type: ${accepting.map((a) => a.field).join(', ')}. Change their targets first.` });
@@ -46,6 +57,8 @@ export function deleteContentType(app: AppContext, bucket: { id: number; workspa
     const { entries } = await entryCounts(tx, sql`e.content_type_id = ${type.id}::int AND e.kind = 'typed'`);
     if (entries && !purge) throw holds('content type', { entries }, { entries: ['entry', 'entries'] });
     await rows(tx, sql`DELETE FROM entries WHERE content_type_id = ${type.id}::int AND kind = 'typed'`);
+    // Its typed table is dropped with it (a trigger): not waited for long (withStorageLocks).
+    await shortLockWait(tx);
     await rows(tx, sql`DELETE FROM content_types WHERE id = ${type.id}::int`);
     await publishEvent(tx, app.clock.now(), { workspaceId: bucket.workspaceId, event: 'content_type.deleted', data: { id: type.id, name: typeName, bucket: bucket.name } });
   });
@@ -68,6 +81,7 @@ export function deleteBucket(app: AppContext, workspaceId: number, bucketName: s
     // bucket, which takes its content types and contracts with it; batch results kept for it go too.
     await rows(tx, sql`DELETE FROM entries WHERE bucket_id = ${bucket.id}::int`);
     await rows(tx, sql`DELETE FROM idempotency_records WHERE bucket_id = ${bucket.id}::int`);
+    await shortLockWait(tx);
     await rows(tx, sql`DELETE FROM buckets WHERE id = ${bucket.id}::int`);
   });
 }

@@ -11,7 +11,7 @@ import type { components } from '@workspace-api/sdk/openapi';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { createSubscription, deleteSubscription, updateSubscription } from '../../events/subscriptions';
-import { fieldErrors, moveUnder } from '../../lib/field-errors';
+import { moveUnder } from '../../lib/field-errors';
 import { isUniqueViolation } from '../../lib/db-errors';
 import { sqlState } from '../../lib/sql-state';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
@@ -75,11 +75,13 @@ interface Run {
 interface Made {
   changedTypes: number[];
   contracts: boolean;
+  /** The typed tables to alter last. */
+  alters: number[];
 }
 
 async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, steps: Step[], run: Run): Promise<Made> {
   const now = app.clock.now();
-  const made: Made = { changedTypes: [], contracts: false };
+  const made: Omit<Made, 'alters'> = { changedTypes: [], contracts: false };
   const alters: number[] = [];
   let buckets = new Map<string, number>();
   const bucketsNow = async () => {
@@ -119,7 +121,7 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
         break;
       }
       case 'type.delete':
-        if (!run.dryRun) await step(p, at, () => deleteContentType(app, bucketOf(s.bucket), s.type, true));
+        if (!run.dryRun) await step(p, at, () => deleteContentType(app, bucketOf(s.bucket), s.type, true, deletedTypes(steps, s.bucket)));
         break;
       case 'bucket.delete':
         if (!run.dryRun) await step(p, at, () => deleteBucket(app, workspaceId, s.bucket, true));
@@ -152,10 +154,11 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
         break;
     }
   }
-  // Last, as a single change does: the typed tables' locks, held from here to the commit.
-  if (!run.dryRun) for (const id of alters) await alterTypedStorage(tx, id);
-  return made;
+  return { ...made, alters };
 }
+
+/** The content types of `bucket` the steps delete (their relations may accept one another). */
+const deletedTypes = (steps: Step[], bucket: string) => steps.flatMap((s) => (s.kind === 'type.delete' && s.bucket === bucket ? [s.type] : []));
 
 async function runModel(app: AppContext, workspaceId: number, wanted: ModelInput, run: Run): Promise<{ version: string; changes: S['ModelChange'][]; made: Made }> {
   // A removed field's cleanup is queued in the transaction: its queue exists first.
@@ -182,7 +185,9 @@ async function runModel(app: AppContext, workspaceId: number, wanted: ModelInput
       const made = await execute(app, tx, workspaceId, steps, run);
       if (run.dryRun) throw new Planned({ version, destructive: destructive.length > 0, changes });
       const after = await readModel(tx, workspaceId);
-      if (diffModel(after, wanted, () => fieldErrors()).steps.length) throw changedMeanwhile();
+      if (diffModel(after, wanted).steps.length) throw changedMeanwhile();
+      // Last, as a single change does: the typed tables' locks, held from here to the commit.
+      for (const id of made.alters) await alterTypedStorage(tx, id);
       return { version: modelVersion(after), changes, made };
     }),
   );

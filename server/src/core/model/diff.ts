@@ -28,7 +28,7 @@ export interface CurrentModel {
   locales: string[];
   buckets: { name: string; content_types: { name: string; name_field: string | null; fields: StoredField[] }[] }[];
   contracts: { name: string; schema: Record<string, unknown>; mode: 'enforce' | 'report'; bucket: string | null; prefix: string | null }[];
-  webhooks: { id: number; url: string; events: string[]; secret: string }[];
+  webhooks: { id: number; url: string; events: string[] }[];
   pipelines: { id: number; name: string; description: string | null; steps: unknown[] }[];
 }
 
@@ -209,13 +209,16 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
       const path = `${at}.content_types.${t}`;
       const nameField = type.name_field ?? undefined;
       moveUnder(checkFieldDefinitions(type.name, type.fields.map(definitionOf), nameField, names), `${path}.`, errors);
+      const existing = stored?.content_types.find((s) => s.name === type.name);
+      // Each field's key as it will be: its own, else its stored field's, else its name. Two
+      // alike would make the apply give one of them another key than the snapshot says.
+      const matched = existing ? matchFields(existing.fields, type.fields) : [];
       const keys = new Set<string>();
       type.fields.forEach((f, i) => {
-        if (f.key === undefined) return;
-        if (keys.has(f.key)) addFieldError(errors, `${path}.fields.${i}.key`, fieldError('distinct', 'The key :key is listed more than once in the content type.', { key: f.key }));
-        keys.add(f.key);
+        const key = f.key ?? matched[i]?.key ?? f.name;
+        if (keys.has(key)) addFieldError(errors, `${path}.fields.${i}.key`, fieldError('distinct', 'The key :key is the key of another field of the content type.', { key }));
+        keys.add(key);
       });
-      const existing = stored?.content_types.find((s) => s.name === type.name);
       if (!existing) creates.push({ kind: 'type.create', bucket: bucket.name, path, type, names });
       else {
         const change = typeChange(bucket.name, path, existing, type);
@@ -225,16 +228,26 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
     for (const s of stored?.content_types ?? []) if (!names.has(s.name)) deletes.push({ kind: 'type.delete', bucket: bucket.name, type: s.name });
   });
   steps.push(...creates, ...changes, ...deletes);
-  for (const s of current.buckets) if (!wanted.buckets.some((b) => b.name === s.name)) steps.push({ kind: 'bucket.delete', bucket: s.name });
   return steps;
 }
 
-function contractSteps(current: CurrentModel, wanted: ContractInput[], buckets: Set<string>, errors: FieldErrors): Step[] {
-  duplicates(wanted.map((c) => c.name), 'contracts', errors, 'contract');
+/** The buckets the snapshot leaves out: deleted after the contracts moved off them. */
+const bucketDeletes = (current: CurrentModel, wanted: ModelInput): Step[] =>
+  current.buckets.filter((s) => !wanted.buckets.some((b) => b.name === s.name)).map((s) => ({ kind: 'bucket.delete', bucket: s.name }));
+
+/**
+ * The snapshot's contracts against the workspace's. Without them in the snapshot, only those of
+ * buckets it deletes go (with their bucket: said in the plan).
+ */
+function contractSteps(current: CurrentModel, wanted: ModelInput, validate: boolean, errors: FieldErrors): Step[] {
+  const buckets = new Set(wanted.buckets.map((b) => b.name));
+  if (!wanted.contracts) return current.contracts.filter((c) => c.bucket !== null && !buckets.has(c.bucket)).map((c) => ({ kind: 'contract.delete', name: c.name }));
+  const contracts = wanted.contracts;
+  duplicates(contracts.map((c) => c.name), 'contracts', errors, 'contract');
   const steps: Step[] = [];
-  for (const c of current.contracts) if (!wanted.some((w) => w.name === c.name)) steps.push({ kind: 'contract.delete', name: c.name });
-  wanted.forEach((input, i) => {
-    moveUnder(contractErrors(input), `contracts.${i}.`, errors);
+  for (const c of current.contracts) if (!contracts.some((w) => w.name === c.name)) steps.push({ kind: 'contract.delete', name: c.name });
+  contracts.forEach((input, i) => {
+    if (validate) moveUnder(contractErrors(input), `contracts.${i}.`, errors);
     const values = contractValues(input);
     if (values.bucket !== null && !buckets.has(values.bucket)) addFieldError(errors, `contracts.${i}.bucket`, fieldError('exists', 'The bucket :name is not a bucket of the snapshot.', { name: values.bucket }));
     const stored = current.contracts.find((c) => c.name === input.name);
@@ -256,8 +269,8 @@ function webhookSteps(current: CurrentModel, wanted: NonNullable<ModelInput['web
       return;
     }
     const [stored] = unmatched.splice(at, 1);
-    const secret = w.secret !== undefined && w.secret !== stored.secret ? w.secret : undefined;
-    if (!same(sortedSet(stored.events), sortedSet(w.events)) || secret !== undefined) steps.push({ kind: 'webhook.update', id: stored.id, url: w.url, events: w.events, secret });
+    // A secret given is set, never compared: a plan must not tell whether a guess is right.
+    if (!same(sortedSet(stored.events), sortedSet(w.events)) || w.secret !== undefined) steps.push({ kind: 'webhook.update', id: stored.id, url: w.url, events: w.events, secret: w.secret });
   });
   return [...unmatched.map((s): Step => ({ kind: 'webhook.delete', id: s.id, url: s.url })), ...steps, ...creates];
 }
@@ -275,13 +288,17 @@ function pipelineSteps(current: CurrentModel, wanted: PipelineInput[], check: Pi
   return steps;
 }
 
-/** The steps from `current` to `wanted`, and the snapshot's problems (keyed by its paths). */
-export function diffModel(current: CurrentModel, wanted: ModelInput, checkPipeline: PipelineCheck): { steps: Step[]; errors: FieldErrors } {
+/**
+ * The steps from `current` to `wanted`, and the snapshot's problems (keyed by its paths). Without
+ * `checkPipeline` (an apply's check of its own result), contracts and pipelines are not validated
+ * again and secrets are not set again.
+ */
+export function diffModel(current: CurrentModel, wanted: ModelInput, checkPipeline?: PipelineCheck): { steps: Step[]; errors: FieldErrors } {
   const errors = fieldErrors();
   const steps = contentSteps(current, wanted, errors);
-  const buckets = new Set(wanted.buckets.map((b) => b.name));
-  if (wanted.contracts) steps.push(...contractSteps(current, wanted.contracts, buckets, errors));
-  if (wanted.webhooks) steps.push(...webhookSteps(current, wanted.webhooks, errors));
-  if (wanted.pipelines) steps.push(...pipelineSteps(current, wanted.pipelines, checkPipeline, errors));
+  steps.push(...contractSteps(current, wanted, checkPipeline !== undefined, errors), ...bucketDeletes(current, wanted));
+  const webhooks = checkPipeline ? wanted.webhooks : wanted.webhooks?.map(({ secret: _secret, ...w }) => w);
+  if (webhooks) steps.push(...webhookSteps(current, webhooks, errors));
+  if (wanted.pipelines) steps.push(...pipelineSteps(current, wanted.pipelines, checkPipeline ?? (() => fieldErrors()), errors));
   return { steps, errors };
 }

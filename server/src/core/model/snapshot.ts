@@ -40,7 +40,7 @@ export async function readModel(runner: SqlRunner, workspaceId: number, lock = f
                         FROM buckets b WHERE b.workspace_id = w.id),
           'contracts', (SELECT coalesce(json_agg(json_build_object('name', c.name, 'schema', c.schema, 'mode', c.mode, 'bucket', cb.name, 'prefix', c.prefix) ORDER BY c.name ${C}), '[]')
                           FROM contracts c LEFT JOIN buckets cb ON cb.id = c.bucket_id WHERE c.workspace_id = w.id),
-          'webhooks', (SELECT coalesce(json_agg(json_build_object('id', h.id, 'url', h.url, 'events', h.events, 'secret', h.secret) ORDER BY h.url ${C}, h.id), '[]')
+          'webhooks', (SELECT coalesce(json_agg(json_build_object('id', h.id, 'url', h.url, 'events', h.events) ORDER BY h.url ${C}, h.id), '[]')
                          FROM webhooks h WHERE h.workspace_id = w.id),
           'pipelines', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'steps', p.steps) ORDER BY p.name ${C}), '[]')
                           FROM pipelines p WHERE p.workspace_id = w.id)
@@ -52,7 +52,7 @@ export async function readModel(runner: SqlRunner, workspaceId: number, lock = f
   return { ...model, buckets: model.buckets.map((b) => ({ name: b.name, content_types: b.content_types.map((t) => ({ ...t, fields: t.fields.map(fieldOf) })) })) };
 }
 
-/** The model as the API shows it: webhooks without ids or secrets, pipelines without ids. */
+/** The model as the API shows it: webhooks and pipelines without their ids. */
 function published(model: CurrentModel): Omit<Model, 'workspace' | 'version'> {
   return {
     locales: model.locales,
