@@ -24,6 +24,7 @@ import { apiKeyHandlers } from './admin/api-keys';
 import { bucketHandlers } from './admin/buckets';
 import { contentTypeHandlers } from './admin/content-types';
 import { modelHandlers } from './admin/model';
+import { archiveHandlers } from './admin/archives';
 import { contractHandlers } from './admin/contracts';
 import { typeHandlers } from './admin/types';
 import { operationHandlers } from './admin/operations';
@@ -81,6 +82,7 @@ const allHandlers: HandlerSet = {
   ...bucketHandlers,
   ...contentTypeHandlers,
   ...modelHandlers,
+  ...archiveHandlers,
   ...contractHandlers,
   ...typeHandlers,
   ...operationHandlers,

@@ -1822,6 +1822,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a workspace as an archive
+         * @description The workspace as one streamed archive: a gzip-compressed tar (format `workspace-api-export`,
+         *     version 1) that ordinary tools open (`tar xzf`, then `sha256sum -c checksums.sha256`):
+         *
+         *     - `manifest.json` first: `format`, `version`, `schema` (the last migration of the exporting
+         *       server), `workspace`, `exported_at`, each table's `columns` and `rows`, and `files`
+         *       (`count`, `bytes`);
+         *     - `rows/<nn>-<table>-<part>.ndjson`: the workspace's rows, one JSON object per line, in parts
+         *       of at most 5,000 rows, in an order that satisfies foreign keys: the workspace and its
+         *       settings and locales, creators, buckets, content types, field definitions (and removed
+         *       fields' keys), contracts, files' metadata, entries (typed and JSON-backed, with every
+         *       column: status, scheduled publication, tags, versions, times, IDs, Trash), their documents
+         *       per locale, revisions, reviews, webhooks, pipelines, hosted-authentication users and usage;
+         *     - `files/<sha256>`: each stored content once, named by its SHA-256;
+         *     - `checksums.sha256` last: the SHA-256 of every other entry, as `sha256sum` writes them.
+         *
+         *     Decisions: API keys are not exported (an operator issues new ones), nor logs, webhook
+         *     deliveries, queued work, sessions, one-time codes and idempotency records; webhook secrets are
+         *     left out (an import gives each webhook a new random secret: set the real one again). Derived
+         *     data (typed storage, kept texts) is rebuilt on import. On PostgreSQL the export reads one
+         *     consistent snapshot while the server goes on serving; on the embedded database each page of
+         *     rows is read on its own (stop writes for a consistent archive, or see the backups section of
+         *     the README). Memory holds one part at a time whatever the workspace's size.
+         */
+        get: operations["exportWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspace-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a workspace archive
+         * @description Creates a workspace from an archive of `GET .../export` (the request body, streamed), named as
+         *     in the archive or `name`. Every ID is kept (entry and object IDs, file IDs, UUIDs and tokens,
+         *     creator, content type, revision, webhook and pipeline IDs), so that references, URLs and
+         *     clients keep working; so the server must not hold them already (`409`, naming the part), as
+         *     a new server, or one the workspace is restored to after its deletion, does not.
+         *
+         *     All or nothing: the rows go in one transaction, and a refusal or a failure anywhere (the
+         *     connection lost mid-way included) rolls it back and deletes the stored contents the import had
+         *     added. Refused with `422` on `archive`, naming the part and line, when the archive is not one
+         *     (no `manifest.json` first), of an unknown format version, from a server with a newer schema,
+         *     damaged (an entry's SHA-256 differs from `checksums.sha256`, a line that is not a JSON object,
+         *     a file whose content does not match its name) or truncated (no `checksums.sha256` at its end,
+         *     or fewer rows than the manifest says); with `422` on `name` when that workspace name is taken
+         *     or invalid.
+         *
+         *     The body is read as it arrives: memory holds one part (at most 5,000 rows) or one chunk of a
+         *     file at a time. On the embedded database the import holds its only connection: other requests
+         *     wait for it to finish.
+         */
+        post: operations["importWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace}/buckets": {
         parameters: {
             query?: never;
@@ -5615,6 +5699,18 @@ export interface components {
             /** @description The secret. It is returned only here; the server keeps only its hash. */
             key: string;
         };
+        WorkspaceImport: {
+            workspace: components["schemas"]["Workspace"];
+            /** @description Rows imported per table of the archive. */
+            rows: {
+                [key: string]: number;
+            };
+            files: {
+                /** @description Stored contents in the archive. */
+                count: number;
+                bytes: number;
+            };
+        };
         /**
          * @example {
          *       "id": 2,
@@ -6088,7 +6184,8 @@ export interface components {
          *     is deleted with its workspace only). `contracts`, `webhooks` and `pipelines` are left as they
          *     are when omitted, so that a model kept in a repository can leave out what differs between
          *     environments; given, each is the whole list. `workspace` and `version` are ignored (a snapshot
-         *     of one workspace may be planned against another).
+         *     of one workspace may be planned against another). A plan's or an apply's body is at most 2 MiB
+         *     of JSON (`413` beyond): a model of about 100 content types of 60 fields.
          */
         ModelInput: {
             workspace?: components["schemas"]["WorkspaceName"];
@@ -9061,6 +9158,77 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Workspace name.
+                 * @example acme
+                 */
+                workspace: components["parameters"]["Workspace"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive, streamed. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="<workspace>.tar.gz"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importWorkspace: {
+        parameters: {
+            query?: {
+                /** @description The new workspace's name (default the archive's). */
+                name?: components["schemas"]["WorkspaceName"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/gzip": string;
+            };
+        };
+        responses: {
+            /** @description The workspace, and what the archive held. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceImport"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            /** @description Nothing imported: rows of the archive hold IDs that rows of this server hold. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -4,7 +4,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { adminDatabaseUrl, pgliteTemplate, runId, testMode } from './env';
+import { adminDatabaseUrl, pgliteTemplate, runId, testMode, type TestMode } from './env';
 
 export interface TestDatabase {
   /** DATABASE_URL for the server, undefined in embedded mode. */
@@ -26,10 +26,12 @@ async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A fresh database of the run's kind, or of `mode` (a test that moves data between the two). */
+export async function createTestDatabase(mode: TestMode = testMode): Promise<TestDatabase> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'wsapi-test-'));
-  if (testMode === 'pglite') {
-    cpSync(pgliteTemplate, dataDir, { recursive: true });
+  if (mode === 'pglite') {
+    // Without the embedded pass's template (a PostgreSQL run), the server starts one of its own.
+    if (pgliteTemplate) cpSync(pgliteTemplate, dataDir, { recursive: true });
     return { url: undefined, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const name = `wsapi_${runId}_${process.pid}_${++counter}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');

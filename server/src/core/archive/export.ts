@@ -1,0 +1,137 @@
+// A workspace as one streamed archive (format `workspace-api-export`, version 1): a gzip-compressed
+// tar that ordinary tools open (`tar xzf`, then `sha256sum -c checksums.sha256`).
+//
+//   manifest.json                  format, version, schema (the last migration), the workspace's
+//                                  name, each table's columns and row count, file count and bytes
+//   rows/<nn>-<table>-<part>.ndjson its rows, one JSON object per line, parts of at most
+//                                  ROWS_PER_PART rows (and of whole pages), in foreign-key order
+//   files/<sha256>                 each stored content once, named by its SHA-256
+//   checksums.sha256               last: the SHA-256 of every other entry, as sha256sum writes it
+//
+// Rows are read in pages by their table's key, each page one statement, so memory holds one part
+// at most whatever the workspace's size. On PostgreSQL the reads share one REPEATABLE READ
+// transaction: the archive is one consistent snapshot while the server goes on serving. (The
+// embedded database has one connection: a long transaction would stop every other request, so
+// there each page is read on its own.)
+import { createHash } from 'node:crypto';
+import { createGzip } from 'node:zlib';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import tar from 'tar-stream';
+import type { AppContext } from '../../context';
+import type { SqlRunner } from '../../db/database';
+import { rows, sql, raw } from '../sql';
+import { ARCHIVE_TABLES, type ArchiveTable } from './tables';
+
+export const ARCHIVE_FORMAT = 'workspace-api-export';
+export const ARCHIVE_VERSION = 1;
+/** Rows per part of a table (and keys per page: a part holds whole pages). */
+export const ROWS_PER_PART = 5000;
+
+export interface Manifest {
+  format: typeof ARCHIVE_FORMAT;
+  version: number;
+  /** The last migration of the exporting server: an importing server must know it. */
+  schema: string;
+  workspace: string;
+  exported_at: string;
+  tables: { name: string; columns: string[]; rows: number }[];
+  files: { count: number; bytes: number };
+}
+
+/** A table's columns that an archive holds: all but generated ones and secrets. */
+export async function archiveColumns(db: SqlRunner): Promise<Map<string, { columns: string[]; left: string[] }>> {
+  const found = await rows<{ table_name: string; column_name: string; generated: boolean }>(
+    db,
+    sql`SELECT table_name, column_name, is_generated = 'ALWAYS' AS generated FROM information_schema.columns
+         WHERE table_schema = current_schema() AND table_name = ANY(${ARCHIVE_TABLES.map((t) => t.name)}::text[]) ORDER BY table_name, ordinal_position`,
+  );
+  const out = new Map<string, { columns: string[]; left: string[] }>();
+  for (const t of ARCHIVE_TABLES) {
+    const mine = found.filter((c) => c.table_name === t.name);
+    const left = mine.filter((c) => c.generated || t.secrets?.includes(c.column_name)).map((c) => c.column_name);
+    out.set(t.name, { columns: mine.filter((c) => !left.includes(c.column_name)).map((c) => c.column_name), left });
+  }
+  return out;
+}
+
+/** The name a table's part has in the archive. */
+export const partName = (index: number, table: string, part: number) => `rows/${String(index + 1).padStart(2, '0')}-${table}-${String(part).padStart(4, '0')}.ndjson`;
+
+/** One page of a table's rows: those of the next `ROWS_PER_PART` keys after `after`, as JSON text. */
+function page(t: ArchiveTable, ws: number, left: string[], after: number): ReturnType<typeof sql> {
+  const key = raw(`t.${t.key}`);
+  return sql`SELECT ${key} AS k, (to_jsonb(t) - ${left}::text[])::text AS row FROM ${raw(t.name)} t
+              WHERE ${t.scope(ws)} AND ${key} IN (SELECT DISTINCT ${key} FROM ${raw(t.name)} t WHERE ${t.scope(ws)} AND ${key} > ${after}::int ORDER BY 1 LIMIT ${ROWS_PER_PART}::int)
+              ORDER BY ${key}`;
+}
+
+/** Writes the workspace's archive into `out` (a tar pack); resolves when the last entry is in. */
+async function writeArchive(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, pack: tar.Pack): Promise<void> {
+  const sums: string[] = [];
+  const add = (name: string, body: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      sums.push(`${createHash('sha256').update(body).digest('hex')}  ${name}`);
+      pack.entry({ name, size: body.length, mtime: new Date(0) }, body, (err) => (err ? reject(err) : resolve()));
+    });
+  const columns = await archiveColumns(db);
+  const counts = new Map<string, number>();
+  for (const t of ARCHIVE_TABLES) counts.set(t.name, (await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(t.name)} t WHERE ${t.scope(workspace.id)}`))[0].n);
+  const hashes = await rows<{ content_hash: string; size: string }>(
+    db,
+    sql`SELECT content_hash, max(size)::text AS size FROM files WHERE workspace_id = ${workspace.id}::int GROUP BY content_hash ORDER BY content_hash`,
+  );
+  const [schema] = await rows<{ name: string }>(db, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+  const manifest: Manifest = {
+    format: ARCHIVE_FORMAT,
+    version: ARCHIVE_VERSION,
+    schema: schema?.name ?? '',
+    workspace: workspace.name,
+    exported_at: app.clock.now().toISOString(),
+    tables: ARCHIVE_TABLES.map((t) => ({ name: t.name, columns: columns.get(t.name)!.columns, rows: counts.get(t.name)! })),
+    files: { count: hashes.length, bytes: hashes.reduce((n, h) => n + Number(h.size), 0) },
+  };
+  await add('manifest.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+  for (const [index, t] of ARCHIVE_TABLES.entries()) {
+    let after = -1;
+    for (let part = 1; ; part++) {
+      const found = await rows<{ k: number; row: string }>(db, page(t, workspace.id, columns.get(t.name)!.left, after));
+      if (!found.length) break;
+      after = found[found.length - 1].k;
+      await add(partName(index, t.name, part), Buffer.from(found.map((r) => `${r.row}\n`).join('')));
+    }
+  }
+  for (const { content_hash: hash, size } of hashes) {
+    const hasher = createHash('sha256');
+    const entry = pack.entry({ name: `files/${hash}`, size: Number(size), mtime: new Date(0) });
+    const source = await app.storage.read(hash);
+    source.on('data', (chunk: Buffer) => hasher.update(chunk));
+    await pipeline(source, entry);
+    sums.push(`${hasher.digest('hex')}  files/${hash}`);
+  }
+  await add('checksums.sha256', Buffer.from(`${sums.join('\n')}\n`));
+  pack.finalize();
+}
+
+/**
+ * The workspace's archive as a gzip stream. Reading it runs the export; a failure mid-way
+ * destroys the stream (the client sees a truncated archive, which an import refuses).
+ */
+export function exportWorkspace(app: AppContext, workspace: { id: number; name: string }): Readable {
+  const pack = tar.pack();
+  const out = new PassThrough();
+  const run = async () => {
+    if (app.db.kind !== 'postgres') return writeArchive(app, app.db, workspace, pack);
+    await app.db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      await writeArchive(app, tx, workspace, pack);
+    });
+  };
+  run().catch((err: unknown) => {
+    app.log.error('workspace export failed', { workspace: workspace.name, error: String(err) });
+    pack.destroy(err as Error);
+    out.destroy(err as Error);
+  });
+  pipeline(pack, createGzip(), out).catch(() => undefined);
+  return out;
+}

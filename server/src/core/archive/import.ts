@@ -1,0 +1,253 @@
+// A workspace archive (export.ts) imported, all or nothing: every row goes in one transaction,
+// keeping its IDs, so that references, URLs and clients keep working; a refusal or a failure
+// anywhere rolls it back and deletes the stored contents it had added. The archive is read as a
+// stream: one part (at most ROWS_PER_PART rows) or one file's chunk in memory at a time, each
+// part's lines checked as JSON, every entry's SHA-256 compared with `checksums.sha256` at the end
+// (which a truncated archive lacks). Refusals name the part and line.
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import tar from 'tar-stream';
+import type { AppContext } from '../../context';
+import type { SqlRunner } from '../../db/database';
+import { sqlState } from '../../lib/sql-state';
+import { DomainError, invalidAt } from '../errors';
+import { raw, rows, sql } from '../sql';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, type Manifest } from './export';
+import { ARCHIVE_TABLES } from './tables';
+
+export interface ImportSummary {
+  workspace: string;
+  rows: Record<string, number>;
+  files: { count: number; bytes: number };
+}
+
+/** A refusal of the archive: a 422 on `archive`, naming where. */
+const refuse = (message: string) => invalidAt('archive', ':message', { message }, 'archive');
+
+const WORKSPACE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** The entry's bytes (a part: bounded by the export's part size). */
+async function bytesOf(entry: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of entry) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function checkManifest(body: Buffer, serverSchema: string): Manifest {
+  let m: Record<string, unknown> | null;
+  try {
+    m = JSON.parse(body.toString('utf8')) as Record<string, unknown> | null;
+  } catch {
+    throw refuse('manifest.json is not JSON.');
+  }
+  const format: string = ARCHIVE_FORMAT;
+  if (m?.format !== format) throw refuse(`manifest.json does not describe a ${format} archive.`);
+  if (m.version !== ARCHIVE_VERSION) throw refuse(`The archive's format version ${JSON.stringify(m.version)} is not one this server reads (${ARCHIVE_VERSION}).`);
+  if (typeof m.schema !== 'string' || m.schema > serverSchema) {
+    throw refuse(`The archive comes from a newer server (schema ${JSON.stringify(m.schema)}; this one is at ${serverSchema}): upgrade this server first.`);
+  }
+  const tables = m.tables;
+  if (typeof m.workspace !== 'string' || !Array.isArray(tables) || !tables.every((t: { name?: unknown; columns?: unknown; rows?: unknown }) => typeof t?.name === 'string' && Array.isArray(t.columns) && t.columns.every((c) => typeof c === 'string') && Number.isInteger(t.rows))) {
+    throw refuse('manifest.json lacks the workspace, or its tables with their columns and row counts.');
+  }
+  return m as unknown as Manifest;
+}
+
+/** Inserts one part's rows (JSON text, one object per line) into `table`; returns how many. */
+async function insertPart(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], text: string, ws: { id: number; name: string }): Promise<number> {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  lines.forEach((line, i) => {
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw refuse(`${part} line ${i + 1} is not JSON.`);
+    }
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) throw refuse(`${part} line ${i + 1} is not a JSON object.`);
+  });
+  if (!lines.length) return 0;
+  // The workspace's own id and name are this server's; secrets not in the archive are new ones.
+  const value = (c: string) =>
+    (c === 'workspace_id' && table !== 'workspaces') || (c === 'id' && table === 'workspaces')
+      ? sql`${ws.id}::int`
+      : table === 'workspaces' && c === 'name'
+        ? sql`${ws.name}::text`
+        : table === 'workspaces' && c === 'deleting'
+          ? sql`false`
+          : raw(`r.${quote(c)}`);
+  const targets = [...columns, ...secrets];
+  const values = [...columns.map(value), ...secrets.map(() => sql`replace(gen_random_uuid()::text, '-', '')`)];
+  const list = values.reduce((acc, v, i) => (i === 0 ? v : sql`${acc}, ${v}`));
+  try {
+    await rows(tx, sql`INSERT INTO ${raw(quote(table))} (${raw(targets.map(quote).join(', '))}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quote(table))}, ${`[${lines.join(',')}]`}::jsonb) r`);
+  } catch (err) {
+    if (sqlState(err) === '23505') {
+      throw new DomainError('conflict', undefined, {
+        message: `${part}: its rows hold IDs (or unique values) that rows of this server hold already. An import keeps every ID: import into a server that does not hold them.`,
+      });
+    }
+    if (/^2[23]/.test(sqlState(err) ?? '')) throw refuse(`${part}: its rows do not fit the table ${table} (${(err as Error).message}).`);
+    throw err;
+  }
+  return lines.length;
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Streams a file entry into storage (when not stored already), checking its content against its name. */
+async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: string, size: number, written: string[]): Promise<void> {
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw refuse(`files/${hash} is not named by a SHA-256.`);
+  const temp = path.join(os.tmpdir(), `wsapi-import-${randomUUID()}`);
+  const hasher = createHash('sha256');
+  try {
+    const out = createWriteStream(temp);
+    try {
+      for await (const chunk of entry) {
+        hasher.update(chunk as Buffer);
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+    } finally {
+      out.end();
+      await once(out, 'close');
+    }
+    if (hasher.digest('hex') !== hash) throw refuse(`files/${hash} is damaged: its content's SHA-256 differs from its name.`);
+    if (await app.storage.exists(hash)) return;
+    await app.storage.putFile(hash, temp, size);
+    written.push(hash);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+/** Imports the archive read from `source` as a new workspace (named `name`, or as in the archive). */
+export async function importWorkspace(app: AppContext, source: Readable, name?: string): Promise<ImportSummary> {
+  const written: string[] = [];
+  try {
+    return await app.db.transaction((tx) => importInTransaction(app, tx, source, name, written));
+  } catch (err) {
+    // Stored contents this import added, unless a file of another workspace uses them meanwhile.
+    for (const hash of written) {
+      const [used] = await rows(app.db, sql`SELECT 1 FROM files WHERE content_hash = ${hash} LIMIT 1`);
+      if (!used) await app.storage.delete(hash).catch(() => undefined);
+    }
+    source.destroy();
+    if (err instanceof DomainError) throw err;
+    // A damaged gzip or tar stream (zlib's errors come from Node's own realm: not `instanceof Error` everywhere).
+    const message = typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : '';
+    if (sqlState(err) === undefined && /gzip|header|incorrect|unexpected end|invalid tar|zlib/i.test(message)) throw refuse(`The archive is damaged: ${message}.`);
+    throw err;
+  }
+}
+
+async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, written: string[]): Promise<ImportSummary> {
+  const [schema] = await rows<{ name: string }>(tx, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+  const columns = await archiveColumns(tx);
+  const extract = tar.extract();
+  source.on('error', (err) => extract.destroy(err));
+  const stream = source.pipe(createGunzip());
+  stream.on('error', (err) => extract.destroy(err));
+  stream.pipe(extract);
+  // The compressed stream must end whole, even after the archive's last entry.
+  const whole = finished(stream);
+  whole.catch(() => undefined);
+
+  let manifest: Manifest | undefined;
+  let ws: { id: number; name: string } | undefined;
+  const sums = new Map<string, string>();
+  let checked = false;
+  const counts: Record<string, number> = {};
+  const files = { count: 0, bytes: 0 };
+  let typedStorageBuilt = false;
+  const expected = new Map<string, number>(); // a table's next part number
+
+  for await (const entry of extract) {
+    const entryName = entry.header.name;
+    if (checked) throw refuse(`${entryName} follows checksums.sha256, which ends an archive.`);
+    if (!manifest) {
+      if (entryName !== 'manifest.json') throw refuse(`The archive starts with ${entryName}, not manifest.json: it is not a ${ARCHIVE_FORMAT} archive.`);
+      const body = await bytesOf(entry);
+      sums.set(entryName, createHash('sha256').update(body).digest('hex'));
+      manifest = checkManifest(body, schema.name);
+      const wanted = name ?? manifest.workspace;
+      if (!WORKSPACE_NAME.test(wanted)) throw invalidAt('name', 'The :attribute field format is invalid.');
+      const [taken] = await rows(tx, sql`SELECT 1 FROM workspaces WHERE name = ${wanted}`);
+      if (taken) throw invalidAt('name', 'The :attribute has already been taken.', undefined, 'taken');
+      for (const t of manifest.tables) {
+        const known = columns.get(t.name);
+        if (!known) throw refuse(`manifest.json names a table this server does not have: ${t.name}.`);
+        const unknown = t.columns.filter((c) => !known.columns.includes(c));
+        if (unknown.length) throw refuse(`manifest.json gives ${t.name} columns this server does not have: ${unknown.join(', ')}.`);
+      }
+      const [{ id }] = await rows<{ id: number }>(tx, sql`SELECT nextval(pg_get_serial_sequence('workspaces', 'id'))::int AS id`);
+      ws = { id, name: wanted };
+      continue;
+    }
+    if (entryName === 'checksums.sha256') {
+      const listed = new Map(
+        (await bytesOf(entry))
+          .toString('utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => [line.slice(66), line.slice(0, 64)] as const),
+      );
+      for (const [part, sum] of sums) {
+        if (!listed.has(part)) throw refuse(`checksums.sha256 does not list ${part}.`);
+        if (listed.get(part) !== sum) throw refuse(`${part} is damaged: its SHA-256 is not the one checksums.sha256 gives.`);
+      }
+      for (const part of listed.keys()) if (!sums.has(part)) throw refuse(`${part}, listed in checksums.sha256, is missing from the archive.`);
+      checked = true;
+      continue;
+    }
+    const file = /^files\/(.+)$/.exec(entryName);
+    if (file) {
+      await storeFile(app, entry, file[1], entry.header.size ?? 0, written);
+      // storeFile checked the content's SHA-256 against the name.
+      sums.set(entryName, file[1]);
+      files.count++;
+      files.bytes += entry.header.size ?? 0;
+      continue;
+    }
+    const part = /^rows\/(\d{2})-([a-z_]+)-(\d{4})\.ndjson$/.exec(entryName);
+    if (!part) throw refuse(`${entryName} is not a part of a ${ARCHIVE_FORMAT} archive.`);
+    const index = Number(part[1]) - 1;
+    const table = part[2];
+    const t = ARCHIVE_TABLES[index];
+    if (t?.name !== table || entryName !== partName(index, table, expected.get(table) ?? 1)) throw refuse(`${entryName} is out of place: parts follow the archive's table order.`);
+    expected.set(table, (expected.get(table) ?? 1) + 1);
+    // Typed storage is built for the content types before their entries go in, as at creation.
+    if (!typedStorageBuilt && ARCHIVE_TABLES.findIndex((x) => x.name === 'entries') <= index) {
+      await rows(tx, sql`SET CONSTRAINTS typed_storage_created IMMEDIATE`);
+      typedStorageBuilt = true;
+    }
+    const body = await bytesOf(entry);
+    sums.set(entryName, createHash('sha256').update(body).digest('hex'));
+    const listed = manifest.tables.find((x) => x.name === table);
+    if (!listed) throw refuse(`${entryName} holds rows of ${table}, which manifest.json does not list.`);
+    const secrets = (t.secrets ?? []).filter((c) => !listed.columns.includes(c));
+    counts[table] = (counts[table] ?? 0) + (await insertPart(tx, entryName, table, listed.columns, secrets, body.toString('utf8'), ws!));
+  }
+  await whole;
+  if (!manifest || !ws) throw refuse('The archive is empty.');
+  if (!checked) throw refuse('The archive ends before checksums.sha256: it is truncated.');
+  for (const t of manifest.tables) {
+    if ((counts[t.name] ?? 0) !== t.rows) throw refuse(`The archive holds ${counts[t.name] ?? 0} rows of ${t.name}; manifest.json says ${t.rows}.`);
+  }
+  if (!counts.workspaces) throw refuse('The archive holds no workspace row.');
+  // New rows of this server must not take the IDs the archive brought.
+  for (const t of ARCHIVE_TABLES) {
+    if (t.name === 'workspaces' || t.key !== 'id') continue;
+    await rows(
+      tx,
+      sql`SELECT setval(pg_get_serial_sequence(${t.name}, 'id'), GREATEST((SELECT coalesce(max(id), 0) FROM ${raw(quote(t.name))}), nextval(pg_get_serial_sequence(${t.name}, 'id'))))`,
+    );
+  }
+  return { workspace: ws.name, rows: counts, files };
+}
