@@ -9,6 +9,7 @@ import { CliError } from './cli/fetch-model.js';
 import { generateTypesCommand } from './cli/generate-types.js';
 import { modelApply, modelPlan, modelPull, type ModelOptions } from './cli/model.js';
 import type { Connection } from './cli/connection.js';
+import { exportArchive, importArchive } from './cli/archive.js';
 
 const CONNECTION = `  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
   --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN, which keeps it out of the process list)
@@ -39,6 +40,23 @@ ${CONNECTION}  --out        pull: file to write; "-" writes to standard output
   --file       plan, apply: the snapshot to read; "-" reads standard input
 `;
 
+const ARCHIVE_USAGE = `Usage: npx @workspace-api/sdk export --url <server> --token <admin token> --workspace <name> --out <file.tar.gz>
+       npx @workspace-api/sdk import --url <server> --token <admin token> --file <file.tar.gz> [--name <workspace>]
+
+export writes a workspace's archive (every row and stored file, a checksum per part; see GET
+/admin/v1/workspaces/{workspace}/export), streamed, to <file> once whole. import creates a workspace
+from an archive, all or nothing, keeping every ID (named as archived, or --name). Progress goes to
+standard error: one line rewritten in place on a terminal, a line per stage otherwise.
+
+  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
+  --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN)
+  --workspace  export: the workspace
+  --out        export: the file to write
+  --file       import: the archive to read
+  --name       import: the new workspace's name (default the archive's)
+  --timeout    Seconds to wait for the server's answer to begin (default 600)
+`;
+
 const USAGE = `Usage: npx @workspace-api/sdk <command> ...
 
 Commands:
@@ -46,6 +64,8 @@ Commands:
   model pull       Write a workspace's content model snapshot
   model plan       Print what a snapshot would change
   model apply      Apply a snapshot
+  export           Write a workspace's archive (rows and files)
+  import           Create a workspace from an archive
 
 Run a command with --help for its options.
 `;
@@ -55,7 +75,7 @@ function usageError(message: string, usage: string): never {
 }
 
 /** Parses `args` with the connection options and `extra`; undefined after printing the usage for --help. */
-function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig['options']>, defaultTimeout = 30) {
+function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig['options']>, defaultTimeout = 30, needsWorkspace = true) {
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   try {
     ({ values } = parseArgs({
@@ -83,7 +103,7 @@ function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig
   const workspace = values.workspace as string | undefined;
   if (!url) usageError('--url is required', usage);
   if (!token) usageError('--token is required', usage);
-  if (!workspace) usageError('--workspace is required', usage);
+  if (!workspace && needsWorkspace) usageError('--workspace is required', usage);
   try {
     if (!/^https?:$/.test(new URL(url).protocol)) usageError(`--url must be an http or https address, not "${url}"`, usage);
   } catch (err) {
@@ -92,7 +112,7 @@ function parse(args: string[], usage: string, extra: NonNullable<ParseArgsConfig
   }
   const timeoutSeconds = values.timeout === undefined ? defaultTimeout : Number(values.timeout);
   if (!(timeoutSeconds > 0)) usageError('--timeout must be a positive number of seconds', usage);
-  const connection: Connection = { url, token, workspace, timeoutSeconds };
+  const connection: Connection = { url, token, workspace: workspace ?? '', timeoutSeconds };
   return { connection, values: values as Record<string, string | boolean | undefined> };
 }
 
@@ -141,6 +161,17 @@ async function model(args: string[]): Promise<void> {
   else await modelApply(options, (text) => process.stdout.write(text));
 }
 
+async function archive(command: 'export' | 'import', args: string[]): Promise<void> {
+  // An import names no workspace of the server yet: --workspace is not asked for.
+  const parsed = parse(args, ARCHIVE_USAGE, { out: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' } }, 600, command === 'export');
+  if (!parsed) return;
+  const file = (command === 'export' ? parsed.values.out : parsed.values.file) as string | undefined;
+  if (!file) usageError(command === 'export' ? '--out is required' : '--file is required', ARCHIVE_USAGE);
+  const progress = { write: (text: string) => process.stderr.write(text), tty: process.stderr.isTTY === true };
+  const options = { ...parsed.connection, file, name: parsed.values.name as string | undefined, progress };
+  process.stderr.write(`${await (command === 'export' ? exportArchive(options) : importArchive(options))}\n`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -149,6 +180,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'generate-types') return generateTypes(rest);
   if (command === 'model') return model(rest);
+  if (command === 'export' || command === 'import') return archive(command, rest);
   usageError(`unknown command "${command}"`, USAGE);
 }
 

@@ -262,6 +262,13 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
+  }).catch(async (err: unknown) => {
+    // The port is taken: nothing started but the database's connections and listeners.
+    await app.lookups.keys.stop();
+    await app.contentChanges.stop();
+    await app.rateLimits.close();
+    await app.db.close();
+    throw err;
   });
   const { port } = server.address() as AddressInfo;
   // The job queue and the scheduler start one tick after the server answers: on the embedded

@@ -3,6 +3,10 @@
 // read, query, aggregate, revision and file download of the copy answers the bytes of the
 // original (server addresses aside); refused archives (truncated, damaged, of an unknown version,
 // IDs taken) leave nothing behind.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
@@ -31,6 +35,14 @@ async function imported(s: TestServer, archive: Buffer, name?: string): Promise<
   });
   return { status: res.status, body: await res.json() };
 }
+
+/** Runs the SDK's CLI with the admin token in its environment. */
+const cli = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [path.join(__dirname, '../../sdk/dist/cli.js'), ...args], { env: { PATH: process.env.PATH ?? '', WORKSPACE_API_ADMIN_TOKEN: ADMIN_TOKEN }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
 
 /** The archive's entries in order, with their contents. */
 async function entriesOf(archive: Buffer): Promise<{ name: string; body: Buffer }[]> {
@@ -213,12 +225,32 @@ describeWithPostgres('a workspace archive', () => {
     const stored: string[] = [];
     for await (const o of target.server.app.storage.list()) stored.push(o.hash);
     expect(stored).toEqual([]);
-    // Imported once, then again under another name: its IDs are taken.
-    expect((await imported(target, archive, 'first-copy')).status).toBe(201);
+    // The CLI: exported to a file and imported from it (once); then again under another name: its IDs are taken.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'wsapi-archive-'));
+    const file = path.join(dir, 'ws.tar.gz');
+    const out = await cli(['export', '--url', pg.url, '--workspace', w.ws, '--out', file]);
+    expect(out).toMatchObject({ code: 0, stdout: '' });
+    expect(out.stderr).toContain('users: 1/1 rows\n');
+    expect(out.stderr).toContain('file contents: 2/2 (');
+    expect(out.stderr).toMatch(new RegExp(`wrote ${file}: workspace "${w.ws}" \\(\\d+\\.\\d MB\\)\\n$`));
+    expect(readdirSync(dir)).toEqual(['ws.tar.gz']);
+    // The same rows and files as the archive taken before (its manifest has another time, and the
+    // workspace's usage counted the downloads since).
+    const parts = async (bytes: Buffer) => (await entriesOf(bytes)).filter((e) => !['manifest.json', 'checksums.sha256'].includes(e.name) && !e.name.includes('-workspace_usage-'));
+    expect(await parts(readFileSync(file))).toEqual(await parts(archive));
+    const copied = await cli(['import', '--url', target.url, '--file', file, '--name', 'first-copy']);
+    expect(copied).toMatchObject({ code: 0, stdout: '' });
+    expect(copied.stderr).toMatch(/^imported workspace "first-copy": workspaces 1, users 1, .*; 2 files \(0\.0 MB\)\n$/);
     const twice = await refusal(archive, 'second-copy');
     expect(twice.status).toBe(409);
     expect(twice.body.message).toMatch(/^rows\/\d{2}-[a-z_]+-0001\.ndjson: its rows hold IDs \(or unique values\) that rows of this server hold already\./);
     expect((await imported(target, archive, 'first-copy')).body.errors).toEqual({ name: ['The name has already been taken.'] });
+    const again = await cli(['import', '--url', target.url, '--file', file, '--name', 'first-copy']);
+    expect(again).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: importing ${file} failed: the server answered 422 (The name has already been taken.)\n  name: The name has already been taken.; nothing was imported\n`,
+    });
     } finally {
       await target.close();
     }

@@ -1,5 +1,6 @@
 // A fresh database for each test server: a new PostgreSQL database in postgres mode, a copy of
 // the migrated template data dir in embedded mode.
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,7 +35,8 @@ export async function createTestDatabase(mode: TestMode = testMode): Promise<Tes
     if (pgliteTemplate) cpSync(pgliteTemplate, dataDir, { recursive: true });
     return { url: undefined, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
-  const name = `wsapi_${runId}_${process.pid}_${++counter}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  // Jest loads this module again for each test file of a worker: the counter alone repeats there.
+  const name = `wsapi_${runId}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
   await admin((c) => c.query(`CREATE DATABASE "${name}"`));
   const url = new URL(adminDatabaseUrl);
   url.pathname = `/${name}`;

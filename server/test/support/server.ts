@@ -49,11 +49,29 @@ function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string
 }
 
 
+/**
+ * Starts the server on a free port. A port found free may be taken before the server binds it (an
+ * outgoing connection's ephemeral port): then another port is tried.
+ */
+async function startOnFreePort(database: TestDatabase, env: Record<string, string>): Promise<RunningServer> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const config = loadConfig({ ...serverEnv(database, env), PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env });
+    try {
+      return await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw err;
+    }
+  }
+}
+
 export async function startTestServer(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestServer> {
   const database = db ?? (await createTestDatabase());
-  const port = await freePort();
-  const config = loadConfig({ ...serverEnv(database, env), PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env });
-  const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+  // A server that fails to start leaves no database behind (the suite's afterAll has no server to close).
+  const server = await startOnFreePort(database, env).catch(async (err: unknown) => {
+    if (!db) await database.drop().catch(() => undefined);
+    throw err;
+  });
   const url = server.url;
   const started: TestServer = {
     url,
