@@ -222,6 +222,12 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     relaxed: runner(relaxedPool),
     async transaction(fn) {
       const client = await pool.connect();
+      // A connection lost while the work waits between statements (a stream's next chunk, say)
+      // is an 'error' event on the checked-out client: without a listener it would end the
+      // process. Its next statement fails anyway; the client is then discarded, not pooled.
+      let lost: Error | undefined;
+      const onError = (err: Error) => (lost = err);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(runner(client));
@@ -231,7 +237,8 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(lost);
       }
     },
     listen(channel, onNotify, onListening) {
