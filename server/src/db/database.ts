@@ -9,6 +9,7 @@ import { PGlite, type Results } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
 import { pgliteSeedPath } from '../paths';
+import { quoteIdent } from '../lib/sql-identifier';
 import { sqlState } from '../lib/sql-state';
 import { ShapedStatements } from './shaped-statements';
 
@@ -271,7 +272,6 @@ const listenerName = (channel: string) => `workspace-api listener ${channel}`;
  */
 function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Listener {
   const ackChannel = `${channel}_ack`;
-  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
   /** Pings of this process awaiting answers: answers so far, and how many listeners were counted. */
   const pings = new Map<string, { answers: number; expected: number; done(): void }>();
   let stopped = false;
@@ -298,7 +298,7 @@ function listenPostgres(url: string, channel: string, onNotify: (payload: string
     c.on('error', () => undefined);
     try {
       await c.connect();
-      await c.query(`LISTEN ${quote(channel)}; LISTEN ${quote(ackChannel)}`);
+      await c.query(`LISTEN ${quoteIdent(channel)}; LISTEN ${quoteIdent(ackChannel)}`);
     } catch {
       c.end().catch(() => undefined);
       return retryLater();

@@ -55,6 +55,12 @@ export async function archiveColumns(db: SqlRunner): Promise<Map<string, { colum
   return out;
 }
 
+/** The server's schema: its last migration (an archive names it; an import refuses a newer one). */
+export async function serverSchema(db: SqlRunner): Promise<string> {
+  const [last] = await rows<{ name: string }>(db, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+  return last?.name ?? '';
+}
+
 /** The name a table's part has in the archive. */
 export const partName = (index: number, table: string, part: number) => `rows/${String(index + 1).padStart(2, '0')}-${table}-${String(part).padStart(4, '0')}.ndjson`;
 
@@ -81,11 +87,11 @@ async function writeArchive(app: AppContext, db: SqlRunner, workspace: { id: num
     db,
     sql`SELECT content_hash, max(size)::text AS size FROM files WHERE workspace_id = ${workspace.id}::int GROUP BY content_hash ORDER BY content_hash`,
   );
-  const [schema] = await rows<{ name: string }>(db, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+
   const manifest: Manifest = {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,
-    schema: schema?.name ?? '',
+    schema: await serverSchema(db),
     workspace: workspace.name,
     exported_at: app.clock.now().toISOString(),
     tables: ARCHIVE_TABLES.map((t) => ({ name: t.name, columns: columns.get(t.name)!.columns, rows: counts.get(t.name)! })),

@@ -17,9 +17,10 @@ import tar from 'tar-stream';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { sqlState } from '../../lib/sql-state';
+import { quoteIdent } from '../../lib/sql-identifier';
 import { DomainError, invalidAt } from '../errors';
 import { raw, rows, sql } from '../sql';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, type Manifest } from './export';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, serverSchema, type Manifest } from './export';
 import { ARCHIVE_TABLES } from './tables';
 
 export interface ImportSummary {
@@ -82,12 +83,12 @@ async function insertPart(tx: SqlRunner, part: string, table: string, columns: s
         ? sql`${ws.name}::text`
         : table === 'workspaces' && c === 'deleting'
           ? sql`false`
-          : raw(`r.${quote(c)}`);
+          : raw(`r.${quoteIdent(c)}`);
   const targets = [...columns, ...secrets];
   const values = [...columns.map(value), ...secrets.map(() => sql`replace(gen_random_uuid()::text, '-', '')`)];
   const list = values.reduce((acc, v, i) => (i === 0 ? v : sql`${acc}, ${v}`));
   try {
-    await rows(tx, sql`INSERT INTO ${raw(quote(table))} (${raw(targets.map(quote).join(', '))}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quote(table))}, ${`[${lines.join(',')}]`}::jsonb) r`);
+    await rows(tx, sql`INSERT INTO ${raw(quoteIdent(table))} (${raw(targets.map(quoteIdent).join(', '))}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quoteIdent(table))}, ${`[${lines.join(',')}]`}::jsonb) r`);
   } catch (err) {
     if (sqlState(err) === '23505') {
       throw new DomainError('conflict', undefined, {
@@ -99,8 +100,6 @@ async function insertPart(tx: SqlRunner, part: string, table: string, columns: s
   }
   return lines.length;
 }
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** Streams a file entry into storage (when not stored already), checking its content against its name. */
 async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: string, size: number, written: string[]): Promise<void> {
@@ -148,7 +147,7 @@ export async function importWorkspace(app: AppContext, source: Readable, name?: 
 }
 
 async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, written: string[]): Promise<ImportSummary> {
-  const [schema] = await rows<{ name: string }>(tx, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+  const schema = await serverSchema(tx);
   const columns = await archiveColumns(tx);
   const extract = tar.extract();
   source.on('error', (err) => extract.destroy(err));
@@ -175,7 +174,7 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
       if (entryName !== 'manifest.json') throw refuse(`The archive starts with ${entryName}, not manifest.json: it is not a ${ARCHIVE_FORMAT} archive.`);
       const body = await bytesOf(entry);
       sums.set(entryName, createHash('sha256').update(body).digest('hex'));
-      manifest = checkManifest(body, schema.name);
+      manifest = checkManifest(body, schema);
       const wanted = name ?? manifest.workspace;
       if (!WORKSPACE_NAME.test(wanted)) throw invalidAt('name', 'The :attribute field format is invalid.');
       const [taken] = await rows(tx, sql`SELECT 1 FROM workspaces WHERE name = ${wanted}`);
@@ -246,7 +245,7 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     if (t.name === 'workspaces' || t.key !== 'id') continue;
     await rows(
       tx,
-      sql`SELECT setval(pg_get_serial_sequence(${t.name}, 'id'), GREATEST((SELECT coalesce(max(id), 0) FROM ${raw(quote(t.name))}), nextval(pg_get_serial_sequence(${t.name}, 'id'))))`,
+      sql`SELECT setval(pg_get_serial_sequence(${t.name}, 'id'), GREATEST((SELECT coalesce(max(id), 0) FROM ${raw(quoteIdent(t.name))}), nextval(pg_get_serial_sequence(${t.name}, 'id'))))`,
     );
   }
   return { workspace: ws.name, rows: counts, files };
