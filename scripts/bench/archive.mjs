@@ -45,6 +45,8 @@
 //   BENCH_REQUIRE_POSTGRES=1  fail instead of skipping when that server is not reachable
 //   BENCH_KEEP_DATABASE=1     keep the PostgreSQL databases (their URLs are printed)
 //   BENCH_LOG_LEVEL=error     the servers' LOG_LEVEL (their output is shown when a step fails)
+//   BENCH_ARCHIVE_SHOW_LOG=1  with BENCH_LOG_LEVEL=info: print import B's phases (rows, reference
+//                             checks, typed storage), as the server logs them
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -349,6 +351,7 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
     const problems = await checkImport({ server: b, answer: importB.body, manifest, files: seeded.files, userId: seeded.userId, sample: seeded.sample, count });
     out.problems.push(...problems.map((p) => `import B: ${p}`));
     console.log(`archive: import B: ${mb(importB.bytes)} MB in ${seconds(importB.ms)}; answer rows.entries ${importB.body.rows?.entries}, files ${JSON.stringify(importB.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`);
+    if (process.env.BENCH_ARCHIVE_SHOW_LOG) console.log(b.child.output().split("\n").filter((l) => l.includes("workspace import")).join("\n"));
   } else {
     out.problems.push(`import B failed after ${seconds(importB.ms)}: ${importB.error}`);
     console.log(`archive: import B FAILED after ${seconds(importB.ms)}: ${importB.error}\nserver output (tail):\n${b.child.output().trim() || '(empty)'}`);

@@ -3,6 +3,8 @@
 // The SDK's command line (`npx @workspace-api/sdk <command>`):
 //   generate-types                 the TypeScript types of a workspace's content model
 //   model pull | plan | apply      the content model as code
+//   export | import                a workspace's archive
+//   backup | restore               every workspace's archive
 // Errors go to stderr with a non-zero exit: 1 when the work failed, 2 for a wrong invocation.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError } from './cli/fetch-model.js';
@@ -10,6 +12,7 @@ import { generateTypesCommand } from './cli/generate-types.js';
 import { modelApply, modelPlan, modelPull, type ModelOptions } from './cli/model.js';
 import type { Connection } from './cli/connection.js';
 import { exportArchive, importArchive } from './cli/archive.js';
+import { backup, restore } from './cli/backup.js';
 
 const CONNECTION = `  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
   --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN, which keeps it out of the process list)
@@ -57,6 +60,23 @@ standard error: one line rewritten in place on a terminal, a line per stage othe
   --timeout    Seconds to wait for the server's answer to begin (default 600)
 `;
 
+const BACKUP_USAGE = `Usage: npx @workspace-api/sdk backup  --url <server> --token <admin token> --out <directory>
+       npx @workspace-api/sdk restore --url <server> --token <admin token> --from <directory> [--workspace <name>]...
+
+backup writes every workspace of the server as an archive (as export does) into <directory>, then
+backup.json, which lists each archive with its size and SHA-256: a directory without it is not a
+whole backup. restore checks every archive against backup.json and that the server has none of
+their workspaces, then imports them (all, or each --workspace given), keeping every ID; when one
+fails, those it had restored are deleted again.
+
+  --url        Server address, e.g. http://localhost:3000 (or WORKSPACE_API_URL)
+  --token      The server's ADMIN_TOKEN (or WORKSPACE_API_ADMIN_TOKEN)
+  --out        backup: the directory to write (new, or without a backup.json)
+  --from       restore: the backup's directory
+  --workspace  restore: only this workspace (repeat for more)
+  --timeout    Seconds to wait for each answer to begin (default 600)
+`;
+
 const USAGE = `Usage: npx @workspace-api/sdk <command> ...
 
 Commands:
@@ -66,6 +86,8 @@ Commands:
   model apply      Apply a snapshot
   export           Write a workspace's archive (rows and files)
   import           Create a workspace from an archive
+  backup           Write every workspace's archive into a directory
+  restore          Create the workspaces of a backup
 
 Run a command with --help for its options.
 `;
@@ -172,6 +194,18 @@ async function archive(command: 'export' | 'import', args: string[]): Promise<vo
   process.stderr.write(`${await (command === 'export' ? exportArchive(options) : importArchive(options))}\n`);
 }
 
+async function backupOrRestore(command: 'backup' | 'restore', args: string[]): Promise<void> {
+  const parsed = parse(args, BACKUP_USAGE, { out: { type: 'string' }, from: { type: 'string' }, workspace: { type: 'string', multiple: true } }, 600, false);
+  if (!parsed) return;
+  const dir = (command === 'backup' ? parsed.values.out : parsed.values.from) as string | undefined;
+  if (!dir) usageError(command === 'backup' ? '--out is required' : '--from is required', BACKUP_USAGE);
+  const only = parsed.values.workspace as unknown as string[] | undefined;
+  if (command === 'backup' && only) usageError('--workspace is for restore (backup takes every workspace)', BACKUP_USAGE);
+  const progress = { write: (text: string) => process.stderr.write(text), tty: process.stderr.isTTY === true };
+  const options = { ...parsed.connection, dir, only, progress };
+  process.stderr.write(`${await (command === 'backup' ? backup(options) : restore(options))}\n`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -181,6 +215,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'generate-types') return generateTypes(rest);
   if (command === 'model') return model(rest);
   if (command === 'export' || command === 'import') return archive(command, rest);
+  if (command === 'backup' || command === 'restore') return backupOrRestore(command, rest);
   usageError(`unknown command "${command}"`, USAGE);
 }
 

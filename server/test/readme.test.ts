@@ -8,6 +8,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
+import { createTestDatabase } from './support/database';
+import { client } from './support/http';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
 
 const run = promisify(execFile);
@@ -15,10 +17,10 @@ const root = path.resolve(__dirname, '../..');
 // Inside the project, so that `@workspace-api/sdk` resolves from its node_modules (the workspace package).
 const work = path.join(root, '.cache', `readme-${process.pid}`);
 
-/** The section's fenced blocks, in order. */
-function walkthrough(): { lang: string; code: string }[] {
+/** A section's fenced blocks, in order. */
+function walkthrough(heading = 'The first five minutes'): { lang: string; code: string }[] {
   const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('## The first five minutes');
+  const start = readme.indexOf(`## ${heading}`);
   const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
   return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
 }
@@ -89,4 +91,34 @@ it('runs every command of the walk-through and prints what it says', async () =>
   ]);
   expect(lines[3]).toMatch(/^\[ '[0-9A-Z]{26}', '[0-9A-Z]{26}' \]$/);
   expect(lines).toHaveLength(4);
+});
+
+it('moves a workspace off the embedded default as "Moving and backing up" shows', async () => {
+  const blocks = walkthrough('Moving and backing up');
+  expect(blocks.map((b) => b.lang)).toEqual(['sh']);
+  const embedded = await startTestServer({}, await createTestDatabase('pglite'));
+  const postgres = await startTestServer();
+  const dir = path.join(work, 'move');
+  mkdirSync(dir, { recursive: true });
+  try {
+    // The embedded server's workspace: the walk-through's model and an entry.
+    const admin = embedded.admin;
+    expect((await admin.post('/admin/v1/workspaces', { name: 'acme' })).status).toBe(201);
+    const user = (await admin.post('/admin/v1/workspaces/acme/users', { email: 'editor@example.com', permissions: ['list-entries', 'view-entry', 'create-entry'] })).body as { id: number };
+    const key = (await admin.post('/admin/v1/workspaces/acme/api-keys', { name: 'site', user_id: user.id, abilities: ['*'] })).body as { key: string };
+    expect((await admin.post('/admin/v1/workspaces/acme/buckets/general/content-types', { name: 'post', fields: [{ name: 'title', type: 'text', required: true }] })).status).toBe(201);
+    const api = client(embedded.url, key.key);
+    expect((await api.post('/api/v1/acme/entries?contentBucket=general&contentType=post', { fields: { title: 'Moved' }, status: 'published' })).status).toBe(201);
+    const before = await api.get('/api/v1/acme/entries?contentBucket=general&contentType=post');
+    expect(before.status).toBe(200);
+    const env = { ...process.env, BASE: embedded.url, NEW: postgres.url, ADMIN: ADMIN_TOKEN, NO_COLOR: '1' };
+    const shell = await run('bash', ['-c', ['set -euo pipefail', blocks[0].code].join('\n')], { cwd: dir, env, timeout: 120_000 });
+    expect(shell.stderr).toMatch(/backed up 1 workspaces to backup-1 /);
+    expect(shell.stderr).toMatch(/imported workspace "acme": /);
+    expect(shell.stderr).toMatch(/restored 1 workspaces from backup-1\n/);
+    // The same answer, byte for byte, from the PostgreSQL server.
+    expect(shell.stdout.trim()).toBe(before.text.split(embedded.url).join(postgres.url));
+  } finally {
+    await Promise.all([embedded.close(), postgres.close()]);
+  }
 });

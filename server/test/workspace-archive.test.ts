@@ -4,7 +4,8 @@
 // original (server addresses aside); refused archives (truncated, damaged, of an unknown version,
 // IDs taken) leave nothing behind.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createGunzip, gzipSync } from 'node:zlib';
@@ -110,6 +111,7 @@ describeWithPostgres('a workspace archive', () => {
     });
     const second = await createEntry(w, 'article', { fields: { title: 'Two', views: 3, related: [first.id], author: ada.id }, status: 'published' });
     await updateEntry(w, first.id, { fields: { title: 'Eins' } }, '?locale=de-DE');
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await updateEntry(w, second.id, { fields: { views: 4 } });
     const gone = await createEntry(w, 'article', { fields: { title: 'Gone' } });
     expect((await w.api.delete(w.entry(gone.id))).status).toBe(204);
@@ -131,6 +133,8 @@ describeWithPostgres('a workspace archive', () => {
       ['GET', `/api/v1/${ws}/entries/${ids.second}`],
       ['POST', `/api/v1/${ws}/general/entries/query`, { type: 'article', fields: ['title', 'author.name', 'related.title', 'price'], sort: [{ field: 'views', direction: 'desc' }] }],
       ['POST', `/api/v1/${ws}/general/entries/query`, { type: 'article', aggregate: { count: true, sum: ['views', 'price'] }, groupBy: [{ field: 'published_on', interval: 'month' }] }],
+      // An entry published, then changed: its published_at is the first one, not its updated_at.
+      ['POST', `/api/v1/${ws}/general/entries/query`, { type: 'article', fields: ['title', '@published_at', '@updated_at', '@created_at'], sort: [{ field: '@created_at', direction: 'asc' }] }],
       ['GET', `/api/v1/${ws}/objects`],
       ['GET', `/api/v1/${ws}/objects/${ids.page}/revisions`],
       ['GET', `/api/v1/${ws}/objects/trash`],
@@ -213,6 +217,19 @@ describeWithPostgres('a workspace archive', () => {
     // A line that is not JSON.
     const broken = entries.map((e) => (e.name.includes('-users-') ? { ...e, body: Buffer.from(`${e.body.toString()}{oops\n`) } : e));
     expect((await refusal(await rebuilt(broken), 'broken')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 2 is not JSON.']);
+    // Two objects on one line.
+    const doubled = entries.map((e) => (e.name.includes('-users-') ? { ...e, body: Buffer.from(e.body.toString().replace(/\n$/, ',{}\n')) } : e));
+    expect((await refusal(await rebuilt(doubled), 'doubled')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 1 is not JSON.']);
+    // A row that refers to a row of another workspace on the server (a bucket the archive does not hold).
+    // (Its IDs far past the archive's, so that only the reference is wrong.)
+    for (const t of ['workspaces', 'users', 'api_keys', 'buckets']) await target.server.app.db.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), 1000000)`);
+    const neighbour = await entriesWorkspace(target);
+    const [other] = (await target.server.app.db.query<{ id: number }>(`SELECT b.id FROM buckets b JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = '${neighbour.ws}'`)).rows;
+    const stray = entries.map((e) => (e.name.includes('-entries-') ? { ...e, body: Buffer.from(e.body.toString().replace(/"bucket_id": ?\d+/, `"bucket_id": ${other.id}`)) } : e));
+    const strayNames = new Map(stray.map((e) => [e.name, e.body]));
+    const sums = entries[entries.length - 1].body.toString().replace(/^([0-9a-f]{64})  (rows\/\d+-entries-\d+\.ndjson)$/gm, (_, _sum, name: string) => `${createHash('sha256').update(strayNames.get(name)!).digest('hex')}  ${name}`);
+    stray[stray.length - 1] = { name: 'checksums.sha256', body: Buffer.from(sums) };
+    expect((await refusal(await rebuilt(stray), 'stray')).body.errors.archive).toEqual([expect.stringMatching(new RegExp(`^entries\\.bucket_id ${other.id} refers to a row of buckets that the archive does not hold\\.$`))]);
     // Cut short: no checksums at the end.
     expect((await refusal(await rebuilt(entries.slice(0, -1)), 'truncated')).body.errors.archive).toEqual(['The archive ends before checksums.sha256: it is truncated.']);
     expect((await refusal(archive.subarray(0, archive.length - 100), 'cut')).status).toBe(422);
@@ -254,5 +271,94 @@ describeWithPostgres('a workspace archive', () => {
     } finally {
       await target.close();
     }
+  });
+  it('backs a server up and restores it elsewhere: every workspace, every read the same; a restore is all or nothing', async () => {
+    const source = await startTestServer({}, await createTestDatabase('pglite'));
+    const target = await startTestServer();
+    try {
+      const a = await stocked(source);
+      const b = await entriesWorkspace(source);
+      await createContentType(source, b.ws, 'general', { name: 'note', fields: [{ name: 'text', type: 'text' }] });
+      await createEntry(b, 'note', { fields: { text: 'hello' } });
+      const before = await reads(source, a.w.ws, a.w.key, a.ids);
+      const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'wsapi-backup-')), 'nightly');
+      const made = await cli(['backup', '--url', source.url, '--out', dir]);
+      expect(made).toMatchObject({ code: 0, stdout: '' });
+      expect(made.stderr).toMatch(new RegExp(`backed up 2 workspaces to ${dir} \\(\\d+\\.\\d MB\\)\\n$`));
+      expect(readdirSync(dir).sort()).toEqual(['backup.json', `${a.w.ws}.tar.gz`, `${b.ws}.tar.gz`].sort());
+      const manifest = JSON.parse(readFileSync(path.join(dir, 'backup.json'), 'utf8'));
+      expect(manifest).toMatchObject({ format: 'workspace-api-backup', version: 1, workspaces: expect.any(Array) });
+      for (const w of manifest.workspaces) {
+        expect(w.sha256).toBe(createHash('sha256').update(readFileSync(path.join(dir, w.file))).digest('hex'));
+      }
+      // A second backup into the same directory is refused (exit 1), the first left as it was.
+      expect(await cli(['backup', '--url', source.url, '--out', dir])).toEqual({ code: 1, stdout: '', stderr: `error: ${dir} holds a backup already: give a new directory\n` });
+
+      // A damaged archive: refused before anything is imported.
+      const file = path.join(dir, `${b.ws}.tar.gz`);
+      const good = readFileSync(file);
+      writeFileSync(file, Buffer.concat([good.subarray(0, 100), Buffer.from([good[100] ^ 1]), good.subarray(101)]));
+      const damaged = await cli(['restore', '--url', target.url, '--from', dir]);
+      expect(damaged).toEqual({ code: 1, stdout: '', stderr: `error: ${file} is missing or damaged: its size or SHA-256 is not the one backup.json gives; nothing was restored\n` });
+      writeFileSync(file, good);
+      // A name the server has: refused before anything is imported. (Its IDs far past the backup's.)
+      for (const t of ['workspaces', 'buckets']) await target.server.app.db.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), 1000000)`);
+      expect((await target.admin.post('/admin/v1/workspaces', { name: b.ws })).status).toBe(201);
+      expect(await cli(['restore', '--url', target.url, '--from', dir])).toEqual({ code: 1, stdout: '', stderr: `error: the server has a workspace "${b.ws}" already; nothing was restored\n` });
+      expect((await target.admin.get(`/admin/v1/workspaces/${a.w.ws}`)).status).toBe(404);
+
+      // Only the first workspace, then (the name freed) all: the reads answer as on the source.
+      const one = await cli(['restore', '--url', target.url, '--from', dir, '--workspace', a.w.ws]);
+      expect(one).toMatchObject({ code: 0, stdout: '' });
+      expect(one.stderr).toMatch(/restored 1 workspaces from /);
+      expect(await reads(target, a.w.ws, await keyOn(target, a.w.ws, a.w.userId), a.ids)).toEqual(before);
+      expect((await cli(['restore', '--url', target.url, '--from', dir, '--workspace', 'nope'])).stderr).toBe('error: the backup holds no workspace "nope"\n');
+
+      // The second archive's IDs taken on a third server: the first, restored, is deleted again.
+      const third = await startTestServer();
+      try {
+        const [first, second] = manifest.workspaces as { name: string; file: string }[];
+        const held = await cli(['import', '--url', third.url, '--file', path.join(dir, second.file), '--name', 'holds-the-ids']);
+        expect(held.code).toBe(0);
+        const failed = await cli(['restore', '--url', third.url, '--from', dir]);
+        expect(failed.code).toBe(1);
+        expect(failed.stderr).toMatch(/: its rows hold IDs .*; nothing was restored \(the 1 restored before it were deleted again\)\n$/);
+        expect((await third.admin.get(`/admin/v1/workspaces/${first.name}`)).status).toBe(404);
+        expect((await third.admin.get('/admin/v1/workspaces')).body.data.map((x: { name: string }) => x.name)).toEqual(['holds-the-ids']);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await Promise.all([source.close(), target.close()]);
+    }
+  });
+
+  it('exports a consistent view of the embedded database while it takes writes', async () => {
+    const w = await entriesWorkspace(embedded);
+    await createContentType(embedded, w.ws, 'general', { name: 'tick', fields: [{ name: 'n', type: 'number', required: true }] });
+    for (let i = 0; i < 20; i++) await createEntry(w, 'tick', { fields: { n: i } });
+    let writing = true;
+    const written: number[] = [];
+    const writer = (async () => {
+      for (let i = 20; writing; i++) {
+        await createEntry(w, 'tick', { fields: { n: i } });
+        written.push(i);
+      }
+    })();
+    const archives: Buffer[] = [];
+    for (let i = 0; i < 3; i++) archives.push(await exported(embedded, w.ws));
+    writing = false;
+    await writer;
+    expect(written.length).toBeGreaterThan(0);
+    for (const [i, archive] of archives.entries()) {
+      const entries = await entriesOf(archive);
+      const count = (table: string) => entries.filter((e) => e.name.includes(`-${table}-`)).reduce((n, e) => n + e.body.toString().split('\n').filter(Boolean).length, 0);
+      // Every entry with its document, and no document without its entry.
+      expect(`archive ${i}: ${count('entry_contents')}`).toBe(`archive ${i}: ${count('entries')}`);
+    }
+    // (The archives hold the same IDs: one of them is imported.)
+    const res = await imported(back, archives[2], 'consistent');
+    expect(res.status).toBe(201);
+    expect(res.body.rows.entries).toBeGreaterThanOrEqual(21);
   });
 });

@@ -11,6 +11,9 @@ import type { Database, Listener } from '../db/database';
 /** The channel's name predates content types in it. */
 export const LOOKUPS_CHANGED_CHANNEL = 'auth_changed';
 
+/** Every change to content a delivery read answers, with its workspace's id (http/response-cache.ts). */
+export const CONTENT_CHANGED_CHANNEL = 'content_changed';
+
 /** The scope of an entry that may depend on any workspace: dropped on every change. */
 const EVERY = '';
 /** Workspaces whose drop is remembered for loads in flight; past this many, a drop is of everything. */

@@ -14,10 +14,8 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/database';
-import { LookupCache } from '../core/lookup-cache';
+import { CONTENT_CHANGED_CHANNEL, LookupCache } from '../core/lookup-cache';
 import type { HoledJson } from '../lib/fresh-json';
-
-export const CONTENT_CHANGED_CHANNEL = 'content_changed';
 
 export interface CachedAnswer {
   status: number;

@@ -9,13 +9,15 @@
 //   checksums.sha256               last: the SHA-256 of every other entry, as sha256sum writes it
 //
 // Rows are read in pages by their table's key, each page one statement, so memory holds one part
-// at most whatever the workspace's size. On PostgreSQL the reads share one REPEATABLE READ
-// transaction: the archive is one consistent snapshot while the server goes on serving. (The
-// embedded database has one connection: a long transaction would stop every other request, so
-// there each page is read on its own.)
-import { createHash } from 'node:crypto';
+// at most whatever the workspace's size; every read of an export shares one transaction, so the
+// archive is one consistent view (see exportWorkspace for each database).
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { createGzip } from 'node:zlib';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { AppContext } from '../../context';
@@ -27,6 +29,8 @@ export const ARCHIVE_FORMAT = 'workspace-api-export';
 export const ARCHIVE_VERSION = 1;
 /** Rows per part of a table (and keys per page: a part holds whole pages). */
 export const ROWS_PER_PART = 5000;
+/** Lines per chunk written into an entry. */
+const LINES_PER_CHUNK = 200;
 
 export interface Manifest {
   format: typeof ARCHIVE_FORMAT;
@@ -72,14 +76,37 @@ function page(t: ArchiveTable, ws: number, left: string[], after: number): Retur
               ORDER BY ${key}`;
 }
 
-/** Writes the workspace's archive into `out` (a tar pack); resolves when the last entry is in. */
-async function writeArchive(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, pack: tar.Pack): Promise<void> {
+/** Adds entries to a tar pack, keeping each one's SHA-256 for `checksums.sha256`. */
+function archiveWriter(pack: tar.Pack) {
   const sums: string[] = [];
-  const add = (name: string, body: Buffer) =>
-    new Promise<void>((resolve, reject) => {
-      sums.push(`${createHash('sha256').update(body).digest('hex')}  ${name}`);
-      pack.entry({ name, size: body.length, mtime: new Date(0) }, body, (err) => (err ? reject(err) : resolve()));
-    });
+  // Each entry is written as a stream: it waits while the pack's reader (gzip, the client) is
+  // behind, so that the rows read ahead of it never pile up in memory.
+  const write = async (name: string, size: number, source: Readable) => {
+    const hash = createHash('sha256');
+    source.on('data', (chunk: Buffer) => hash.update(chunk));
+    await pipeline(source, pack.entry({ name, size, mtime: new Date(0) }));
+    sums.push(`${hash.digest('hex')}  ${name}`);
+  };
+  return {
+    write,
+    /** An entry of text lines, written in chunks, not as one string (large strings are only freed by a full collection). */
+    lines: async (name: string, lines: string[]) => {
+      async function* chunks() {
+        for (let at = 0; at < lines.length; at += LINES_PER_CHUNK) yield Buffer.from(lines.slice(at, at + LINES_PER_CHUNK).join(''));
+      }
+      await write(name, lines.reduce((n, line) => n + Buffer.byteLength(line), 0), Readable.from(chunks()));
+    },
+    /** The last entry, and the end of the archive. */
+    finish: async () => {
+      const text = `${sums.join('\n')}\n`;
+      await write('checksums.sha256', Buffer.byteLength(text), Readable.from([Buffer.from(text)]));
+      pack.finalize();
+    },
+  };
+}
+
+/** Writes the manifest and the workspace's rows, as read through `db`; answers the stored contents to add. */
+async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, out: ReturnType<typeof archiveWriter>) {
   const columns = await archiveColumns(db);
   const counts = new Map<string, number>();
   for (const t of ARCHIVE_TABLES) counts.set(t.name, (await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(t.name)} t WHERE ${t.scope(workspace.id)}`))[0].n);
@@ -87,7 +114,6 @@ async function writeArchive(app: AppContext, db: SqlRunner, workspace: { id: num
     db,
     sql`SELECT content_hash, max(size)::text AS size FROM files WHERE workspace_id = ${workspace.id}::int GROUP BY content_hash ORDER BY content_hash`,
   );
-
   const manifest: Manifest = {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,
@@ -97,47 +123,67 @@ async function writeArchive(app: AppContext, db: SqlRunner, workspace: { id: num
     tables: ARCHIVE_TABLES.map((t) => ({ name: t.name, columns: columns.get(t.name)!.columns, rows: counts.get(t.name)! })),
     files: { count: hashes.length, bytes: hashes.reduce((n, h) => n + Number(h.size), 0) },
   };
-  await add('manifest.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+  await out.lines('manifest.json', [`${JSON.stringify(manifest, null, 2)}\n`]);
   for (const [index, t] of ARCHIVE_TABLES.entries()) {
     let after = -1;
     for (let part = 1; ; part++) {
       const found = await rows<{ k: number; row: string }>(db, page(t, workspace.id, columns.get(t.name)!.left, after));
       if (!found.length) break;
       after = found[found.length - 1].k;
-      await add(partName(index, t.name, part), Buffer.from(found.map((r) => `${r.row}\n`).join('')));
+      await out.lines(partName(index, t.name, part), found.map((r) => `${r.row}\n`));
     }
   }
-  for (const { content_hash: hash, size } of hashes) {
-    const hasher = createHash('sha256');
-    const entry = pack.entry({ name: `files/${hash}`, size: Number(size), mtime: new Date(0) });
-    const source = await app.storage.read(hash);
-    source.on('data', (chunk: Buffer) => hasher.update(chunk));
-    await pipeline(source, entry);
-    sums.push(`${hasher.digest('hex')}  files/${hash}`);
-  }
-  await add('checksums.sha256', Buffer.from(`${sums.join('\n')}\n`));
-  pack.finalize();
+  return hashes;
+}
+
+/** Writes each stored content once, named by its SHA-256. */
+async function writeFiles(app: AppContext, hashes: { content_hash: string; size: string }[], out: ReturnType<typeof archiveWriter>): Promise<void> {
+  for (const { content_hash: hash, size } of hashes) await out.write(`files/${hash}`, Number(size), await app.storage.read(hash));
 }
 
 /**
  * The workspace's archive as a gzip stream. Reading it runs the export; a failure mid-way
  * destroys the stream (the client sees a truncated archive, which an import refuses).
+ *
+ * The rows are one consistent view on both databases. On PostgreSQL the export reads them in one
+ * REPEATABLE READ transaction while the server goes on serving. The embedded database has one
+ * connection: its rows are read in one transaction too, which holds it (other requests wait, as
+ * they wait for any transaction there), into a file on disk, so that a slow client cannot
+ * lengthen the wait; the file is sent once whole.
  */
 export function exportWorkspace(app: AppContext, workspace: { id: number; name: string }): Readable {
   const pack = tar.pack();
   const out = new PassThrough();
-  const run = async () => {
-    if (app.db.kind !== 'postgres') return writeArchive(app, app.db, workspace, pack);
-    await app.db.transaction(async (tx) => {
-      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      await writeArchive(app, tx, workspace, pack);
-    });
-  };
-  run().catch((err: unknown) => {
+  const writer = archiveWriter(pack);
+  const fail = (err: unknown) => {
     app.log.error('workspace export failed', { workspace: workspace.name, error: String(err) });
     pack.destroy(err as Error);
     out.destroy(err as Error);
-  });
-  pipeline(pack, createGzip(), out).catch(() => undefined);
+  };
+  if (app.db.kind === 'postgres') {
+    app.db
+      .transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        await writeFiles(app, await writeRows(app, tx, workspace, writer), writer);
+        await writer.finish();
+      })
+      .catch(fail);
+    pipeline(pack, createGzip(), out).catch(() => undefined);
+    return out;
+  }
+  const spool = path.join(os.tmpdir(), `wsapi-export-${randomUUID()}.tar.gz`);
+  const spooled = pipeline(pack, createGzip(), createWriteStream(spool));
+  spooled.catch(() => undefined);
+  (async () => {
+    try {
+      const hashes = await app.db.transaction((tx) => writeRows(app, tx, workspace, writer));
+      await writeFiles(app, hashes, writer);
+      await writer.finish();
+      await spooled;
+      await pipeline(createReadStream(spool), out);
+    } finally {
+      await rm(spool, { force: true });
+    }
+  })().catch(fail);
   return out;
 }

@@ -1,0 +1,46 @@
+// An imported workspace must refer only to itself: every foreign key between the archive's tables
+// (an entry's bucket, a field's content type, a revision's entry, ...) must point at a row of the
+// same workspace. IDs come from the archive, so a hand-edited one could otherwise attach its rows
+// to another workspace's bucket or type on this server. The foreign keys are read from the
+// catalog, so a table or key added later is checked without a change here.
+import type { SqlRunner } from '../../db/database';
+import { quoteIdent } from '../../lib/sql-identifier';
+import { raw, rows, sql } from '../sql';
+import { ARCHIVE_TABLES } from './tables';
+
+interface ForeignKey {
+  from_table: string;
+  from_column: string;
+  to_table: string;
+  to_column: string;
+}
+
+/** The first reference of workspace `ws`'s rows to a row outside it, as a sentence, or undefined. */
+export async function foreignReference(db: SqlRunner, ws: number): Promise<string | undefined> {
+  const names = ARCHIVE_TABLES.map((t) => t.name);
+  const keys = await rows<ForeignKey>(
+    db,
+    sql`SELECT f.relname AS from_table, fa.attname AS from_column, t.relname AS to_table, ta.attname AS to_column
+          FROM pg_constraint c
+          JOIN pg_class f ON f.oid = c.conrelid JOIN pg_attribute fa ON fa.attrelid = c.conrelid AND fa.attnum = c.conkey[1]
+          JOIN pg_class t ON t.oid = c.confrelid JOIN pg_attribute ta ON ta.attrelid = c.confrelid AND ta.attnum = c.confkey[1]
+         WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 AND f.relnamespace = current_schema()::regnamespace
+           AND f.relname = ANY(${names}::text[]) AND t.relname = ANY(${names}::text[])
+           AND NOT (t.relname = 'workspaces' AND fa.attname = 'workspace_id')
+         ORDER BY 1, 2`,
+  );
+  for (const k of keys) {
+    const from = ARCHIVE_TABLES.find((t) => t.name === k.from_table)!;
+    const to = ARCHIVE_TABLES.find((t) => t.name === k.to_table)!;
+    const column = raw(`t.${quoteIdent(k.from_column)}`);
+    const [stray] = await rows<{ value: string }>(
+      db,
+      sql`SELECT ${column}::text AS value FROM ${raw(quoteIdent(k.from_table))} t
+           WHERE ${from.scope(ws)} AND ${column} IS NOT NULL
+             AND ${column} NOT IN (SELECT ${raw(`t.${quoteIdent(k.to_column)}`)} FROM ${raw(quoteIdent(k.to_table))} t WHERE ${to.scope(ws)})
+           LIMIT 1`,
+    );
+    if (stray) return `${k.from_table}.${k.from_column} ${stray.value} refers to a row of ${k.to_table} that the archive does not hold.`;
+  }
+  return undefined;
+}
