@@ -6,6 +6,7 @@
 //   export | import                a workspace's archive
 //   backup | restore               every workspace's archive
 // Errors go to stderr with a non-zero exit: 1 when the work failed, 2 for a wrong invocation.
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError } from './cli/fetch-model.js';
 import { generateTypesCommand } from './cli/generate-types.js';
@@ -57,6 +58,10 @@ standard error: one line rewritten in place on a terminal, a line per stage othe
   --out        export: the file to write
   --file       import: the archive to read
   --name       import: the new workspace's name (default the archive's)
+  --passphrase-file  A file holding a passphrase (12 to 1024 characters; a final newline is not
+               part of it). export: the archive then holds the webhooks' secrets, sealed with it
+               (AES-256-GCM, scrypt); import: opens them (required for such an archive). Without
+               it an archive holds no secrets, and an import gives each webhook a new one.
   --timeout    Seconds to wait for the server's answer to begin (default 600)
 `;
 
@@ -74,6 +79,7 @@ fails, those it had restored are deleted again.
   --out        backup: the directory to write (new, or without a backup.json)
   --from       restore: the backup's directory
   --workspace  restore: only this workspace (repeat for more)
+  --passphrase-file  As for export and import: seals, then opens, the webhooks' secrets
   --timeout    Seconds to wait for each answer to begin (default 600)
 `;
 
@@ -183,26 +189,40 @@ async function model(args: string[]): Promise<void> {
   else await modelApply(options, (text) => process.stdout.write(text));
 }
 
+/** The passphrase in --passphrase-file (its final newline dropped). */
+function passphraseFrom(file: string | boolean | undefined, usage: string): string | undefined {
+  if (file === undefined) return undefined;
+  if (typeof file !== 'string' || file === '') usageError('--passphrase-file needs a file', usage);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    throw new CliError(`cannot read --passphrase-file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (text.length < 12 || text.length > 1024) usageError(`the passphrase in ${file} must be 12 to 1024 characters`, usage);
+  return text;
+}
+
 async function archive(command: 'export' | 'import', args: string[]): Promise<void> {
   // An import names no workspace of the server yet: --workspace is not asked for.
-  const parsed = parse(args, ARCHIVE_USAGE, { out: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' } }, 600, command === 'export');
+  const parsed = parse(args, ARCHIVE_USAGE, { out: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' }, 'passphrase-file': { type: 'string' } }, 600, command === 'export');
   if (!parsed) return;
   const file = (command === 'export' ? parsed.values.out : parsed.values.file) as string | undefined;
   if (!file) usageError(command === 'export' ? '--out is required' : '--file is required', ARCHIVE_USAGE);
   const progress = { write: (text: string) => process.stderr.write(text), tty: process.stderr.isTTY === true };
-  const options = { ...parsed.connection, file, name: parsed.values.name as string | undefined, progress };
+  const options = { ...parsed.connection, file, name: parsed.values.name as string | undefined, passphrase: passphraseFrom(parsed.values['passphrase-file'], ARCHIVE_USAGE), progress };
   process.stderr.write(`${await (command === 'export' ? exportArchive(options) : importArchive(options))}\n`);
 }
 
 async function backupOrRestore(command: 'backup' | 'restore', args: string[]): Promise<void> {
-  const parsed = parse(args, BACKUP_USAGE, { out: { type: 'string' }, from: { type: 'string' }, workspace: { type: 'string', multiple: true } }, 600, false);
+  const parsed = parse(args, BACKUP_USAGE, { out: { type: 'string' }, from: { type: 'string' }, workspace: { type: 'string', multiple: true }, 'passphrase-file': { type: 'string' } }, 600, false);
   if (!parsed) return;
   const dir = (command === 'backup' ? parsed.values.out : parsed.values.from) as string | undefined;
   if (!dir) usageError(command === 'backup' ? '--out is required' : '--from is required', BACKUP_USAGE);
   const only = parsed.values.workspace as unknown as string[] | undefined;
   if (command === 'backup' && only) usageError('--workspace is for restore (backup takes every workspace)', BACKUP_USAGE);
   const progress = { write: (text: string) => process.stderr.write(text), tty: process.stderr.isTTY === true };
-  const options = { ...parsed.connection, dir, only, progress };
+  const options = { ...parsed.connection, dir, only, passphrase: passphraseFrom(parsed.values['passphrase-file'], BACKUP_USAGE), progress };
   process.stderr.write(`${await (command === 'backup' ? backup(options) : restore(options))}\n`);
 }
 

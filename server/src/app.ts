@@ -252,6 +252,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
     });
   });
   server.keepAliveTimeout = 5_000;
+  // A request not received whole within this is cut (Node's guard against slow senders); an
+  // archive's import is the one long upload, so operators raise it for large ones.
+  server.requestTimeout = config.requestTimeoutSeconds * 1000;
   // Bytes that are not HTTP (a body sent without Content-Length or chunked framing is read as the
   // next request) get the documented error body, not Node's bare 400.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

@@ -98,6 +98,8 @@ export interface Config {
   rateLimits: RateLimitConfig;
   /** Milliseconds a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number;
+  /** Seconds a client has to send a whole request (Node's requestTimeout): an archive's upload included. */
+  requestTimeoutSeconds: number;
   /** How often each process's scheduler looks for due periods, events and deliveries. */
   schedulerTickMs: number;
   /** A webhook delivery that gets no answer within this many milliseconds has failed. */
@@ -298,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
       authSessionPerToken: integer(env, 'RATE_LIMIT_AUTH_SESSION_PER_TOKEN', 600, 1),
     },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+    requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT_SECONDS', 300, 10),
     schedulerTickMs: integer(env, 'SCHEDULER_TICK_MS', 1_000, 50),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     pipelines: {

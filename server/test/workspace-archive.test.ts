@@ -361,4 +361,47 @@ describeWithPostgres('a workspace archive', () => {
     expect(res.status).toBe(201);
     expect(res.body.rows.entries).toBeGreaterThanOrEqual(21);
   });
+  it('seals the webhooks\' secrets with a passphrase, and opens them only with it', async () => {
+    const w = await entriesWorkspace(pg);
+    const hook = (await pg.admin.post(`/admin/v1/workspaces/${w.ws}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['*'], secret: 'the-secret-of-the-hook' })).body as { id: number };
+    const passphrase = 'correct horse battery staple';
+    const exportWith = (p: string) => fetch(`${pg.url}/admin/v1/workspaces/${w.ws}/export`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'X-Archive-Passphrase': p } });
+    const short = await exportWith('too short');
+    expect(short.status).toBe(422);
+    expect(((await short.json()) as { errors: unknown }).errors).toEqual({ passphrase: ['The passphrase (X-Archive-Passphrase) must be 12 to 1024 characters.'] });
+    const res = await exportWith(passphrase);
+    expect(res.status).toBe(200);
+    const archive = Buffer.from(await res.arrayBuffer());
+    const entries = await entriesOf(archive);
+    const manifest = JSON.parse(entries[0].body.toString());
+    expect(manifest.secrets).toEqual({ cipher: 'aes-256-gcm', kdf: 'scrypt', N: 32768, r: 8, p: 1, salt: expect.any(String), check: expect.stringMatching(/^enc:v1:/) });
+    const webhooks = entries.find((e) => e.name.includes('-webhooks-'))!.body.toString();
+    expect(webhooks).not.toContain('the-secret-of-the-hook');
+    expect(JSON.parse(webhooks).secret).toMatch(/^enc:v1:[A-Za-z0-9+/]+=*$/);
+
+    const target = await startTestServer({}, await createTestDatabase('pglite'));
+    try {
+      const importWith = async (p?: string) => {
+        const r = await fetch(`${target.url}/admin/v1/workspace-imports`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip', ...(p ? { 'X-Archive-Passphrase': p } : {}) },
+          body: new Uint8Array(archive),
+        });
+        return { status: r.status, body: (await r.json()) as { errors?: Record<string, string[]> } };
+      };
+      expect(await importWith()).toEqual({ status: 422, body: { message: expect.any(String), errors: { passphrase: ["The archive's secrets are sealed with a passphrase: give it (X-Archive-Passphrase, or the CLI's --passphrase-file)."] } } });
+      expect(await importWith('another passphrase')).toEqual({ status: 422, body: { message: expect.any(String), errors: { passphrase: ['The passphrase is not the one the archive was exported with.'] } } });
+      expect((await target.admin.get(`/admin/v1/workspaces/${w.ws}`)).status).toBe(404);
+      // Through the CLI, the passphrase in a file.
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'wsapi-sealed-'));
+      writeFileSync(path.join(dir, 'passphrase'), `${passphrase}\n`);
+      writeFileSync(path.join(dir, 'ws.tar.gz'), archive);
+      const done = await cli(['import', '--url', target.url, '--file', path.join(dir, 'ws.tar.gz'), '--passphrase-file', path.join(dir, 'passphrase')]);
+      expect(done).toMatchObject({ code: 0, stdout: '' });
+      const [row] = (await target.server.app.db.query<{ secret: string }>(`SELECT secret FROM webhooks WHERE id = ${Number(hook.id)}`)).rows;
+      expect(row.secret).toBe('the-secret-of-the-hook');
+    } finally {
+      await target.close();
+    }
+  });
 });

@@ -18,6 +18,8 @@ export interface ArchiveOptions extends Connection {
   file: string;
   /** import: the new workspace's name (default the archive's). */
   name?: string;
+  /** Seals (export) or opens (import) the archive's secrets: sent as X-Archive-Passphrase. */
+  passphrase?: string;
   /** Where progress goes (standard error), and whether it is a terminal. */
   progress: { write: (text: string) => void; tty: boolean };
 }
@@ -99,9 +101,19 @@ async function fetchWithin(o: ArchiveOptions, url: string, init: RequestInit): P
   }
 }
 
+const passphraseHeader = (o: ArchiveOptions): Record<string, string> => (o.passphrase === undefined ? {} : { 'X-Archive-Passphrase': o.passphrase });
+
+/** A 4xx answer's message and field errors, in one line per error. */
+async function refusal(res: Response): Promise<string> {
+  const body = (await res.json().catch(() => undefined)) as { message?: string; errors?: Record<string, string[]> } | undefined;
+  const lines = Object.entries(body?.errors ?? {}).flatMap(([path, messages]) => messages.map((m) => `\n  ${path}: ${m}`));
+  return `the server answered ${res.status}${body?.message ? ` (${body.message})` : ''}${lines.join('')}`;
+}
+
 export async function exportArchive(o: ArchiveOptions): Promise<string> {
   const url = `${o.url.replace(/\/+$/, '')}/admin/v1/workspaces/${encodeURIComponent(o.workspace)}/export`;
-  const res = await fetchWithin(o, url, { headers: { Authorization: `Bearer ${o.token}` } });
+  const res = await fetchWithin(o, url, { headers: { Authorization: `Bearer ${o.token}`, ...passphraseHeader(o) } });
+  if (res.status === 422) throw new CliError(`exporting the workspace failed: ${await refusal(res)}`);
   if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
   if (res.status === 404) throw new CliError(`workspace "${o.workspace}" not found (404 exporting it)`);
   if (res.status !== 200 || !res.body) throw new CliError(`exporting the workspace failed: the server answered ${res.status}`);
@@ -152,17 +164,15 @@ export async function importArchive(o: ArchiveOptions): Promise<string> {
   });
   const res = await fetchWithin(o, `${o.url.replace(/\/+$/, '')}/admin/v1/workspace-imports${query}`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${o.token}`, 'Content-Type': 'application/gzip', 'Content-Length': String(size) },
+    headers: { Authorization: `Bearer ${o.token}`, 'Content-Type': 'application/gzip', 'Content-Length': String(size), ...passphraseHeader(o) },
     body: Readable.toWeb(source) as ReadableStream,
     duplex: 'half',
   } as RequestInit);
   if (o.progress.tty) o.progress.write('\n');
-  const body = (await res.json().catch(() => undefined)) as { message?: string; errors?: Record<string, string[]>; workspace?: { name: string }; rows?: Record<string, number>; files?: { count: number; bytes: number } } | undefined;
   if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
-  if (res.status !== 201 || !body?.workspace) {
-    const lines = Object.entries(body?.errors ?? {}).flatMap(([path, messages]) => messages.map((m) => `\n  ${path}: ${m}`));
-    throw new CliError(`importing ${o.file} failed: the server answered ${res.status}${body?.message ? ` (${body.message})` : ''}${lines.join('')}; nothing was imported`);
-  }
+  if (res.status !== 201) throw new CliError(`importing ${o.file} failed: ${await refusal(res)}; nothing was imported`);
+  const body = (await res.json().catch(() => undefined)) as { workspace?: { name: string }; rows?: Record<string, number>; files?: { count: number; bytes: number } } | undefined;
+  if (!body?.workspace) throw new CliError(`importing ${o.file} failed: the server's answer is not an import's`);
   const rows = Object.entries(body.rows ?? {}).map(([t, n]) => `${t} ${n}`).join(', ');
   return `imported workspace "${body.workspace.name}": ${rows}; ${body.files?.count ?? 0} files (${mb(body.files?.bytes ?? 0)})`;
 }

@@ -1853,8 +1853,12 @@ export interface paths {
          *     - `checksums.sha256` last: the SHA-256 of every other entry, as `sha256sum` writes them.
          *
          *     Decisions: API keys are not exported (an operator issues new ones), nor logs, webhook
-         *     deliveries, queued work, sessions, one-time codes and idempotency records; webhook secrets are
-         *     left out (an import gives each webhook a new random secret: set the real one again). Derived
+         *     deliveries, queued work, sessions, one-time codes and idempotency records. Webhook secrets are
+         *     left out (an import gives each webhook a new random secret: set the real one again) unless
+         *     `X-Archive-Passphrase` is given: then each is sealed with AES-256-GCM under a key derived from
+         *     the passphrase with scrypt (`enc:v1:` and the base64 of IV, tag and ciphertext), and the
+         *     manifest's `secrets` gives the derivation (`cipher`, `kdf`, `N`, `r`, `p`, `salt`) and a
+         *     sealed `check` value, by which an import tells a wrong passphrase. Derived
          *     data (typed storage, kept texts) is rebuilt on import.
          *
          *     The rows are one consistent view on both databases. On PostgreSQL the export reads them in one
@@ -1910,6 +1914,10 @@ export interface paths {
          *     once per content type after them. The body is read as it arrives: memory holds one batch of
          *     lines (at most 2,000, or 192 KiB) or one chunk of a file at a time. On the embedded database
          *     the import holds its only connection: other requests wait for it to finish.
+         *
+         *     An archive whose secrets are sealed (its manifest has `secrets`) needs the passphrase it was
+         *     exported with, in `X-Archive-Passphrase`: without it, or with another, `422` on `passphrase`
+         *     before anything is written. Without sealed secrets, each webhook gets a new random secret.
          *
          *     A copy of a workspace on the server that holds it is refused (`409`): the import keeps every
          *     ID, and IDs are unique across the server. To copy a workspace's model to another workspace of
@@ -6996,6 +7004,11 @@ export interface components {
          * @example publish-article
          */
         PipelineName: string;
+        /**
+         * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
+         *     an import opens them. Shorter or longer: `422` on `passphrase`.
+         */
+        ArchivePassphrase: string;
         /** @description `true`: delete what the resource holds along with it (otherwise that is a `409`). */
         Purge: "true" | "false";
         /**
@@ -9180,7 +9193,13 @@ export interface operations {
     exportWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
+                 *     an import opens them. Shorter or longer: `422` on `passphrase`.
+                 */
+                "X-Archive-Passphrase"?: components["parameters"]["ArchivePassphrase"];
+            };
             path: {
                 /**
                  * @description Workspace name.
@@ -9205,6 +9224,7 @@ export interface operations {
             };
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -9214,7 +9234,13 @@ export interface operations {
                 /** @description The new workspace's name (default the archive's). */
                 name?: components["schemas"]["WorkspaceName"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
+                 *     an import opens them. Shorter or longer: `422` on `passphrase`.
+                 */
+                "X-Archive-Passphrase"?: components["parameters"]["ArchivePassphrase"];
+            };
             path?: never;
             cookie?: never;
         };

@@ -23,6 +23,7 @@ import tar from 'tar-stream';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
 import { rows, sql, raw } from '../sql';
+import { sealer, type SecretsHeader } from './secrets';
 import { ARCHIVE_TABLES, type ArchiveTable } from './tables';
 
 export const ARCHIVE_FORMAT = 'workspace-api-export';
@@ -41,10 +42,12 @@ export interface Manifest {
   exported_at: string;
   tables: { name: string; columns: string[]; rows: number }[];
   files: { count: number; bytes: number };
+  /** Present when the archive holds secrets, sealed with a passphrase (secrets.ts). */
+  secrets?: SecretsHeader;
 }
 
-/** A table's columns that an archive holds: all but generated ones and secrets. */
-export async function archiveColumns(db: SqlRunner): Promise<Map<string, { columns: string[]; left: string[] }>> {
+/** A table's columns that an archive holds: all but generated ones, and secrets unless `withSecrets`. */
+export async function archiveColumns(db: SqlRunner, withSecrets = false): Promise<Map<string, { columns: string[]; left: string[] }>> {
   const found = await rows<{ table_name: string; column_name: string; generated: boolean }>(
     db,
     sql`SELECT table_name, column_name, is_generated = 'ALWAYS' AS generated FROM information_schema.columns
@@ -53,7 +56,7 @@ export async function archiveColumns(db: SqlRunner): Promise<Map<string, { colum
   const out = new Map<string, { columns: string[]; left: string[] }>();
   for (const t of ARCHIVE_TABLES) {
     const mine = found.filter((c) => c.table_name === t.name);
-    const left = mine.filter((c) => c.generated || t.secrets?.includes(c.column_name)).map((c) => c.column_name);
+    const left = mine.filter((c) => c.generated || (!withSecrets && t.secrets?.includes(c.column_name))).map((c) => c.column_name);
     out.set(t.name, { columns: mine.filter((c) => !left.includes(c.column_name)).map((c) => c.column_name), left });
   }
   return out;
@@ -106,8 +109,9 @@ function archiveWriter(pack: tar.Pack) {
 }
 
 /** Writes the manifest and the workspace's rows, as read through `db`; answers the stored contents to add. */
-async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, out: ReturnType<typeof archiveWriter>) {
-  const columns = await archiveColumns(db);
+async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, out: ReturnType<typeof archiveWriter>, passphrase: string | undefined) {
+  const secrets = passphrase === undefined ? undefined : await sealer(passphrase);
+  const columns = await archiveColumns(db, secrets !== undefined);
   const counts = new Map<string, number>();
   for (const t of ARCHIVE_TABLES) counts.set(t.name, (await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(t.name)} t WHERE ${t.scope(workspace.id)}`))[0].n);
   const hashes = await rows<{ content_hash: string; size: string }>(
@@ -122,6 +126,7 @@ async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number
     exported_at: app.clock.now().toISOString(),
     tables: ARCHIVE_TABLES.map((t) => ({ name: t.name, columns: columns.get(t.name)!.columns, rows: counts.get(t.name)! })),
     files: { count: hashes.length, bytes: hashes.reduce((n, h) => n + Number(h.size), 0) },
+    ...(secrets ? { secrets: secrets.header } : {}),
   };
   await out.lines('manifest.json', [`${JSON.stringify(manifest, null, 2)}\n`]);
   for (const [index, t] of ARCHIVE_TABLES.entries()) {
@@ -130,10 +135,18 @@ async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number
       const found = await rows<{ k: number; row: string }>(db, page(t, workspace.id, columns.get(t.name)!.left, after));
       if (!found.length) break;
       after = found[found.length - 1].k;
-      await out.lines(partName(index, t.name, part), found.map((r) => `${r.row}\n`));
+      const sealed = secrets && t.secrets ? (row: string) => sealRow(row, t.secrets!, secrets.seal) : (row: string) => row;
+      await out.lines(partName(index, t.name, part), found.map((r) => `${sealed(r.row)}\n`));
     }
   }
   return hashes;
+}
+
+/** A row (JSON text) with its secret columns' values sealed. */
+function sealRow(row: string, columns: readonly string[], seal: (value: string) => string): string {
+  const value = JSON.parse(row) as Record<string, unknown>;
+  for (const c of columns) if (typeof value[c] === 'string') value[c] = seal(value[c]);
+  return JSON.stringify(value);
 }
 
 /** Writes each stored content once, named by its SHA-256. */
@@ -151,7 +164,7 @@ async function writeFiles(app: AppContext, hashes: { content_hash: string; size:
  * they wait for any transaction there), into a file on disk, so that a slow client cannot
  * lengthen the wait; the file is sent once whole.
  */
-export function exportWorkspace(app: AppContext, workspace: { id: number; name: string }): Readable {
+export function exportWorkspace(app: AppContext, workspace: { id: number; name: string }, passphrase?: string): Readable {
   const pack = tar.pack();
   const out = new PassThrough();
   const writer = archiveWriter(pack);
@@ -164,7 +177,7 @@ export function exportWorkspace(app: AppContext, workspace: { id: number; name: 
     app.db
       .transaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        await writeFiles(app, await writeRows(app, tx, workspace, writer), writer);
+        await writeFiles(app, await writeRows(app, tx, workspace, writer, passphrase), writer);
         await writer.finish();
       })
       .catch(fail);
@@ -176,7 +189,7 @@ export function exportWorkspace(app: AppContext, workspace: { id: number; name: 
   spooled.catch(() => undefined);
   (async () => {
     try {
-      const hashes = await app.db.transaction((tx) => writeRows(app, tx, workspace, writer));
+      const hashes = await app.db.transaction((tx) => writeRows(app, tx, workspace, writer, passphrase));
       await writeFiles(app, hashes, writer);
       await writer.finish();
       await spooled;

@@ -24,6 +24,7 @@ import { CONTENT_CHANGED_CHANNEL } from '../lookup-cache';
 import { raw, rows, sql } from '../sql';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, serverSchema, type Manifest } from './export';
 import { foreignReference } from './references';
+import { opener } from './secrets';
 import { ARCHIVE_TABLES } from './tables';
 
 export interface ImportSummary {
@@ -120,6 +121,23 @@ function badLine(part: string, batch: { first: number; lines: string[] }): strin
  * Inserts one batch of a part's rows (JSON text, one object per line) into `table`. PostgreSQL
  * parses the lines (as one JSON array): only a refused batch is parsed here, to name its line.
  */
+/** The batch's lines with their sealed secrets opened (`open` answers undefined for a value it cannot open). */
+function openSecrets(part: string, batch: { first: number; lines: string[] }, sealed: string[], open: (value: unknown) => string | undefined): { first: number; lines: string[] } {
+  const bad = badLine(part, batch);
+  if (bad) throw refuse(bad);
+  const lines = batch.lines.map((line, i) => {
+    const row = JSON.parse(line) as Record<string, unknown>;
+    for (const c of sealed) {
+      if (row[c] === null || row[c] === undefined) continue;
+      const value = open(row[c]);
+      if (value === undefined) throw refuse(`${part} line ${batch.first + i}: its ${c} is not a secret sealed with the archive's passphrase.`);
+      row[c] = value;
+    }
+    return JSON.stringify(row);
+  });
+  return { first: batch.first, lines };
+}
+
 async function insertBatch(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], batch: { first: number; lines: string[] }, ws: { id: number; name: string }): Promise<number> {
   // The workspace's own id and name are this server's; secrets not in the archive are new ones.
   const value = (c: string) =>
@@ -181,10 +199,10 @@ async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: s
 }
 
 /** Imports the archive read from `source` as a new workspace (named `name`, or as in the archive). */
-export async function importWorkspace(app: AppContext, source: Readable, name?: string): Promise<ImportSummary> {
+export async function importWorkspace(app: AppContext, source: Readable, name?: string, passphrase?: string): Promise<ImportSummary> {
   const written: string[] = [];
   try {
-    return await app.db.transaction((tx) => importInTransaction(app, tx, source, name, written));
+    return await app.db.transaction((tx) => importInTransaction(app, tx, source, name, passphrase, written));
   } catch (err) {
     // Stored contents this import added, unless a file of another workspace uses them meanwhile.
     for (const hash of written) {
@@ -200,12 +218,13 @@ export async function importWorkspace(app: AppContext, source: Readable, name?: 
   }
 }
 
-async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, written: string[]): Promise<ImportSummary> {
+async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, passphrase: string | undefined, written: string[]): Promise<ImportSummary> {
   // The rows go in as exported; typed storage is filled at the end (the archive_import_mode migration).
   await rows(tx, sql`SELECT set_config('wsapi.importing', 'on', true)`);
   const started = Date.now();
   const schema = await serverSchema(tx);
-  const columns = await archiveColumns(tx);
+  const columns = await archiveColumns(tx, true);
+  let open: ((sealed: unknown) => string | undefined) | undefined;
   const extract = tar.extract();
   source.on('error', (err) => extract.destroy(err));
   const stream = source.pipe(createGunzip());
@@ -241,7 +260,10 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
         if (!known) throw refuse(`manifest.json names a table this server does not have: ${t.name}.`);
         const unknown = t.columns.filter((c) => !known.columns.includes(c));
         if (unknown.length) throw refuse(`manifest.json gives ${t.name} columns this server does not have: ${unknown.join(', ')}.`);
+        const secret = t.columns.find((c) => ARCHIVE_TABLES.find((x) => x.name === t.name)?.secrets?.includes(c));
+        if (secret && manifest.secrets === undefined) throw refuse(`manifest.json lists ${t.name}.${secret}, a secret, but no passphrase's sealing (secrets).`);
       }
+      if (manifest.secrets !== undefined) open = await opener(manifest.secrets, passphrase, refuse);
       const [{ id }] = await rows<{ id: number }>(tx, sql`SELECT nextval(pg_get_serial_sequence('workspaces', 'id'))::int AS id`);
       ws = { id, name: wanted };
       continue;
@@ -286,9 +308,11 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     const listed = manifest.tables.find((x) => x.name === table);
     if (!listed) throw refuse(`${entryName} holds rows of ${table}, which manifest.json does not list.`);
     const secrets = (t.secrets ?? []).filter((c) => !listed.columns.includes(c));
+    const sealed = (t.secrets ?? []).filter((c) => listed.columns.includes(c));
     const hasher = createHash('sha256');
     for await (const batch of lineBatches(entry, (chunk) => hasher.update(chunk))) {
-      counts[table] = (counts[table] ?? 0) + (await insertBatch(tx, entryName, table, listed.columns, secrets, batch, ws!));
+      const opened = sealed.length ? openSecrets(entryName, batch, sealed, open!) : batch;
+      counts[table] = (counts[table] ?? 0) + (await insertBatch(tx, entryName, table, listed.columns, secrets, opened, ws!));
     }
     sums.set(entryName, hasher.digest('hex'));
   }
@@ -308,7 +332,9 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
   // Typed storage and the notification, which the triggers leave to the end of an import.
   await rows(tx, sql`SELECT typed_storage_refill(c.id) FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws.id}::int`);
   timing.typed_storage_ms = Date.now() - mark;
-  app.log.info('workspace import', { workspace: ws.name, ...timing });
+  const mb = (n: number) => Math.round(n / 1e6);
+  const memory = process.memoryUsage();
+  app.log.info('workspace import', { workspace: ws.name, ...timing, rss_mb: mb(memory.rss), heap_used_mb: mb(memory.heapUsed), heap_total_mb: mb(memory.heapTotal), external_mb: mb(memory.external) });
   await rows(tx, sql`SELECT pg_notify(${CONTENT_CHANGED_CHANNEL}, ${String(ws.id)})`);
   // New rows of this server must not take the IDs the archive brought.
   for (const t of ARCHIVE_TABLES) {
