@@ -129,6 +129,15 @@ function sampleRss(pid) {
  * GET .../export of `ws` streamed into `file`; answers `{ok, ms, bytes, firstByteMs, rss, window}`
  * or `{ok: false, error}` (timeout included: `timedOut`).
  */
+/** With BENCH_ARCHIVE_SHOW_LOG (and BENCH_LOG_LEVEL=info): the import's phases and memory, as its server logged them. */
+function showPhases(step, server) {
+  if (!process.env.BENCH_ARCHIVE_SHOW_LOG) return;
+  for (const line of server.child.output().split('\n').filter((l) => l.includes('"workspace import"'))) {
+    const { rows_ms, references_ms, typed_storage_ms, rss_mb, heap_total_mb, external_mb } = JSON.parse(line);
+    console.log(`archive: ${step} phases: rows ${seconds(rows_ms)}, reference checks ${seconds(references_ms)}, typed storage ${seconds(typed_storage_ms)}; at its end RSS ${rss_mb} MB (V8 heap ${heap_total_mb} MB, external ${external_mb} MB)`);
+  }
+}
+
 async function timedExport(server, ws, file, timeoutMs) {
   const rss = sampleRss(server.child.pid);
   const fromUs = monotonicUs();
@@ -351,7 +360,7 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
     const problems = await checkImport({ server: b, answer: importB.body, manifest, files: seeded.files, userId: seeded.userId, sample: seeded.sample, count });
     out.problems.push(...problems.map((p) => `import B: ${p}`));
     console.log(`archive: import B: ${mb(importB.bytes)} MB in ${seconds(importB.ms)}; answer rows.entries ${importB.body.rows?.entries}, files ${JSON.stringify(importB.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`);
-    if (process.env.BENCH_ARCHIVE_SHOW_LOG) console.log(b.child.output().split("\n").filter((l) => l.includes("workspace import")).join("\n"));
+    showPhases('import B', b);
   } else {
     out.problems.push(`import B failed after ${seconds(importB.ms)}: ${importB.error}`);
     console.log(`archive: import B FAILED after ${seconds(importB.ms)}: ${importB.error}\nserver output (tail):\n${b.child.output().trim() || '(empty)'}`);
@@ -370,6 +379,7 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
       const problems = await checkImport({ server: b2, answer: importB2.body, manifest, files: seeded.files, userId: seeded.userId, sample: seeded.sample, count });
       out.problems.push(...problems.map((p) => `import B2: ${p}`));
       console.log(`archive: import B2: ${mb(importB2.bytes)} MB in ${seconds(importB2.ms)}; answer rows.entries ${importB2.body.rows?.entries}, files ${JSON.stringify(importB2.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`);
+      showPhases('import B2', b2);
       const again = path.join(tmp, 'b2.tar.gz');
       const exportB2 = await timedExport(b2, IMPORTED, again, embeddedTimeoutMs);
       windows.push(['export B2', exportB2.window]);

@@ -624,7 +624,7 @@ export async function seedTypedEntries({ base, ws, key, client, bucket, workspac
   const first = ids.length + 1;
   const bulk = Array.from({ length: total - ids.length }, () => newUlid());
   if (bulk.length) await client.query(bulkSql, [workspaceId, type.bucket_id, type.id, type.name, bulk, first, ...extra]);
-  ids.push(...bulk);
+  for (const id of bulk) ids.push(id); // (a spread of 300,000 arguments overflows the stack)
   return { ids, created, apiMs, insertMs: performance.now() - t };
 }
 

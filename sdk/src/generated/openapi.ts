@@ -1864,7 +1864,7 @@ export interface paths {
          *     The rows are one consistent view on both databases. On PostgreSQL the export reads them in one
          *     REPEATABLE READ transaction while the server goes on serving. On the embedded database, which
          *     has one connection, they are read in one transaction too: other requests wait for it (about
-         *     13 s for 100,000 entries on a 2-core machine), as for any transaction there, and the archive
+         *     9 s for 100,000 entries on a 2-core machine), as for any transaction there, and the archive
          *     is written to a file on the server's disk first and sent once whole, so that a slow client
          *     cannot lengthen the wait. Memory holds one part at a time whatever the workspace's size.
          *     `npx @workspace-api/sdk backup` writes every workspace's archive into a directory, and

@@ -65,47 +65,76 @@ function checkManifest(body: Buffer, serverSchema: string): Manifest {
   return m as unknown as Manifest;
 }
 
-/**
- * Lines per INSERT, and at most BATCH_BYTES of them: memory holds one batch, whatever the part's
- * size, and its text stays small enough for the young generation (large strings are only freed
- * by a full collection, which let the heap grow by 100 MB on the bench).
- */
+/** Lines per INSERT (about: whole chunks of the stream), and at most about BATCH_BYTES of them. */
 const BATCH_LINES = 2000;
 const BATCH_BYTES = 192 * 1024;
+/** The longest line read (a row far larger than any the server writes is a damaged archive). */
+const MAX_LINE = 64 * 1024 * 1024;
 
-/** A part's lines in batches, `first` the number of the batch's first line; `onBytes` sees every chunk. */
-async function* lineBatches(entry: AsyncIterable<unknown>, onBytes: (chunk: Buffer) => void): AsyncGenerator<{ first: number; lines: string[] }> {
+/**
+ * A batch of a part's lines: their text (the lines joined by newlines, without the last one),
+ * how many, and the number of the first. One string per batch, not one per line: thousands of
+ * small strings alive at once make V8 promote them, and the heap grows by garbage.
+ */
+interface Batch {
+  first: number;
+  count: number;
+  text: string;
+}
+
+const newlines = (text: string) => {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+};
+
+/** A part's lines in batches; `onBytes` sees every chunk. Memory holds one batch, whatever the part's size. */
+async function* lineBatches(part: string, entry: AsyncIterable<unknown>, onBytes: (chunk: Buffer) => void): AsyncGenerator<Batch> {
   const decoder = new StringDecoder('utf8');
-  let rest = '';
-  let lines: string[] = [];
+  // The line not ended yet, in pieces (joined once it ends: a long line costs no repeated copies).
+  let rest: string[] = [];
+  let restLength = 0;
+  let pieces: string[] = [];
+  let count = 0;
   let bytes = 0;
   let next = 1;
-  const take = () => {
-    const batch = { first: next, lines };
-    next += lines.length;
-    lines = [];
+  const take = (): Batch => {
+    const batch = { first: next, count, text: pieces.join('\n') };
+    next += count;
+    pieces = [];
+    count = 0;
     bytes = 0;
     return batch;
   };
   for await (const chunk of entry) {
     onBytes(chunk as Buffer);
-    const text = rest + decoder.write(chunk as Buffer);
-    const split = text.split('\n');
-    rest = split.pop()!;
-    for (const line of split) {
-      lines.push(line);
-      bytes += line.length;
-      if (lines.length >= BATCH_LINES || bytes >= BATCH_BYTES) yield take();
+    const text = decoder.write(chunk as Buffer);
+    const end = text.lastIndexOf('\n');
+    if (end < 0) {
+      rest.push(text);
+      restLength += text.length;
+      if (restLength > MAX_LINE) throw refuse(`${part} line ${next + count} is longer than ${MAX_LINE / 1048576} MiB.`);
+      continue;
     }
+    const whole = rest.join('') + text.slice(0, end);
+    rest = [text.slice(end + 1)];
+    restLength = rest[0].length;
+    pieces.push(whole);
+    count += newlines(whole) + 1;
+    bytes += whole.length;
+    if (count >= BATCH_LINES || bytes >= BATCH_BYTES) yield take();
   }
-  rest += decoder.end();
-  if (rest) lines.push(rest);
-  if (lines.length) yield take();
+  const last = rest.join('') + decoder.end();
+  if (last) {
+    pieces.push(last);
+    count++;
+  }
+  if (count) yield take();
 }
 
 /** Why a batch's lines are not one JSON object each (the first that is not), or undefined. */
-function badLine(part: string, batch: { first: number; lines: string[] }): string | undefined {
-  for (const [i, line] of batch.lines.entries()) {
+function badLine(part: string, batch: Batch): string | undefined {
+  for (const [i, line] of batch.text.split('\n').entries()) {
     let row: unknown;
     try {
       row = JSON.parse(line);
@@ -117,15 +146,11 @@ function badLine(part: string, batch: { first: number; lines: string[] }): strin
   return undefined;
 }
 
-/**
- * Inserts one batch of a part's rows (JSON text, one object per line) into `table`. PostgreSQL
- * parses the lines (as one JSON array): only a refused batch is parsed here, to name its line.
- */
 /** The batch's lines with their sealed secrets opened (`open` answers undefined for a value it cannot open). */
-function openSecrets(part: string, batch: { first: number; lines: string[] }, sealed: string[], open: (value: unknown) => string | undefined): { first: number; lines: string[] } {
+function openSecrets(part: string, batch: Batch, sealed: string[], open: (value: unknown) => string | undefined): Batch {
   const bad = badLine(part, batch);
   if (bad) throw refuse(bad);
-  const lines = batch.lines.map((line, i) => {
+  const lines = batch.text.split('\n').map((line, i) => {
     const row = JSON.parse(line) as Record<string, unknown>;
     for (const c of sealed) {
       if (row[c] === null || row[c] === undefined) continue;
@@ -135,10 +160,15 @@ function openSecrets(part: string, batch: { first: number; lines: string[] }, se
     }
     return JSON.stringify(row);
   });
-  return { first: batch.first, lines };
+  return { ...batch, text: lines.join('\n') };
 }
 
-async function insertBatch(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], batch: { first: number; lines: string[] }, ws: { id: number; name: string }): Promise<number> {
+/**
+ * Inserts one batch of a part's rows (JSON text, one object per line) into `table`. PostgreSQL
+ * parses the lines as one JSON array (JSON text holds no raw newline, so the newlines become its
+ * commas): only a refused batch is parsed here, to name its line.
+ */
+async function insertBatch(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], batch: Batch, ws: { id: number; name: string }): Promise<number> {
   // The workspace's own id and name are this server's; secrets not in the archive are new ones.
   const value = (c: string) =>
     (c === 'workspace_id' && table !== 'workspaces') || (c === 'id' && table === 'workspaces')
@@ -156,7 +186,7 @@ async function insertBatch(tx: SqlRunner, part: string, table: string, columns: 
     [{ n: inserted }] = await rows<{ n: number }>(
       tx,
       sql`WITH i AS (INSERT INTO ${raw(quoteIdent(table))} (${raw(targets.map(quoteIdent).join(', '))})
-                      SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quoteIdent(table))}, ${`[${batch.lines.join(',')}]`}::jsonb) r RETURNING 1)
+                      SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quoteIdent(table))}, ${`[${batch.text.replaceAll('\n', ',')}]`}::jsonb) r RETURNING 1)
           SELECT count(*)::int AS n FROM i`,
     );
   } catch (err) {
@@ -169,7 +199,7 @@ async function insertBatch(tx: SqlRunner, part: string, table: string, columns: 
     throw err;
   }
   // A line holding two objects ("{…},{…}") parses within the array: one line, one row.
-  if (inserted !== batch.lines.length) throw refuse(badLine(part, batch) ?? `${part}: its lines ${batch.first}-${batch.first + batch.lines.length - 1} are not one JSON object each.`);
+  if (inserted !== batch.count) throw refuse(badLine(part, batch) ?? `${part}: its lines ${batch.first}-${batch.first + batch.count - 1} are not one JSON object each.`);
   return inserted;
 }
 
@@ -310,7 +340,7 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     const secrets = (t.secrets ?? []).filter((c) => !listed.columns.includes(c));
     const sealed = (t.secrets ?? []).filter((c) => listed.columns.includes(c));
     const hasher = createHash('sha256');
-    for await (const batch of lineBatches(entry, (chunk) => hasher.update(chunk))) {
+    for await (const batch of lineBatches(entryName, entry, (chunk) => hasher.update(chunk))) {
       const opened = sealed.length ? openSecrets(entryName, batch, sealed, open!) : batch;
       counts[table] = (counts[table] ?? 0) + (await insertBatch(tx, entryName, table, listed.columns, secrets, opened, ws!));
     }
