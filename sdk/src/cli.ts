@@ -58,7 +58,7 @@ standard error: one line rewritten in place on a terminal, a line per stage othe
   --out        export: the file to write
   --file       import: the archive to read
   --name       import: the new workspace's name (default the archive's)
-  --passphrase-file  A file holding a passphrase (12 to 1024 characters; a final newline is not
+  --passphrase-file  A file holding a passphrase (12 to 1024 printable ASCII characters; a final newline is not
                part of it). export: the archive then holds the webhooks' secrets, sealed with it
                (AES-256-GCM, scrypt); import: opens them (required for such an archive). Without
                it an archive holds no secrets, and an import gives each webhook a new one.
@@ -199,7 +199,7 @@ function passphraseFrom(file: string | boolean | undefined, usage: string): stri
   } catch (err) {
     throw new CliError(`cannot read --passphrase-file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  if (text.length < 12 || text.length > 1024) usageError(`the passphrase in ${file} must be 12 to 1024 characters`, usage);
+  if (!/^[\x20-\x7e]{12,1024}$/.test(text)) usageError(`the passphrase in ${file} must be 12 to 1024 printable ASCII characters`, usage);
   return text;
 }
 

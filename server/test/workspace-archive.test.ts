@@ -58,6 +58,12 @@ async function entriesOf(archive: Buffer): Promise<{ name: string; body: Buffer 
   return out;
 }
 
+/** Changed entries with checksums.sha256 (the last) made to fit them again. */
+function withChecksums(entries: { name: string; body: Buffer }[]): { name: string; body: Buffer }[] {
+  const sums = entries.slice(0, -1).map((e) => `${createHash('sha256').update(e.body).digest('hex')}  ${e.name}`);
+  return [...entries.slice(0, -1), { name: 'checksums.sha256', body: Buffer.from(`${sums.join('\n')}\n`) }];
+}
+
 /** An archive rebuilt from (changed) entries. */
 async function rebuilt(entries: { name: string; body: Buffer }[]): Promise<Buffer> {
   const pack = tar.pack();
@@ -222,14 +228,35 @@ describeWithPostgres('a workspace archive', () => {
     expect((await refusal(await rebuilt(doubled), 'doubled')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 1 is not JSON.']);
     // A row that refers to a row of another workspace on the server (a bucket the archive does not hold).
     // (Its IDs far past the archive's, so that only the reference is wrong.)
-    for (const t of ['workspaces', 'users', 'api_keys', 'buckets']) await target.server.app.db.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), 1000000)`);
+    for (const t of ['workspaces', 'users', 'api_keys', 'buckets', 'content_types', 'field_definitions', 'entries']) await target.server.app.db.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), 1000000)`);
     const neighbour = await entriesWorkspace(target);
-    const [other] = (await target.server.app.db.query<{ id: number }>(`SELECT b.id FROM buckets b JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = '${neighbour.ws}'`)).rows;
-    const stray = entries.map((e) => (e.name.includes('-entries-') ? { ...e, body: Buffer.from(e.body.toString().replace(/"bucket_id": ?\d+/, `"bucket_id": ${other.id}`)) } : e));
-    const strayNames = new Map(stray.map((e) => [e.name, e.body]));
-    const sums = entries[entries.length - 1].body.toString().replace(/^([0-9a-f]{64})  (rows\/\d+-entries-\d+\.ndjson)$/gm, (_, _sum, name: string) => `${createHash('sha256').update(strayNames.get(name)!).digest('hex')}  ${name}`);
-    stray[stray.length - 1] = { name: 'checksums.sha256', body: Buffer.from(sums) };
-    expect((await refusal(await rebuilt(stray), 'stray')).body.errors.archive).toEqual([expect.stringMatching(new RegExp(`^entries\\.bucket_id ${other.id} refers to a row of buckets that the archive does not hold\\.$`))]);
+    await createContentType(target, neighbour.ws, 'general', { name: 'theirs', fields: [{ name: 'x', type: 'text' }] });
+    const [other] = (
+      await target.server.app.db.query<{ bucket: number; type: number }>(
+        `SELECT b.id AS bucket, c.id AS type FROM buckets b JOIN workspaces w ON w.id = b.workspace_id JOIN content_types c ON c.bucket_id = b.id WHERE w.name = '${neighbour.ws}'`,
+      )
+    ).rows;
+    /** The archive with the first match of `pattern` in `table`'s parts replaced, its checksums made to fit. */
+    const tampered = (table: string, pattern: RegExp, replacement: string) =>
+      rebuilt(withChecksums(entries.map((e) => (e.name.includes(`-${table}-`) ? { ...e, body: Buffer.from(e.body.toString().replace(pattern, replacement)) } : e))));
+    expect((await refusal(await tampered('entries', /"bucket_id": ?\d+/, `"bucket_id": ${other.bucket}`), 'stray')).body.errors.archive).toEqual([
+      `entries.bucket_id ${other.bucket} refers to a row of buckets that the archive does not hold.`,
+    ]);
+    // Rows that belong to a workspace through the reference itself: a content type put in another
+    // workspace's bucket (its entries then refer outside), a revision put on another workspace's entry.
+    expect((await refusal(await tampered('content_types', /"bucket_id": ?\d+/, `"bucket_id": ${other.bucket}`), 'stray-type')).body.errors.archive).toEqual([
+      expect.stringMatching(/^entries\.content_type_id \d+ refers to a row of content_types that the archive does not hold\.$/),
+    ]);
+    const theirs = await createEntry(neighbour, 'theirs', { fields: { x: 'theirs' } });
+    const [entry] = (await target.server.app.db.query<{ id: number }>(`SELECT id FROM entries WHERE entry_id = '${theirs.id}'`)).rows;
+    expect((await refusal(await tampered('entry_revisions', /"entry_pk": ?\d+/, `"entry_pk": ${entry.id}`), 'stray-revision')).body.errors.archive).toEqual([
+      expect.stringMatching(/^entry_revisions: (\d+) rows imported, \d+ of them the workspace's: the others refer to rows of another workspace of this server\.$/),
+    ]);
+    // A reference without a foreign key: an entry of another workspace's content type.
+    expect((await refusal(await tampered('entries', /"content_type_id": ?\d+/, `"content_type_id": ${other.type}`), 'stray-entry')).body.errors.archive).toEqual([
+      `entries.content_type_id ${other.type} refers to a row of content_types that the archive does not hold.`,
+    ]);
+    expect((await target.admin.get(`/admin/v1/workspaces/${neighbour.ws}/buckets/general/content-types`)).body.data.map((t: { name: string }) => t.name)).toEqual(['theirs']);
     // Cut short: no checksums at the end.
     expect((await refusal(await rebuilt(entries.slice(0, -1)), 'truncated')).body.errors.archive).toEqual(['The archive ends before checksums.sha256: it is truncated.']);
     expect((await refusal(archive.subarray(0, archive.length - 100), 'cut')).status).toBe(422);
@@ -322,7 +349,7 @@ describeWithPostgres('a workspace archive', () => {
         expect(held.code).toBe(0);
         const failed = await cli(['restore', '--url', third.url, '--from', dir]);
         expect(failed.code).toBe(1);
-        expect(failed.stderr).toMatch(/: its rows hold IDs .*; nothing was restored \(the 1 restored before it were deleted again\)\n$/);
+        expect(failed.stderr).toMatch(/: its rows hold IDs .*; nothing was restored \(the 1 restored were deleted again\)\n$/);
         expect((await third.admin.get(`/admin/v1/workspaces/${first.name}`)).status).toBe(404);
         expect((await third.admin.get('/admin/v1/workspaces')).body.data.map((x: { name: string }) => x.name)).toEqual(['holds-the-ids']);
       } finally {
@@ -368,7 +395,7 @@ describeWithPostgres('a workspace archive', () => {
     const exportWith = (p: string) => fetch(`${pg.url}/admin/v1/workspaces/${w.ws}/export`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'X-Archive-Passphrase': p } });
     const short = await exportWith('too short');
     expect(short.status).toBe(422);
-    expect(((await short.json()) as { errors: unknown }).errors).toEqual({ passphrase: ['The passphrase (X-Archive-Passphrase) must be 12 to 1024 characters.'] });
+    expect(((await short.json()) as { errors: unknown }).errors).toEqual({ passphrase: ['The passphrase (X-Archive-Passphrase) must be 12 to 1024 printable ASCII characters.'] });
     const res = await exportWith(passphrase);
     expect(res.status).toBe(200);
     const archive = Buffer.from(await res.arrayBuffer());
@@ -391,6 +418,16 @@ describeWithPostgres('a workspace archive', () => {
       };
       expect(await importWith()).toEqual({ status: 422, body: { message: expect.any(String), errors: { passphrase: ["The archive's secrets are sealed with a passphrase: give it (X-Archive-Passphrase, or the CLI's --passphrase-file)."] } } });
       expect(await importWith('another passphrase')).toEqual({ status: 422, body: { message: expect.any(String), errors: { passphrase: ['The passphrase is not the one the archive was exported with.'] } } });
+      // A derivation the server does not run (scrypt's N must be at least 2; nor would it take gigabytes).
+      for (const odd of [{ N: 1 }, { N: 1 << 20 }, { r: 1 }, { p: 16 }, { salt: 7 }]) {
+        const manifestOf = { ...manifest, secrets: { ...manifest.secrets, ...odd } };
+        const r = await fetch(`${target.url}/admin/v1/workspace-imports`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip', 'X-Archive-Passphrase': passphrase },
+          body: new Uint8Array(await rebuilt(withChecksums([{ name: 'manifest.json', body: Buffer.from(JSON.stringify(manifestOf)) }, ...entries.slice(1)]))),
+        });
+        expect({ odd, status: r.status, body: await r.json() }).toEqual({ odd, status: 422, body: { message: expect.any(String), errors: { archive: ['manifest.json gives secrets sealed in a way this server does not read.'] } } });
+      }
       expect((await target.admin.get(`/admin/v1/workspaces/${w.ws}`)).status).toBe(404);
       // Through the CLI, the passphrase in a file.
       const dir = mkdtempSync(path.join(os.tmpdir(), 'wsapi-sealed-'));

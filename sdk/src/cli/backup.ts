@@ -40,12 +40,18 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-async function admin(o: BackupOptions, method: string, p: string): Promise<{ status: number; body: { data?: { name: string }[] } | undefined }> {
+interface AdminBody {
+  data?: { name: string }[];
+  id?: number;
+  status?: string;
+}
+
+async function admin(o: BackupOptions, method: string, p: string): Promise<{ status: number; body: AdminBody | undefined }> {
   const res = await talking({ ...o, workspace: '' }, () =>
     globalThis.fetch(`${o.url.replace(/\/+$/, '')}${p}`, { method, headers: { Authorization: `Bearer ${o.token}` }, signal: AbortSignal.timeout(o.timeoutSeconds * 1000) }),
   );
   if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as { data?: { name: string }[] } | undefined };
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as AdminBody | undefined };
 }
 
 export async function backup(o: BackupOptions): Promise<string> {
@@ -94,15 +100,34 @@ export async function restore(o: BackupOptions): Promise<string> {
     if (found.status !== 404) throw new CliError(`the server has a workspace "${w.name}" already; nothing was restored`);
   }
   const restored: string[] = [];
-  try {
-    for (const w of chosen) {
-      o.progress.write(`${await importArchive({ ...o, workspace: '', file: path.join(o.dir, path.basename(w.file)) })}\n`);
+  for (const w of chosen) {
+    try {
+      // Named as backup.json names it (the name checked above), whatever the archive's manifest says.
+      o.progress.write(`${await importArchive({ ...o, workspace: '', name: w.name, file: path.join(o.dir, path.basename(w.file)) })}\n`);
       restored.push(w.name);
+    } catch (err) {
+      // The one that failed too, when the server went on and created it (an answer that timed out).
+      const undo = (await admin(o, 'GET', `/admin/v1/workspaces/${encodeURIComponent(w.name)}`).catch(() => undefined))?.status === 200 ? [...restored, w.name] : restored;
+      const left = await deleteAll(o, undo);
+      const undone = undo.length ? ` (the ${undo.length} restored were deleted again${left.length ? `, but for ${left.map((n) => `"${n}"`).join(', ')}: delete them by hand` : ''})` : '';
+      throw new CliError(`${err instanceof Error ? err.message.replace(/; nothing was imported$/, '') : String(err)}; nothing was restored${undone}`);
     }
-  } catch (err) {
-    for (const name of restored) await admin(o, 'DELETE', `/admin/v1/workspaces/${encodeURIComponent(name)}`).catch(() => undefined);
-    const undone = restored.length ? ` (the ${restored.length} restored before it were deleted again)` : '';
-    throw new CliError(`${err instanceof Error ? err.message.replace(/; nothing was imported$/, '') : String(err)}; nothing was restored${undone}`);
   }
   return `restored ${restored.length} workspaces from ${o.dir}`;
+}
+
+/** Deletes the workspaces, each deletion followed until it ends; answers those not deleted. */
+async function deleteAll(o: BackupOptions, names: string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const name of names) {
+    const started = await admin(o, 'DELETE', `/admin/v1/workspaces/${encodeURIComponent(name)}`).catch(() => undefined);
+    let status = started?.status === 202 ? started.body?.status : 'failed';
+    const deadline = Date.now() + o.timeoutSeconds * 1000;
+    while (status === 'running' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = (await admin(o, 'GET', `/admin/v1/workspace-deletions/${started!.body!.id}`).catch(() => undefined))?.body?.status ?? 'failed';
+    }
+    if (status !== 'done') left.push(name);
+  }
+  return left;
 }

@@ -7005,8 +7005,8 @@ export interface components {
          */
         PipelineName: string;
         /**
-         * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
-         *     an import opens them. Shorter or longer: `422` on `passphrase`.
+         * @description The operator's passphrase, 12 to 1024 printable ASCII characters: an export seals the webhooks'
+         *     secrets with it, an import opens them. Otherwise: `422` on `passphrase`.
          */
         ArchivePassphrase: string;
         /** @description `true`: delete what the resource holds along with it (otherwise that is a `409`). */
@@ -9195,8 +9195,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
-                 *     an import opens them. Shorter or longer: `422` on `passphrase`.
+                 * @description The operator's passphrase, 12 to 1024 printable ASCII characters: an export seals the webhooks'
+                 *     secrets with it, an import opens them. Otherwise: `422` on `passphrase`.
                  */
                 "X-Archive-Passphrase"?: components["parameters"]["ArchivePassphrase"];
             };
@@ -9236,8 +9236,8 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The operator's passphrase, 12 to 1024 characters: an export seals the webhooks' secrets with it,
-                 *     an import opens them. Shorter or longer: `422` on `passphrase`.
+                 * @description The operator's passphrase, 12 to 1024 printable ASCII characters: an export seals the webhooks'
+                 *     secrets with it, an import opens them. Otherwise: `422` on `passphrase`.
                  */
                 "X-Archive-Passphrase"?: components["parameters"]["ArchivePassphrase"];
             };

@@ -80,7 +80,7 @@ function page(t: ArchiveTable, ws: number, left: string[], after: number): Retur
   return sql`SELECT max(p.k)::int AS k, string_agg(p.row || E'\n', '' ORDER BY p.n) AS text
                FROM (SELECT ${key} AS k, row_number() OVER (ORDER BY ${key}) AS n, (to_jsonb(t) - ${left}::text[])::text AS row FROM ${raw(t.name)} t
                       WHERE ${t.scope(ws)} AND ${key} IN (SELECT DISTINCT ${key} FROM ${raw(t.name)} t WHERE ${t.scope(ws)} AND ${key} > ${after}::int ORDER BY 1 LIMIT ${ROWS_PER_PART}::int)) p
-              GROUP BY (p.n - 1) / ${LINES_PER_CHUNK}::int ORDER BY 1`;
+              GROUP BY (p.n - 1) / ${LINES_PER_CHUNK}::int ORDER BY min(p.n)`;
 }
 
 /** Adds entries to a tar pack, keeping each one's SHA-256 for `checksums.sha256`. */
@@ -145,11 +145,16 @@ async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number
 
 /** Rows (JSON text, a line each) with their secret columns' values sealed. */
 function sealRows(text: string, columns: readonly string[], seal: (value: string) => string): string {
-  return text.replace(/^.+$/gm, (row) => {
-    const value = JSON.parse(row) as Record<string, unknown>;
-    for (const c of columns) if (typeof value[c] === 'string') value[c] = seal(value[c]);
-    return JSON.stringify(value);
-  });
+  // Split on newlines only: `.` and `^`/`$` would also stop at U+2028, which JSON text may hold.
+  return text
+    .split('\n')
+    .map((row) => {
+      if (!row) return row;
+      const value = JSON.parse(row) as Record<string, unknown>;
+      for (const c of columns) if (typeof value[c] === 'string') value[c] = seal(value[c]);
+      return JSON.stringify(value);
+    })
+    .join('\n');
 }
 
 /** Writes each stored content once, named by its SHA-256. */

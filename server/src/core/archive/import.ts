@@ -23,7 +23,7 @@ import { DomainError, invalidAt } from '../errors';
 import { CONTENT_CHANGED_CHANNEL } from '../lookup-cache';
 import { raw, rows, sql } from '../sql';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, serverSchema, type Manifest } from './export';
-import { foreignReference } from './references';
+import { foreignReference, strayRows } from './references';
 import { opener } from './secrets';
 import { ARCHIVE_TABLES } from './tables';
 
@@ -250,7 +250,9 @@ export async function importWorkspace(app: AppContext, source: Readable, name?: 
 
 async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, passphrase: string | undefined, written: string[]): Promise<ImportSummary> {
   // The rows go in as exported; typed storage is filled at the end (the archive_import_mode migration).
-  await rows(tx, sql`SELECT set_config('wsapi.importing', 'on', true)`);
+  // An import's statements (a type's typed storage and sort indexes, built at once) may take
+  // longer than the statement timeout meant for requests.
+  await rows(tx, sql`SELECT set_config('wsapi.importing', 'on', true), set_config('statement_timeout', '0', true)`);
   const started = Date.now();
   const schema = await serverSchema(tx);
   const columns = await archiveColumns(tx, true);
@@ -355,12 +357,13 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
   if (!counts.workspaces) throw refuse('The archive holds no workspace row.');
   const timing = { rows_ms: Date.now() - started, references_ms: 0, typed_storage_ms: 0 };
   let mark = Date.now();
-  const stray = await foreignReference(tx, ws.id);
+  const stray = (await foreignReference(tx, ws.id)) ?? (await strayRows(tx, ws.id, counts));
   if (stray) throw refuse(stray);
   timing.references_ms = Date.now() - mark;
   mark = Date.now();
   // Typed storage and the notification, which the triggers leave to the end of an import.
-  await rows(tx, sql`SELECT typed_storage_refill(c.id) FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws.id}::int`);
+  const types = await rows<{ id: number }>(tx, sql`SELECT c.id FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws.id}::int ORDER BY c.id`);
+  for (const { id } of types) await rows(tx, sql`SELECT typed_storage_refill(${id}::int)`);
   timing.typed_storage_ms = Date.now() - mark;
   const mb = (n: number) => Math.round(n / 1e6);
   const memory = process.memoryUsage();

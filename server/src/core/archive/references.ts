@@ -15,6 +15,33 @@ interface ForeignKey {
   to_column: string;
 }
 
+/** References the schema holds without a foreign key (checked as if it had one). */
+const UNDECLARED: readonly ForeignKey[] = [
+  { from_table: 'entries', from_column: 'content_type_id', to_table: 'content_types', to_column: 'id' },
+  { from_table: 'files', from_column: 'user_id', to_table: 'users', to_column: 'id' },
+  { from_table: 'entry_revisions', from_column: 'restored_from', to_table: 'entry_revisions', to_column: 'id' },
+];
+
+/**
+ * Rows the import wrote that are not the workspace's. A table's rows belong to a workspace through
+ * a reference (a content type through its bucket, a revision through its entry; a document takes
+ * its entry's workspace): a row whose reference names another workspace's row falls outside the
+ * scope that the foreign-key check below reads, so the counts are compared first.
+ */
+export async function strayRows(db: SqlRunner, ws: number, imported: Record<string, number>): Promise<string | undefined> {
+  for (const t of ARCHIVE_TABLES) {
+    const [{ n }] = await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(quoteIdent(t.name))} t WHERE ${t.scope(ws)}`);
+    const wanted = imported[t.name] ?? 0;
+    if (n !== wanted) return `${t.name}: ${wanted} rows imported, ${n} of them the workspace's: the others refer to rows of another workspace of this server.`;
+  }
+  const [mixed] = await rows<{ entry_id: string }>(
+    db,
+    sql`SELECT e.entry_id FROM entries e JOIN content_types c ON c.id = e.content_type_id WHERE e.workspace_id = ${ws}::int AND c.bucket_id <> e.bucket_id LIMIT 1`,
+  );
+  if (mixed) return `entries: the entry ${mixed.entry_id} has a content type of another bucket.`;
+  return undefined;
+}
+
 /** The first reference of workspace `ws`'s rows to a row outside it, as a sentence, or undefined. */
 export async function foreignReference(db: SqlRunner, ws: number): Promise<string | undefined> {
   const names = ARCHIVE_TABLES.map((t) => t.name);
@@ -29,7 +56,7 @@ export async function foreignReference(db: SqlRunner, ws: number): Promise<strin
            AND NOT (t.relname = 'workspaces' AND fa.attname = 'workspace_id')
          ORDER BY 1, 2`,
   );
-  for (const k of keys) {
+  for (const k of [...keys, ...UNDECLARED]) {
     const from = ARCHIVE_TABLES.find((t) => t.name === k.from_table)!;
     const to = ARCHIVE_TABLES.find((t) => t.name === k.to_table)!;
     const column = raw(`t.${quoteIdent(k.from_column)}`);

@@ -26,15 +26,20 @@ const PREFIX = 'enc:v1:';
 /** The request's passphrase (the `X-Archive-Passphrase` header), checked; undefined when none. */
 export function passphraseOf(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
-  if (header.length < 12 || header.length > 1024) {
-    throw invalidAt('passphrase', 'The passphrase (X-Archive-Passphrase) must be 12 to 1024 characters.', undefined, 'between');
+  // A header's value: printable ASCII (what every HTTP client sends as it is).
+  if (!PASSPHRASE.test(header)) {
+    throw invalidAt('passphrase', 'The passphrase (X-Archive-Passphrase) must be 12 to 1024 printable ASCII characters.', undefined, 'format');
   }
   return header;
 }
 
+/** A passphrase: 12 to 1024 printable ASCII characters (the CLI checks the same). */
+export const PASSPHRASE = /^[\x20-\x7e]{12,1024}$/;
+
 const derive = (passphrase: string, salt: Buffer, o: { N: number; r: number; p: number }) =>
   new Promise<Buffer>((resolve, reject) => {
-    const options: ScryptOptions = { N: o.N, r: o.r, p: o.p, maxmem: 256 * o.N * o.r };
+    // OpenSSL's own need (128·r·(N+p+2) bytes), with room to spare.
+    const options: ScryptOptions = { N: o.N, r: o.r, p: o.p, maxmem: 2 * 128 * o.r * (o.N + o.p + 2) };
     scrypt(passphrase, salt, 32, options, (err, key) => (err ? reject(err) : resolve(key)));
   });
 
@@ -72,15 +77,22 @@ export async function sealer(passphrase: string): Promise<{ header: SecretsHeade
  */
 export async function opener(header: unknown, passphrase: string | undefined, refuse: (message: string) => Error): Promise<(sealed: unknown) => string | undefined> {
   const h = header as Partial<SecretsHeader> | null;
-  const fits = (n: unknown, max: number) => Number.isInteger(n) && (n as number) > 0 && (n as number) <= max;
-  if (h?.cipher !== 'aes-256-gcm' || h.kdf !== 'scrypt' || typeof h.salt !== 'string' || !fits(h.N, 1 << 20) || !fits(h.r, 32) || !fits(h.p, 16) || 256 * h.N! * h.r! > 1 << 30) {
+  // Only derivations near the one this server writes: an archive must not make an import spend
+  // gigabytes or minutes on its key.
+  const N = h?.N;
+  const known = [1 << 14, 1 << 15, 1 << 16, 1 << 17].includes(N as number) && h?.r === 8 && [1, 2, 3, 4].includes(h.p as number);
+  if (h?.cipher !== 'aes-256-gcm' || h.kdf !== 'scrypt' || typeof h.salt !== 'string' || !known) {
     throw refuse('manifest.json gives secrets sealed in a way this server does not read.');
   }
-  if ((h.N! & (h.N! - 1)) !== 0) throw refuse('manifest.json gives secrets sealed in a way this server does not read.');
   if (passphrase === undefined) {
     throw invalidAt('passphrase', "The archive's secrets are sealed with a passphrase: give it (X-Archive-Passphrase, or the CLI's --passphrase-file).", undefined, 'required');
   }
-  const key = await derive(passphrase, Buffer.from(h.salt, 'base64'), { N: h.N!, r: h.r!, p: h.p! });
+  let key: Buffer;
+  try {
+    key = await derive(passphrase, Buffer.from(h.salt, 'base64'), { N: h.N!, r: h.r!, p: h.p! });
+  } catch {
+    throw refuse('manifest.json gives secrets sealed in a way this server does not read.');
+  }
   if (open(key, h.check) !== CHECK) throw invalidAt('passphrase', 'The passphrase is not the one the archive was exported with.', undefined, 'passphrase');
   return (sealed) => open(key, sealed);
 }
