@@ -103,6 +103,20 @@ describeWithBrowser('the API reference at /docs in Chromium, offline', () => {
     if (shotDir && !process.env.DOCS_SCREENSHOT_DIR) rmSync(shotDir, { recursive: true, force: true });
   });
 
+  /**
+   * A screenshot of the page once it is painted: under load (CI's other passes) Chromium could
+   * capture a blank frame right after a jump to an operation, so a blank one is taken again, for
+   * at most 5 s (a page that never paints still fails the check below).
+   */
+  async function screenshot(file: string) {
+    const until = Date.now() + 5_000;
+    for (;;) {
+      await page.screenshot({ path: file });
+      if (readFileSync(file).length > 20_000 || Date.now() > until) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
   /** Checks a PNG: signature, size of the viewport, and real content (not one flat colour). */
   async function expectNonTrivialPng(file: string) {
     const png = readFileSync(file);
@@ -156,7 +170,7 @@ describeWithBrowser('the API reference at /docs in Chromium, offline', () => {
 
   it('renders the landing page (screenshot)', async () => {
     const file = path.join(shotDir, 'docs-landing.png');
-    await page.screenshot({ path: file });
+    await screenshot(file);
     await expectNonTrivialPng(file);
   });
 
@@ -172,7 +186,7 @@ describeWithBrowser('the API reference at /docs in Chromium, offline', () => {
     for (const code of Object.keys(spec.paths['/admin/v1/workspaces'].post.responses)) expect(text).toMatch(new RegExp(`\\b${code}\\b`));
 
     const file = path.join(shotDir, 'docs-create-workspace.png');
-    await page.screenshot({ path: file });
+    await screenshot(file);
     await expectNonTrivialPng(file);
   });
 

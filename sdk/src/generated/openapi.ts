@@ -1906,9 +1906,10 @@ export interface paths {
          *     or invalid.
          *
          *     Refused with `422` on `archive` too when a row refers to a row the archive does not hold (an
-         *     entry's bucket, a field's content type, a revision's entry, ...: every foreign key between
-         *     the archive's tables is checked), so that a hand-edited archive cannot attach rows to another
-         *     workspace of the server.
+         *     entry's bucket or content type, a field's content type, a revision's entry, ...: every
+         *     reference between the archive's tables is checked, and the rows that end up in the workspace
+         *     are counted against the rows imported), so that a hand-edited archive cannot attach rows to
+         *     another workspace of the server.
          *
          *     Rows go in as they were exported (an entry keeps its `published_at`); typed storage is built
          *     once per content type after them. The body is read as it arrives: memory holds one batch of
