@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { talking, type Connection } from './connection.js';
-import { CliError } from './fetch-model.js';
+import { CliError, errorLines, tokenRefused } from './fetch-model.js';
 
 export interface ArchiveOptions extends Connection {
   /** export: the file to write; import: the archive to read. */
@@ -105,16 +105,15 @@ const passphraseHeader = (o: ArchiveOptions): Record<string, string> => (o.passp
 
 /** A 4xx answer's message and field errors, in one line per error. */
 async function refusal(res: Response): Promise<string> {
-  const body = (await res.json().catch(() => undefined)) as { message?: string; errors?: Record<string, string[]> } | undefined;
-  const lines = Object.entries(body?.errors ?? {}).flatMap(([path, messages]) => messages.map((m) => `\n  ${path}: ${m}`));
-  return `the server answered ${res.status}${body?.message ? ` (${body.message})` : ''}${lines.join('')}`;
+  const body = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
+  return `the server answered ${res.status}${body?.message ? ` (${body.message})` : ''}${errorLines(body)}`;
 }
 
 export async function exportArchive(o: ArchiveOptions): Promise<string> {
   const url = `${o.url.replace(/\/+$/, '')}/admin/v1/workspaces/${encodeURIComponent(o.workspace)}/export`;
   const res = await fetchWithin(o, url, { headers: { Authorization: `Bearer ${o.token}`, ...passphraseHeader(o) } });
   if (res.status === 422) throw new CliError(`exporting the workspace failed: ${await refusal(res)}`);
-  if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
+  if (res.status === 403) throw tokenRefused();
   if (res.status === 404) throw new CliError(`workspace "${o.workspace}" not found (404 exporting it)`);
   if (res.status !== 200 || !res.body) throw new CliError(`exporting the workspace failed: the server answered ${res.status}`);
   const partial = `${o.file}.partial`;
@@ -169,7 +168,7 @@ export async function importArchive(o: ArchiveOptions): Promise<string> {
     duplex: 'half',
   } as RequestInit);
   if (o.progress.tty) o.progress.write('\n');
-  if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
+  if (res.status === 403) throw tokenRefused();
   if (res.status !== 201) throw new CliError(`importing ${o.file} failed: ${await refusal(res)}; nothing was imported`);
   const body = (await res.json().catch(() => undefined)) as { workspace?: { name: string }; rows?: Record<string, number>; files?: { count: number; bytes: number } } | undefined;
   if (!body?.workspace) throw new CliError(`importing ${o.file} failed: the server's answer is not an import's`);

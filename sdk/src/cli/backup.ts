@@ -15,7 +15,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { exportArchive, importArchive, type ArchiveOptions } from './archive.js';
 import { talking } from './connection.js';
-import { CliError } from './fetch-model.js';
+import { CliError, tokenRefused } from './fetch-model.js';
 
 export const BACKUP_FORMAT = 'workspace-api-backup';
 export const BACKUP_VERSION = 1;
@@ -50,7 +50,7 @@ async function admin(o: BackupOptions, method: string, p: string): Promise<{ sta
   const res = await talking({ ...o, workspace: '' }, () =>
     globalThis.fetch(`${o.url.replace(/\/+$/, '')}${p}`, { method, headers: { Authorization: `Bearer ${o.token}` }, signal: AbortSignal.timeout(o.timeoutSeconds * 1000) }),
   );
-  if (res.status === 403) throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
+  if (res.status === 403) throw tokenRefused();
   return { status: res.status, body: (await res.json().catch(() => undefined)) as AdminBody | undefined };
 }
 

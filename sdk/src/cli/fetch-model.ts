@@ -24,7 +24,11 @@ const messageOf = (body: unknown) =>
   typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
 
 /** A 422's field errors as lines (`  path: message`), or none. */
-function errorLines(body: unknown): string {
+/** The refusal of a token that is not the server's admin token. */
+export const tokenRefused = () => new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
+
+/** A 422 body's field errors, a line each. */
+export function errorLines(body: unknown): string {
   const errors = typeof body === 'object' && body !== null ? (body as { errors?: unknown }).errors : undefined;
   if (typeof errors !== 'object' || errors === null) return '';
   return Object.entries(errors as Record<string, unknown>)
@@ -41,7 +45,7 @@ export function dataOf<T>(answer: Answer<T>, what: string, workspace: string, do
   if (answer.data !== undefined && status >= 200 && status < 300) return answer.data;
   const detail = messageOf(answer.error);
   // Our API answers these two with its JSON error bodies; anything else is another server.
-  if (status === 403 && detail === 'Forbidden') throw new CliError(`the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN`);
+  if (status === 403 && detail === 'Forbidden') throw tokenRefused();
   if (status === 404 && detail === 'Not Found') throw new CliError(`workspace "${workspace}" not found (404 ${doing})`);
   if (status === 403 || status === 404) throw new CliError(`${answer.response.url} answered ${status} without the API's error body: is --url the Workspace API server?`);
   throw new CliError(`${doing} failed: the server answered ${status}${detail ? ` (${detail})` : ''}${status === 422 ? errorLines(answer.error) : ''}`);
