@@ -226,6 +226,15 @@ describeWithPostgres('a workspace archive', () => {
     // Two objects on one line.
     const doubled = entries.map((e) => (e.name.includes('-users-') ? { ...e, body: Buffer.from(e.body.toString().replace(/\n$/, ',{}\n')) } : e));
     expect((await refusal(await rebuilt(doubled), 'doubled')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 1 is not JSON.']);
+    // Lines that are JSON but not an object, empty, or not JSON text at all (a raw control character, bytes not UTF-8).
+    const withLine = (line: Buffer) => entries.map((e) => (e.name.includes('-users-') ? { ...e, body: Buffer.concat([e.body, line]) } : e));
+    expect((await refusal(await rebuilt(withLine(Buffer.from('[1]\n'))), 'listed')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 2 is not a JSON object.']);
+    expect((await refusal(await rebuilt(withLine(Buffer.from('\n'))), 'blank')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 2 is not JSON.']);
+    expect((await refusal(await rebuilt(withLine(Buffer.from('{"x":"\x01"}\n'))), 'controlled')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 2 is not JSON text in UTF-8.']);
+    expect((await refusal(await rebuilt(withLine(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))), 'latin')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 2 is not JSON text in UTF-8.']);
+    // (Past the first 256 KiB, which the embedded database copies as a piece of its own.)
+    const filler = Buffer.from(`{"x":"${'a'.repeat(300)}"}\n`.repeat(1000));
+    expect((await refusal(await rebuilt(withLine(Buffer.concat([filler, Buffer.from([0x7b, 0xff, 0x7d, 0x0a])]))), 'later')).body.errors.archive).toEqual(['rows/02-users-0001.ndjson line 1002 is not JSON text in UTF-8.']);
     // A row that refers to a row of another workspace on the server (a bucket the archive does not hold).
     // (Its IDs far past the archive's, so that only the reference is wrong.)
     for (const t of ['workspaces', 'users', 'api_keys', 'buckets', 'content_types', 'field_definitions', 'entries']) await target.server.app.db.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), 1000000)`);
@@ -251,6 +260,10 @@ describeWithPostgres('a workspace archive', () => {
     const [entry] = (await target.server.app.db.query<{ id: number }>(`SELECT id FROM entries WHERE entry_id = '${theirs.id}'`)).rows;
     expect((await refusal(await tampered('entry_revisions', /"entry_pk": ?\d+/, `"entry_pk": ${entry.id}`), 'stray-revision')).body.errors.archive).toEqual([
       expect.stringMatching(/^entry_revisions: (\d+) rows imported, \d+ of them the workspace's: the others refer to rows of another workspace of this server\.$/),
+    ]);
+    // Contents that say another kind than their entry (copied from it, not read back from the archive).
+    expect((await refusal(await tampered('entry_contents', /"kind": ?"typed"/, '"kind": "object"'), 'unlike')).body.errors.archive).toEqual([
+      expect.stringMatching(/^entry_contents: the contents of the entry [0-9A-Z]{26} do not name its bucket, content type, ID, kind or deletion as the entry does\.$/),
     ]);
     // A reference without a foreign key: an entry of another workspace's content type.
     expect((await refusal(await tampered('entries', /"content_type_id": ?\d+/, `"content_type_id": ${other.type}`), 'stray-entry')).body.errors.archive).toEqual([

@@ -3,7 +3,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Client, Pool, types as pgTypes, type PoolClient, type QueryResult as PgResult } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite, type Results } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -29,6 +32,12 @@ export interface SqlRunner {
   query<T = Record<string, unknown>>(text: string, values?: unknown[], prepare?: Prepare): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters). */
   exec(sql: string): Promise<void>;
+  /**
+   * Runs `copy`, a `COPY … FROM STDIN` statement, with `source`'s bytes as its input; answers the
+   * rows copied. The bytes go to the database as they come (on the embedded database: in
+   * pieces cut after newlines, so for input of one row per line).
+   */
+  copyIn(copy: string, source: AsyncIterable<Buffer>): Promise<number>;
   /** Like `exec`, returning the rows of the script's last statement (pg-boss runs scripts). */
   execReturning<T = Record<string, unknown>>(sql: string): Promise<QueryResult<T>>;
 }
@@ -210,6 +219,16 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     async exec(sql) {
       await client.query(sql);
     },
+    async copyIn(copy, source) {
+      const taken = client instanceof Pool ? await client.connect() : client;
+      try {
+        const stream = taken.query(copyFrom(copy));
+        await pipeline(Readable.from(source, { objectMode: false }), stream);
+        return stream.rowCount;
+      } finally {
+        if (taken !== client) taken.release();
+      }
+    },
     async execReturning(sql) {
       const res = (await client.query(sql)) as unknown as PgResult | PgResult[];
       const last = Array.isArray(res) ? res[res.length - 1] : res;
@@ -255,6 +274,9 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
     },
   };
 }
+
+/** The bytes of one COPY on the embedded database (see its copyIn). */
+const COPY_PIECE = 256 * 1024;
 
 /** How often a listening connection proves it is alive (a silently dropped one would miss notifications). */
 const LISTEN_HEARTBEAT_MS = 5_000;
@@ -395,6 +417,39 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
     },
     async exec(sql: string) {
       await client.exec(sql);
+    },
+    async copyIn(copy: string, source: AsyncIterable<Buffer>) {
+      // PGlite reads a COPY's input from the blob it is given, as the file /dev/blob, which it
+      // holds in its WebAssembly memory (grown for good): the input goes in pieces of about
+      // COPY_PIECE bytes, cut after a newline (so for input of one row per line).
+      const statement = copy.replace(/\bFROM STDIN\b/, "FROM '/dev/blob'");
+      let copied = 0;
+      const send = async (piece: Buffer[]) => {
+        if (!piece.length) return;
+        try {
+          copied += (await client.query(statement, [], { blob: new Blob(piece as Uint8Array<ArrayBuffer>[]) })).affectedRows ?? 0;
+        } catch (err) {
+          // Its context names the line in this piece: name it in the whole input, as a server would.
+          const where = (err as { where?: unknown }).where;
+          if (typeof where === 'string') (err as { where: string }).where = where.replace(/\bline (\d+)/, (_, n: string) => `line ${copied + Number(n)}`);
+          throw err;
+        }
+      };
+      let held: Buffer[] = [];
+      let bytes = 0;
+      for await (const chunk of source) {
+        held.push(chunk);
+        bytes += chunk.length;
+        const cut = chunk.lastIndexOf(0x0a);
+        if (bytes < COPY_PIECE || cut < 0) continue;
+        const rest = chunk.subarray(cut + 1);
+        held[held.length - 1] = chunk.subarray(0, cut + 1);
+        await send(held);
+        held = rest.length ? [rest] : [];
+        bytes = rest.length;
+      }
+      await send(held);
+      return copied;
     },
     async execReturning<T>(sql: string) {
       const results = await client.exec(sql);

@@ -12,7 +12,6 @@ import path from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import type { AppContext } from '../../context';
@@ -65,110 +64,93 @@ function checkManifest(body: Buffer, serverSchema: string): Manifest {
   return m as unknown as Manifest;
 }
 
-/** Lines per INSERT (about: whole chunks of the stream), and at most about BATCH_BYTES of them. */
-const BATCH_LINES = 2000;
-const BATCH_BYTES = 192 * 1024;
 /** The longest line read (a row far larger than any the server writes is a damaged archive). */
 const MAX_LINE = 64 * 1024 * 1024;
+const NEWLINE = 0x0a;
+const QUOTE = 0x01;
+const DELIMITER = 0x02;
 
-/**
- * A batch of a part's lines: their text (the lines joined by newlines, without the last one),
- * how many, and the number of the first. One string per batch, not one per line: thousands of
- * small strings alive at once make V8 promote them, and the heap grows by garbage.
- */
-interface Batch {
-  first: number;
-  count: number;
-  text: string;
-}
-
-const newlines = (text: string) => {
+const newlinesIn = (chunk: Buffer, end: number) => {
   let n = 0;
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  for (let at = chunk.indexOf(NEWLINE); at >= 0 && at < end; at = chunk.indexOf(NEWLINE, at + 1)) n++;
   return n;
 };
 
-/** A part's lines in batches; `onBytes` sees every chunk. Memory holds one batch, whatever the part's size. */
-async function* lineBatches(part: string, entry: AsyncIterable<unknown>, onBytes: (chunk: Buffer) => void): AsyncGenerator<Batch> {
-  const decoder = new StringDecoder('utf8');
-  // The line not ended yet, in pieces (joined once it ends: a long line costs no repeated copies).
-  let rest: string[] = [];
-  let restLength = 0;
-  let pieces: string[] = [];
-  let count = 0;
-  let bytes = 0;
-  let next = 1;
-  const take = (): Batch => {
-    const batch = { first: next, count, text: pieces.join('\n') };
-    next += count;
-    pieces = [];
-    count = 0;
-    bytes = 0;
-    return batch;
-  };
-  for await (const chunk of entry) {
-    onBytes(chunk as Buffer);
-    const text = decoder.write(chunk as Buffer);
-    const end = text.lastIndexOf('\n');
-    if (end < 0) {
-      rest.push(text);
-      restLength += text.length;
-      if (restLength > MAX_LINE) throw refuse(`${part} line ${next + count} is longer than ${MAX_LINE / 1048576} MiB.`);
-      continue;
+/**
+ * A part's bytes as they come, each seen by `onBytes`, its lines counted into `lines` (a last line
+ * without its newline counts too). Bytes stay bytes: a part's rows never become strings here,
+ * which would grow the heap by garbage (their JSON is parsed by the database).
+ */
+async function* counted(part: string, entry: AsyncIterable<unknown>, onBytes: (chunk: Buffer) => void, lines: { count: number }): AsyncGenerator<Buffer> {
+  let open = 0; // bytes of the line not ended yet
+  for await (const item of entry) {
+    const chunk = item as Buffer;
+    onBytes(chunk);
+    // The two bytes COPY_LINES reads as CSV's quote and delimiter: raw, never JSON text.
+    const odd = Math.min(...[chunk.indexOf(QUOTE), chunk.indexOf(DELIMITER)].filter((at) => at >= 0));
+    if (odd !== Infinity) throw refuse(`${part} line ${lines.count + newlinesIn(chunk, odd) + 1} is not JSON text in UTF-8.`);
+    let from = 0;
+    for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, from)) {
+      lines.count++;
+      open = 0;
+      from = at + 1;
     }
-    const whole = rest.join('') + text.slice(0, end);
-    rest = [text.slice(end + 1)];
-    restLength = rest[0].length;
-    pieces.push(whole);
-    count += newlines(whole) + 1;
-    bytes += whole.length;
-    if (count >= BATCH_LINES || bytes >= BATCH_BYTES) yield take();
+    open += chunk.length - from;
+    if (open > MAX_LINE) throw refuse(`${part} line ${lines.count + 1} is longer than ${MAX_LINE / 1048576} MiB.`);
+    yield chunk;
   }
-  const last = rest.join('') + decoder.end();
-  if (last) {
-    pieces.push(last);
-    count++;
-  }
-  if (count) yield take();
+  if (open) lines.count++;
 }
 
-/** Why a batch's lines are not one JSON object each (the first that is not), or undefined. */
-function badLine(part: string, batch: Batch): string | undefined {
-  for (const [i, line] of batch.text.split('\n').entries()) {
+/** Why the lines (numbered from 1) are not one JSON object each (the first that is not), or undefined. */
+function badLine(part: string, lines: Iterable<string | null>): string | undefined {
+  let n = 0;
+  for (const line of lines) {
+    n++;
     let row: unknown;
     try {
-      row = JSON.parse(line);
+      row = JSON.parse(line ?? '');
     } catch {
-      return `${part} line ${batch.first + i} is not JSON.`;
+      return `${part} line ${n} is not JSON.`;
     }
-    if (typeof row !== 'object' || row === null || Array.isArray(row)) return `${part} line ${batch.first + i} is not a JSON object.`;
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) return `${part} line ${n} is not a JSON object.`;
   }
   return undefined;
 }
 
-/** The batch's lines with their sealed secrets opened (`open` answers undefined for a value it cannot open). */
-function openSecrets(part: string, batch: Batch, sealed: string[], open: (value: unknown) => string | undefined): Batch {
-  const bad = badLine(part, batch);
+/** The part's lines with their sealed secrets opened (`open` answers undefined for a value it cannot open): a small table's. */
+async function* openedLines(part: string, source: AsyncIterable<Buffer>, sealed: string[], open: (value: unknown) => string | undefined): AsyncGenerator<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of source) chunks.push(chunk);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const bad = badLine(part, lines);
   if (bad) throw refuse(bad);
-  const lines = batch.text.split('\n').map((line, i) => {
+  for (const [i, line] of lines.entries()) {
     const row = JSON.parse(line) as Record<string, unknown>;
     for (const c of sealed) {
       if (row[c] === null || row[c] === undefined) continue;
       const value = open(row[c]);
-      if (value === undefined) throw refuse(`${part} line ${batch.first + i}: its ${c} is not a secret sealed with the archive's passphrase.`);
+      if (value === undefined) throw refuse(`${part} line ${i + 1}: its ${c} is not a secret sealed with the archive's passphrase.`);
       row[c] = value;
     }
-    return JSON.stringify(row);
-  });
-  return { ...batch, text: lines.join('\n') };
+    yield Buffer.from(`${JSON.stringify(row)}\n`);
+  }
 }
 
 /**
- * Inserts one batch of a part's rows (JSON text, one object per line) into `table`. PostgreSQL
- * parses the lines as one JSON array (JSON text holds no raw newline, so the newlines become its
- * commas): only a refused batch is parsed here, to name its line.
+ * The lines of one part, one text each, as COPY reads CSV: with a quote and a delimiter that
+ * JSON text never holds raw (control characters are escaped in it), so each line is one
+ * field, taken as written (COPY's text format would read JSON's backslashes as its escapes).
  */
-async function insertBatch(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], batch: Batch, ws: { id: number; name: string }): Promise<number> {
+const COPY_LINES = `COPY archive_lines (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x${DELIMITER.toString(16).padStart(2, '0')}', QUOTE E'\\x${QUOTE.toString(16).padStart(2, '0')}')`;
+
+/**
+ * Inserts one part's rows (JSON text, one object per line) into `table`: its bytes are copied
+ * into the transaction's `archive_lines` as they come, then inserted in one statement, the
+ * database parsing each line. Only a refused part is read back, to name its line.
+ */
+async function insertPart(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], source: AsyncIterable<Buffer>, lines: { count: number }, ws: { id: number; name: string }): Promise<number> {
   // The workspace's own id and name are this server's; secrets not in the archive are new ones.
   const value = (c: string) =>
     (c === 'workspace_id' && table !== 'workspaces') || (c === 'id' && table === 'workspaces')
@@ -181,12 +163,25 @@ async function insertBatch(tx: SqlRunner, part: string, table: string, columns: 
   const targets = [...columns, ...secrets];
   const values = [...columns.map(value), ...secrets.map(() => sql`replace(gen_random_uuid()::text, '-', '')`)];
   const list = values.reduce((acc, v, i) => (i === 0 ? v : sql`${acc}, ${v}`));
+  await tx.query('TRUNCATE archive_lines RESTART IDENTITY');
+  let copied: number;
+  try {
+    copied = await tx.copyIn(COPY_LINES, source);
+  } catch (err) {
+    // Text COPY cannot read as lines (bytes that are not UTF-8, a raw control character): its context names the line.
+    if (!/^22/.test(sqlState(err) ?? '')) throw err;
+    const where = (err as { where?: unknown }).where;
+    const line = typeof where === 'string' ? /\bline (\d+)/.exec(where)?.[1] : undefined;
+    throw refuse(`${part}${line ? ` line ${line}` : ''} is not JSON text in UTF-8.`);
+  }
+  await tx.query('SAVEPOINT archive_part');
   let inserted: number;
   try {
     [{ n: inserted }] = await rows<{ n: number }>(
       tx,
       sql`WITH i AS (INSERT INTO ${raw(quoteIdent(table))} (${raw(targets.map(quoteIdent).join(', '))})
-                      SELECT ${list} FROM jsonb_populate_recordset(NULL::${raw(quoteIdent(table))}, ${`[${batch.text.replaceAll('\n', ',')}]`}::jsonb) r RETURNING 1)
+                      SELECT ${list} FROM archive_lines l, LATERAL (SELECT l.line::jsonb AS j) x, jsonb_populate_record(NULL::${raw(quoteIdent(table))}, x.j) r
+                      WHERE jsonb_typeof(x.j) = 'object' RETURNING 1)
           SELECT count(*)::int AS n FROM i`,
     );
   } catch (err) {
@@ -195,12 +190,23 @@ async function insertBatch(tx: SqlRunner, part: string, table: string, columns: 
         message: `${part}: its rows hold IDs (or unique values) that rows of this server hold already. An import keeps every ID: import into a server that does not hold them.`,
       });
     }
-    if (/^2[23]/.test(sqlState(err) ?? '')) throw refuse(badLine(part, batch) ?? `${part}: its rows do not fit the table ${table} (${(err as Error).message}).`);
-    throw err;
+    if (!/^2[23]/.test(sqlState(err) ?? '')) throw err;
+    await tx.query('ROLLBACK TO SAVEPOINT archive_part');
+    throw refuse((await stagedBadLine(tx, part)) ?? `${part}: its rows do not fit the table ${table} (${(err as Error).message}).`);
   }
-  // A line holding two objects ("{…},{…}") parses within the array: one line, one row.
-  if (inserted !== batch.count) throw refuse(badLine(part, batch) ?? `${part}: its lines ${batch.first}-${batch.first + batch.count - 1} are not one JSON object each.`);
+  await tx.query('RELEASE SAVEPOINT archive_part');
+  // A line not an object is skipped above; a line holding two objects ("{…},{…}") is not JSON.
+  if (inserted !== lines.count || copied !== lines.count) throw refuse((await stagedBadLine(tx, part)) ?? `${part}: its ${lines.count} lines are not one JSON object each.`);
   return inserted;
+}
+
+/** The first of the staged lines that is not a JSON object, named (read back only for a refused part). */
+async function stagedBadLine(tx: SqlRunner, part: string): Promise<string | undefined> {
+  const staged = await rows<{ line: string | null }>(tx, sql`SELECT line FROM archive_lines ORDER BY n`);
+  return badLine(
+    part,
+    staged.map((s) => s.line),
+  );
 }
 
 /** Streams a file entry into storage (when not stored already), checking its content against its name. */
@@ -253,6 +259,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
   // An import's statements (a type's typed storage and sort indexes, built at once) may take
   // longer than the statement timeout meant for requests.
   await rows(tx, sql`SELECT set_config('wsapi.importing', 'on', true), set_config('statement_timeout', '0', true)`);
+  // Each part's lines, as copied (insertPart).
+  await tx.query('CREATE TEMPORARY TABLE archive_lines (n int GENERATED ALWAYS AS IDENTITY, line text) ON COMMIT DROP');
   const started = Date.now();
   const schema = await serverSchema(tx);
   const columns = await archiveColumns(tx, true);
@@ -342,10 +350,10 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     const secrets = (t.secrets ?? []).filter((c) => !listed.columns.includes(c));
     const sealed = (t.secrets ?? []).filter((c) => listed.columns.includes(c));
     const hasher = createHash('sha256');
-    for await (const batch of lineBatches(entryName, entry, (chunk) => hasher.update(chunk))) {
-      const opened = sealed.length ? openSecrets(entryName, batch, sealed, open!) : batch;
-      counts[table] = (counts[table] ?? 0) + (await insertBatch(tx, entryName, table, listed.columns, secrets, opened, ws!));
-    }
+    const lines = { count: 0 };
+    const bytes = counted(entryName, entry, (chunk) => hasher.update(chunk), lines);
+    const source = sealed.length ? openedLines(entryName, bytes, sealed, open!) : bytes;
+    counts[table] = (counts[table] ?? 0) + (await insertPart(tx, entryName, table, listed.columns, secrets, source, lines, ws!));
     sums.set(entryName, hasher.digest('hex'));
   }
   await whole;

@@ -39,6 +39,15 @@ export async function strayRows(db: SqlRunner, ws: number, imported: Record<stri
     sql`SELECT e.entry_id FROM entries e JOIN content_types c ON c.id = e.content_type_id WHERE e.workspace_id = ${ws}::int AND c.bucket_id <> e.bucket_id LIMIT 1`,
   );
   if (mixed) return `entries: the entry ${mixed.entry_id} has a content type of another bucket.`;
+  // What entry_contents_visibility copies from an entry, which an import brings as exported.
+  const [unlike] = await rows<{ entry_id: string }>(
+    db,
+    sql`SELECT e.entry_id FROM entry_contents c JOIN entries e ON e.id = c.entry_pk
+         WHERE c.workspace_id = ${ws}::int
+           AND (c.workspace_id, c.bucket_id, c.content_type_id, c.entry_id, c.kind, c.live) IS DISTINCT FROM (e.workspace_id, e.bucket_id, e.content_type_id, e.entry_id, e.kind, e.deleted_at IS NULL)
+         LIMIT 1`,
+  );
+  if (unlike) return `entry_contents: the contents of the entry ${unlike.entry_id} do not name its bucket, content type, ID, kind or deletion as the entry does.`;
   return undefined;
 }
 

@@ -45,6 +45,7 @@ function timed(tx: SqlRunner, spent: { ms: number }): SqlRunner {
     query: (text, values, prepare) => time(() => tx.query(text, values, prepare)),
     exec: (text) => time(() => tx.exec(text)),
     execReturning: (text) => time(() => tx.execReturning(text)),
+    copyIn: (copy, source) => time(() => tx.copyIn(copy, source)),
   };
 }
 
