@@ -1844,11 +1844,12 @@ export interface paths {
          *       server), `workspace`, `exported_at`, each table's `columns` and `rows`, and `files`
          *       (`count`, `bytes`);
          *     - `rows/<nn>-<table>-<part>.ndjson`: the workspace's rows, one JSON object per line, in parts
-         *       of at most 5,000 rows, in an order that satisfies foreign keys: the workspace and its
-         *       settings and locales, creators, buckets, content types, field definitions (and removed
-         *       fields' keys), contracts, files' metadata, entries (typed and JSON-backed, with every
-         *       column: status, scheduled publication, tags, versions, times, IDs, Trash), their documents
-         *       per locale, revisions, reviews, webhooks, pipelines, hosted-authentication users and usage;
+         *       of at most 5,000 keys (a key's rows together) and about 8 MiB, in an order that satisfies
+         *       foreign keys: the workspace and its settings and locales, creators, buckets, content
+         *       types, field definitions (and removed fields' keys), contracts, files' metadata, entries
+         *       (typed and JSON-backed, with every column: status, scheduled publication, tags, versions,
+         *       times, IDs, Trash), their documents per locale, revisions, reviews, webhooks, pipelines,
+         *       hosted-authentication users and usage;
          *     - `files/<sha256>`: each stored content once, named by its SHA-256;
          *     - `checksums.sha256` last: the SHA-256 of every other entry, as `sha256sum` writes them.
          *

@@ -39,6 +39,19 @@ export function sql(strings: TemplateStringsArray, ...args: unknown[]): Sql {
   return new Sql(outStrings, outValues);
 }
 
+/**
+ * The text of `query` with its values written in, for a statement that takes no parameters
+ * (COPY): only integers, which need no quoting.
+ */
+export function withIntegers(query: Sql): string {
+  const { text, values } = query.toQuery();
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = values[Number(n) - 1];
+    if (!Number.isSafeInteger(value)) throw new Error(`withIntegers: $${n} is not an integer`);
+    return String(value);
+  });
+}
+
 /** Trusted SQL text (identifiers and keywords chosen by the code, never by a request). */
 export const raw = (text: string) => new Sql([text], []);
 
@@ -61,8 +74,8 @@ export async function rows<T>(db: SqlRunner, query: Sql, prepare: Prepare = fals
 
 /** The wire format of a timestamp for to_char: UTC, microseconds, `Z`. */
 // The migration 20261128020000_entry_columns_as_json writes the same format (iso_json): entries keep
-// their times in it for rendering (content/store.ts keptJson).
-const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+// their times in it for rendering (content/store.ts keptJson). sql-contracts.test.ts holds the two together.
+export const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
 /** A timestamp column as the wire format. */
 export const isoTimestamp = (column: Sql) => sql`to_char((${column}) AT TIME ZONE 'UTC', ${raw(`'${ISO_FORMAT}'`)})`;

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Client, Pool, types as pgTypes, type PoolClient, type QueryResult as PgResult } from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PGlite, type Results } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -38,6 +38,11 @@ export interface SqlRunner {
    * pieces cut after newlines, so for input of one row per line).
    */
   copyIn(copy: string, source: AsyncIterable<Buffer>): Promise<number>;
+  /**
+   * Runs `copy`, a `COPY … TO STDOUT` statement, writing its output to `sink` as it comes (on the
+   * embedded database: once whole, so a caller bounds what one call copies).
+   */
+  copyOut(copy: string, sink: NodeJS.WritableStream): Promise<void>;
   /** Like `exec`, returning the rows of the script's last statement (pg-boss runs scripts). */
   execReturning<T = Record<string, unknown>>(sql: string): Promise<QueryResult<T>>;
 }
@@ -225,6 +230,14 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
         const stream = taken.query(copyFrom(copy));
         await pipeline(Readable.from(source, { objectMode: false }), stream);
         return stream.rowCount;
+      } finally {
+        if (taken !== client) taken.release();
+      }
+    },
+    async copyOut(copy, sink) {
+      const taken = client instanceof Pool ? await client.connect() : client;
+      try {
+        await pipeline(taken.query(copyTo(copy)), sink);
       } finally {
         if (taken !== client) taken.release();
       }
@@ -450,6 +463,11 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
       }
       await send(held);
       return copied;
+    },
+    async copyOut(copy: string, sink: NodeJS.WritableStream) {
+      // PGlite writes a COPY's output to the file /dev/blob, answered as a blob.
+      const { blob } = await client.query(copy.replace(/\bTO STDOUT\b/, "TO '/dev/blob'"));
+      await pipeline(Readable.from([Buffer.from(await (blob ?? new Blob()).arrayBuffer())]), sink);
     },
     async execReturning<T>(sql: string) {
       const results = await client.exec(sql);

@@ -4,16 +4,17 @@
 //   manifest.json                  format, version, schema (the last migration), the workspace's
 //                                  name, each table's columns and row count, file count and bytes
 //   rows/<nn>-<table>-<part>.ndjson its rows, one JSON object per line, parts of at most
-//                                  ROWS_PER_PART rows (and of whole pages), in foreign-key order
+//                                  ROWS_PER_PART keys and about PART_BYTES, in foreign-key order
 //   files/<sha256>                 each stored content once, named by its SHA-256
 //   checksums.sha256               last: the SHA-256 of every other entry, as sha256sum writes it
 //
-// Rows are read in pages by their table's key, each page one statement, so memory holds one part
-// at most whatever the workspace's size; every read of an export shares one transaction, so the
-// archive is one consistent view (see exportWorkspace for each database).
+// Rows are read in pages by their table's key, each page one COPY of its lines into a temporary
+// file (then the part): their bytes never become strings, and memory stays flat whatever the
+// workspace's size; every read of an export shares one transaction, so the archive is one
+// consistent view (see exportWorkspace for each database).
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createGzip } from 'node:zlib';
@@ -22,16 +23,22 @@ import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { AppContext } from '../../context';
 import type { SqlRunner } from '../../db/database';
-import { rows, sql, raw } from '../sql';
+import { literal, rows, sql, raw, withIntegers } from '../sql';
+import { LINES } from './lines';
 import { sealer, type SecretsHeader } from './secrets';
 import { ARCHIVE_TABLES, type ArchiveTable } from './tables';
 
 export const ARCHIVE_FORMAT = 'workspace-api-export';
 export const ARCHIVE_VERSION = 1;
-/** Rows per part of a table (and keys per page: a part holds whole pages). */
+/** Keys per part of a table at most (a part is one page: the rows of those keys). */
 export const ROWS_PER_PART = 5000;
-/** Rows per text a page is read in (and written into its part as). */
-const LINES_PER_CHUNK = 200;
+/** Keys of a table's first page (the next take as many as fit PART_BYTES). */
+const FIRST_PAGE_KEYS = 100;
+/**
+ * A part's bytes, about: the keys of a page after the first are as many as fit at the bytes per
+ * key seen (a part is copied to a file before it goes in the tar, whose header gives its size).
+ */
+const PART_BYTES = 8 * 1024 * 1024;
 
 export interface Manifest {
   format: typeof ARCHIVE_FORMAT;
@@ -71,17 +78,25 @@ export async function serverSchema(db: SqlRunner): Promise<string> {
 /** The name a table's part has in the archive. */
 export const partName = (index: number, table: string, part: number) => `rows/${String(index + 1).padStart(2, '0')}-${table}-${String(part).padStart(4, '0')}.ndjson`;
 
-/** One page of a table's rows: those of the next `ROWS_PER_PART` keys after `after`, as JSON text. */
-function page(t: ArchiveTable, ws: number, left: string[], after: number): ReturnType<typeof sql> {
-  const key = raw(`t.${t.key}`);
-  // The page's lines come as a few texts of LINES_PER_CHUNK rows each, not as a row object per
-  // line: thousands of small objects alive at once made V8 promote (and pretenure) them, and the
-  // heap grew by 100 MB of garbage during an export.
-  return sql`SELECT max(p.k)::int AS k, string_agg(p.row || E'\n', '' ORDER BY p.n) AS text
-               FROM (SELECT ${key} AS k, row_number() OVER (ORDER BY ${key}) AS n, (to_jsonb(t) - ${left}::text[])::text AS row FROM ${raw(t.name)} t
-                      WHERE ${t.scope(ws)} AND ${key} IN (SELECT DISTINCT ${key} FROM ${raw(t.name)} t WHERE ${t.scope(ws)} AND ${key} > ${after}::int ORDER BY 1 LIMIT ${ROWS_PER_PART}::int)) p
-              GROUP BY (p.n - 1) / ${LINES_PER_CHUNK}::int ORDER BY min(p.n)`;
+/** The next page of a table: its last key and how many keys (at most `keys`) after `after`. */
+const nextPage = (t: ArchiveTable, ws: number, after: number, keys: number) =>
+  sql`SELECT max(k)::int AS last, count(*)::int AS keys
+        FROM (SELECT DISTINCT ${raw(`t.${t.key}`)} AS k FROM ${raw(t.name)} t WHERE ${t.scope(ws)} AND ${raw(`t.${t.key}`)} > ${after}::int ORDER BY 1 LIMIT ${keys}::int) x`;
+
+/**
+ * The rows of a page (keys after `after` up to `last`) as lines of JSON text, copied out as bytes:
+ * they never become strings here (thousands alive at once made the heap grow by garbage).
+ */
+function copyPage(t: ArchiveTable, ws: number, left: string[], after: number, last: number): string {
+  const key = `t.${t.key}`;
+  const dropped = left.length ? ` - ARRAY[${left.map(literal).join(', ')}]::text[]` : '';
+  return `COPY (SELECT (to_jsonb(t)${dropped})::text FROM ${t.name} t
+                 WHERE ${withIntegers(t.scope(ws))} AND ${key} > ${Math.trunc(after)} AND ${key} <= ${Math.trunc(last)} ORDER BY ${key})
+          TO STDOUT WITH ${LINES}`;
 }
+
+/** A text's size and bytes, as `write` takes them. */
+const sized = (text: string): [number, Readable] => [Buffer.byteLength(text), Readable.from([Buffer.from(text)])];
 
 /** Adds entries to a tar pack, keeping each one's SHA-256 for `checksums.sha256`. */
 function archiveWriter(pack: tar.Pack) {
@@ -96,14 +111,26 @@ function archiveWriter(pack: tar.Pack) {
   };
   return {
     write,
-    /** An entry of texts, one after the other (each a chunk: no one string of the whole entry). */
-    texts: async (name: string, texts: string[]) => {
-      await write(name, texts.reduce((n, text) => n + Buffer.byteLength(text), 0), Readable.from(texts.map((text) => Buffer.from(text))));
+    /**
+     * An entry of what `copy` (a COPY … TO STDOUT) writes, through a temporary file (the tar
+     * header gives the entry's size first); `seal` changes its text (a small table's). Answers
+     * the bytes copied.
+     */
+    copied: async (name: string, db: SqlRunner, copy: string, seal?: (text: string) => string) => {
+      const file = path.join(os.tmpdir(), `wsapi-part-${randomUUID()}`);
+      try {
+        await db.copyOut(copy, createWriteStream(file));
+        const { size } = await stat(file);
+        if (seal) await write(name, ...sized(seal(await readFile(file, 'utf8'))));
+        else await write(name, size, createReadStream(file));
+        return size;
+      } finally {
+        await rm(file, { force: true });
+      }
     },
     /** The last entry, and the end of the archive. */
     finish: async () => {
-      const text = `${sums.join('\n')}\n`;
-      await write('checksums.sha256', Buffer.byteLength(text), Readable.from([Buffer.from(text)]));
+      await write('checksums.sha256', ...sized(`${sums.join('\n')}\n`));
       pack.finalize();
     },
   };
@@ -129,15 +156,17 @@ async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number
     files: { count: hashes.length, bytes: hashes.reduce((n, h) => n + Number(h.size), 0) },
     ...(secrets ? { secrets: secrets.header } : {}),
   };
-  await out.texts('manifest.json', [`${JSON.stringify(manifest, null, 2)}\n`]);
+  await out.write('manifest.json', ...sized(`${JSON.stringify(manifest, null, 2)}\n`));
   for (const [index, t] of ARCHIVE_TABLES.entries()) {
     let after = -1;
+    let keys = FIRST_PAGE_KEYS;
     for (let part = 1; ; part++) {
-      const found = await rows<{ k: number; text: string }>(db, page(t, workspace.id, columns.get(t.name)!.left, after));
-      if (!found.length) break;
-      after = found[found.length - 1].k;
-      const texts = found.map((r) => r.text);
-      await out.texts(partName(index, t.name, part), secrets && t.secrets ? texts.map((text) => sealRows(text, t.secrets!, secrets.seal)) : texts);
+      const [next] = await rows<{ last: number | null; keys: number }>(db, nextPage(t, workspace.id, after, keys));
+      if (next.last === null) break;
+      const seal = secrets && t.secrets ? (text: string) => sealRows(text, t.secrets!, secrets.seal) : undefined;
+      const bytes = await out.copied(partName(index, t.name, part), db, copyPage(t, workspace.id, columns.get(t.name)!.left, after, next.last), seal);
+      after = next.last;
+      keys = Math.max(1, Math.min(ROWS_PER_PART, Math.floor(PART_BYTES / Math.max(1, bytes / next.keys))));
     }
   }
   return hashes;

@@ -1,7 +1,7 @@
 // A workspace archive (export.ts) imported, all or nothing: every row goes in one transaction,
 // keeping its IDs, so that references, URLs and clients keep working; a refusal or a failure
 // anywhere rolls it back and deletes the stored contents it had added. The archive is read as a
-// stream: one part (at most ROWS_PER_PART rows) or one file's chunk in memory at a time, each
+// stream (a part's bytes go to the database as they come, a file's to a temporary file), each
 // part's lines checked as JSON, every entry's SHA-256 compared with `checksums.sha256` at the end
 // (which a truncated archive lacks). Refusals name the part and line.
 import { createHash, randomUUID } from 'node:crypto';
@@ -24,6 +24,7 @@ import { raw, rows, sql } from '../sql';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, archiveColumns, partName, serverSchema, type Manifest } from './export';
 import { foreignReference, strayRows } from './references';
 import { opener } from './secrets';
+import { DELIMITER, LINES, QUOTE } from './lines';
 import { ARCHIVE_TABLES } from './tables';
 
 export interface ImportSummary {
@@ -67,8 +68,6 @@ function checkManifest(body: Buffer, serverSchema: string): Manifest {
 /** The longest line read (a row far larger than any the server writes is a damaged archive). */
 const MAX_LINE = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
-const QUOTE = 0x01;
-const DELIMITER = 0x02;
 
 const newlinesIn = (chunk: Buffer, end: number) => {
   let n = 0;
@@ -86,7 +85,7 @@ async function* counted(part: string, entry: AsyncIterable<unknown>, onBytes: (c
   for await (const item of entry) {
     const chunk = item as Buffer;
     onBytes(chunk);
-    // The two bytes COPY_LINES reads as CSV's quote and delimiter: raw, never JSON text.
+    // The two bytes COPY reads as CSV's quote and delimiter (lines.ts): raw, never JSON text.
     const odd = Math.min(...[chunk.indexOf(QUOTE), chunk.indexOf(DELIMITER)].filter((at) => at >= 0));
     if (odd !== Infinity) throw refuse(`${part} line ${lines.count + newlinesIn(chunk, odd) + 1} is not JSON text in UTF-8.`);
     let from = 0;
@@ -138,12 +137,8 @@ async function* openedLines(part: string, source: AsyncIterable<Buffer>, sealed:
   }
 }
 
-/**
- * The lines of one part, one text each, as COPY reads CSV: with a quote and a delimiter that
- * JSON text never holds raw (control characters are escaped in it), so each line is one
- * field, taken as written (COPY's text format would read JSON's backslashes as its escapes).
- */
-const COPY_LINES = `COPY archive_lines (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\\x${DELIMITER.toString(16).padStart(2, '0')}', QUOTE E'\\x${QUOTE.toString(16).padStart(2, '0')}')`;
+/** The lines of one part, one text each (lines.ts). */
+const COPY_LINES = `COPY archive_lines (line) FROM STDIN WITH ${LINES}`;
 
 /**
  * Inserts one part's rows (JSON text, one object per line) into `table`: its bytes are copied

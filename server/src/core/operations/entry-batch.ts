@@ -46,6 +46,7 @@ function timed(tx: SqlRunner, spent: { ms: number }): SqlRunner {
     exec: (text) => time(() => tx.exec(text)),
     execReturning: (text) => time(() => tx.execReturning(text)),
     copyIn: (copy, source) => time(() => tx.copyIn(copy, source)),
+    copyOut: (copy, sink) => time(() => tx.copyOut(copy, sink)),
   };
 }
 
