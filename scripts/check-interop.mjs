@@ -11,9 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = (name) => path.join(root, 'node_modules', '.bin', name);
-// Inside the project, so that the generated clients resolve their imports (axios, ...) from its node_modules.
+// The tools are not the project's dependencies (some want Node 22, and a newcomer's install on
+// Node 20 should not warn for them): scripts/interop pins them, installed here for this check,
+// where the generated clients also resolve their imports (axios, ...).
 const dir = path.join(root, '.cache', 'interop');
+const bin = (name) => path.join(dir, 'node_modules', '.bin', name);
+const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
 const spec = path.join(dir, 'openapi.json');
 
 function step(label, fn) {
@@ -32,6 +35,8 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: dir, encoding: 'utf8',
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 cpSync(path.join(root, 'server', 'src', 'generated', 'openapi.json'), spec);
+for (const file of ['package.json', 'package-lock.json']) cpSync(path.join(root, 'scripts', 'interop', file), path.join(dir, file));
+step('the tools install (scripts/interop)', () => run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']));
 
 step('@hey-api/openapi-ts generates a client', () => {
   // It exits with 0 when it could not read the input (an unresolvable $ref): its files tell.
@@ -48,7 +53,7 @@ writeFileSync(
     include: ['hey-api/**/*.ts', 'orval/**/*.ts'],
   }),
 );
-step('both clients type-check (tsc --strict)', () => run(bin('tsc'), ['-p', path.join(dir, 'tsconfig.json')]));
+step('both clients type-check (tsc --strict)', () => run(tsc, ['-p', path.join(dir, 'tsconfig.json')]));
 await prismMock();
 
 /** Prism's mock server resolves the document and answers a documented route from its examples. */

@@ -8,7 +8,7 @@ import { publishEvent } from '../events/outbox';
 import { raw, rows, sql, type Sql } from './sql';
 import type { AppContext } from '../context';
 import type { Config } from '../config';
-import { holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
+import { HOLE_CLOSE, HOLE_OPEN, holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
 import { freshFile } from './file-urls';
 
 /**
@@ -47,10 +47,22 @@ export const fileJoin = (workspaceId: number, v: string) => `files fi ON fi.id =
  * is shorter than the object it becomes (which shows its values and adds URLs), so text with
  * holes never outgrows its answer. `pick`: a number the hole carries (which properties it shows).
  */
+/** A control character as a SQL literal (E'\\x01'). */
+const charLiteral = (c: string) => `E'\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}'`;
+/** The same as a regular expression's escape (inside a standard SQL string). */
+const charPattern = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+
 export const fileHole = (pick?: number) =>
-  `E'\\x01' || json_build_object(${pick === undefined ? '' : `'p', ${Math.trunc(pick)}, `}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid,
+  `${charLiteral(HOLE_OPEN)} || json_build_object(${pick === undefined ? '' : `'p', ${Math.trunc(pick)}, `}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid,
     'token', fi.token, 'name', fi.name, 'mimeType', fi.mime_type, 'size', fi.size, 'contentHash', fi.content_hash, 'tags', fi.tags, 'altText', fi.alt_text,
-    'createdAt', fi.created_at, 'updatedAt', fi.updated_at)::text || E'\\x02'`;
+    'createdAt', fi.created_at, 'updatedAt', fi.updated_at)::text || ${charLiteral(HOLE_CLOSE)}`;
+
+/**
+ * The IDs of the files whose holes the text `text` (SQL) holds, as a set-returning FROM item
+ * `alias(id)`: each hole's row read as JSON, whatever the spacing PostgreSQL gave it.
+ */
+export const fileHoleIds = (text: string, alias: string) =>
+  `LATERAL (SELECT (m[1]::json ->> 'id') AS id FROM regexp_matches(${text}, '${charPattern(HOLE_OPEN)}([^${charPattern(HOLE_CLOSE)}]*)${charPattern(HOLE_CLOSE)}', 'g') m) ${alias}`;
 
 type HoleRow = Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; p?: number };
 

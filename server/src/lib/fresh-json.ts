@@ -111,6 +111,10 @@ export function concatJson(pieces: (string | HoledJson)[]): HoledJson {
   return { parts, holes };
 }
 
+/** The marks around a hole in JSON text built by PostgreSQL (core/file-records.ts fileHole). */
+export const HOLE_OPEN = '\x01';
+export const HOLE_CLOSE = '\x02';
+
 /**
  * JSON texts built elsewhere (by PostgreSQL), joined by `separator`, with holes marked
  * `\x01<mark>\x02` (control characters, which JSON text escapes inside every string, so no stored
@@ -130,8 +134,8 @@ export function holesIn(texts: readonly string[], separator: string, fill: (mark
     // indexOf, not a regular expression: a text is KBs with a few marks.
     let from = 0;
     for (;;) {
-      const open = text.indexOf('\x01', from);
-      const close = open < 0 ? -1 : text.indexOf('\x02', open + 1);
+      const open = text.indexOf(HOLE_OPEN, from);
+      const close = open < 0 ? -1 : text.indexOf(HOLE_CLOSE, open + 1);
       if (close < 0) break;
       const value = fill(text.slice(open + 1, close));
       parts[parts.length - 1] += text.slice(from, open);

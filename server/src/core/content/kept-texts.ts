@@ -22,10 +22,14 @@ import type { Database } from '../../db/database';
 import type { Logger } from '../../lib/logger';
 import { literal, type Sql } from '../sql';
 import type { ContentTypeDef } from './content-types';
+import { fileHoleIds } from '../file-records';
 import { MAX_DEPTH, itemsOf, type RenderOptions } from './render-text';
 
-/** The advisory lock class of `entry_texts` (its second key: the workspace id), as the migration's triggers take it. */
-const LOCK_CLASS = 280001;
+/**
+ * The advisory lock class of `entry_texts` (its second key: the workspace id), as the migration's
+ * triggers take it (entry_texts_lock; sql-contracts.test.ts holds the two together).
+ */
+export const LOCK_CLASS = 280001;
 /** The most entries one keep renders (a plain list's page is at most 1,000). */
 export const KEEP_MAX = 1000;
 
@@ -72,7 +76,7 @@ export function depsOf(o: RenderOptions): string {
     deps AS (SELECT root, array_agg(DISTINCT dep) AS deps FROM (
       SELECT w.root, e.entry_id AS dep FROM walk w JOIN entries e ON e.id = w.pk
       UNION ALL SELECT w.root, x.v #>> '{}' FROM ${held} WHERE jsonb_typeof(x.v) = 'string'
-      UNION ALL SELECT t.root, 'f:' || m[1] FROM steps t CROSS JOIN LATERAL regexp_matches(t.j, '\\x01\\{(?:"p" : \\d+, )?"id" : (\\d+)', 'g') m
+      UNION ALL SELECT t.root, 'f:' || h.id FROM steps t CROSS JOIN ${fileHoleIds('t.j', 'h')}
     ) x WHERE root > 0 GROUP BY root)`;
 }
 
