@@ -1,8 +1,9 @@
-// The README's walk-through ("The first five minutes") run as written, so that it cannot drift
-// from the product: its shell blocks, in order, in one bash script (BASE and ADMIN pointing at a
-// fresh server; `npx @workspace-api/sdk generate-types` included), then its TypeScript blocks,
-// type-checked under `tsc --strict` against the SDK and the generated module, and run with node.
-// What they print is checked against what the README says they print.
+// The README's walk-through ("The first five minutes", continued by "The model as code" in
+// docs/model-as-code.md) run as written, so that it cannot drift from the product: its shell
+// blocks, in order, in one bash script (BASE and ADMIN pointing at a fresh server;
+// `npx @workspace-api/sdk generate-types` included), then its TypeScript blocks, type-checked under
+// `tsc --strict` against the SDK and the generated module, and run with node. What they print is
+// checked against what the docs say they print. "Moving and backing up" (docs/operations.md) too.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,12 +18,19 @@ const root = path.resolve(__dirname, '../..');
 // Inside the project, so that `@workspace-api/sdk` resolves from its node_modules (the workspace package).
 const work = path.join(root, '.cache', `readme-${process.pid}`);
 
-/** A section's fenced blocks, in order. */
-function walkthrough(heading = 'The first five minutes'): { lang: string; code: string }[] {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf(`## ${heading}`);
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
-  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+/** The fenced blocks, in order, of the section `## heading` of a Markdown file of the repository. */
+function section(file: string, heading: string): { lang: string; code: string }[] {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  const start = text.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`${file} has no section "## ${heading}"`);
+  const end = text.indexOf('\n## ', start + 1);
+  const body = text.slice(start, end < 0 ? undefined : end);
+  return [...body.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
+}
+
+/** The walk-through: the README's "The first five minutes", then docs/model-as-code.md's "The model as code". */
+function walkthrough(): { lang: string; code: string }[] {
+  return [...section('README.md', 'The first five minutes'), ...section('docs/model-as-code.md', 'The model as code')];
 }
 
 let s: TestServer;
@@ -94,7 +102,7 @@ it('runs every command of the walk-through and prints what it says', async () =>
 });
 
 it('moves a workspace off the embedded default as "Moving and backing up" shows', async () => {
-  const blocks = walkthrough('Moving and backing up');
+  const blocks = section('docs/operations.md', 'Moving and backing up');
   expect(blocks.map((b) => b.lang)).toEqual(['sh']);
   const embedded = await startTestServer({}, await createTestDatabase('pglite'));
   const postgres = await startTestServer();

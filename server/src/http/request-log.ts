@@ -5,7 +5,7 @@
 // Rows are kept off the response path: the middleware appends to a per-process buffer, written
 // with one multi-row INSERT at most every FLUSH_MS, when the buffer fills, at shutdown, and before
 // the management route reads the logs (`flush()`). A crash (SIGKILL, power loss) can lose the rows
-// of the last FLUSH_MS; see README, "Request logs".
+// of the last FLUSH_MS; see docs/architecture/audit-and-request-logs.md.
 //
 // Operators read these rows, so no credential is kept: the path is logged without its query (where
 // signed links carry `signature`) and with the token of a tokenized download replaced.

@@ -9,7 +9,7 @@ import { freePort } from './ports';
 
 /**
  * Server connections per test database, and for all of them together; on each, the session
- * settings the README asks of a pooler (its start-up log names them), the statement timeout the
+ * settings docs/operations.md asks of a pooler (its start-up log names them), the statement timeout the
  * test servers' default.
  */
 const POOL = { poolSize: 3, userConnections: 10, connectQuery: sessionConnectQuery(DEFAULT_STATEMENT_TIMEOUT_MS) };
