@@ -13,7 +13,8 @@ module.exports = {
   forbidden: [
     {
       name: 'no-cycles',
-      comment: 'An import cycle makes load order matter. (Cycles of type-only imports vanish at run time: AppContext names every service it holds.)',
+      comment:
+        'An import cycle makes load order matter. (Cycles of type-only imports vanish at run time: AppContext names every service it holds.)',
       severity: 'error',
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },

@@ -21,5 +21,17 @@ const root = path.resolve(import.meta.dirname, '..');
 execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit', cwd: root });
 // `npm run bench -- hot-path files` runs only the named sections.
 const only = process.argv.slice(2);
-const sections = { startup: () => benchStartup(Number(process.env.BENCH_RUNS ?? 5)), files: benchFiles, 'hot-path': benchHotPath, objects: benchObjects, entries: benchEntries, 'entries-query': benchEntriesQuery, anchor: benchAnchor, scale: benchScale, 'model-scale': benchModelScale, 'model-changes': benchModelChanges, archive: benchArchive };
+const sections = {
+  startup: () => benchStartup(Number(process.env.BENCH_RUNS ?? 5)),
+  files: benchFiles,
+  'hot-path': benchHotPath,
+  objects: benchObjects,
+  entries: benchEntries,
+  'entries-query': benchEntriesQuery,
+  anchor: benchAnchor,
+  scale: benchScale,
+  'model-scale': benchModelScale,
+  'model-changes': benchModelChanges,
+  archive: benchArchive,
+};
 for (const [name, run] of Object.entries(sections)) if (!only.length || only.includes(name)) await run();

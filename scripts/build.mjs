@@ -30,7 +30,13 @@ step('server', 'tsc', ['-p', 'tsconfig.build.json']);
 step('embedded database seed', 'node', ['dist/server/src/db/seed-cli.js']);
 mkdirSync(path.join(root, 'dist/docs'), { recursive: true });
 step('API reference', 'redocly', [
-  'build-docs', 'server/src/generated/openapi.json', '--inlineBundle', '--title', 'Workspace API', '-o', 'dist/docs/index.html',
+  'build-docs',
+  'server/src/generated/openapi.json',
+  '--inlineBundle',
+  '--title',
+  'Workspace API',
+  '-o',
+  'dist/docs/index.html',
 ]);
 
 // Redoc's sidebar footer loads the Redocly logo from its CDN, which fails offline (and is a request

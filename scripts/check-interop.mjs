@@ -49,7 +49,15 @@ step('orval generates a client', () => run(bin('orval'), ['--input', spec, '--ou
 writeFileSync(
   path.join(dir, 'tsconfig.json'),
   JSON.stringify({
-    compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], skipLibCheck: true },
+    compilerOptions: {
+      strict: true,
+      noEmit: true,
+      target: 'es2022',
+      module: 'esnext',
+      moduleResolution: 'bundler',
+      lib: ['es2022', 'dom'],
+      skipLibCheck: true,
+    },
     include: ['hey-api/**/*.ts', 'orval/**/*.ts'],
   }),
 );
@@ -65,7 +73,10 @@ async function prismMock() {
       srv.close(() => resolve(port));
     });
   });
-  const child = spawn(bin('prism'), ['mock', spec, '-h', '127.0.0.1', '-p', String(port)], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(bin('prism'), ['mock', spec, '-h', '127.0.0.1', '-p', String(port)], {
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let output = '';
   const listening = new Promise((resolve, reject) => {
     const seen = (chunk) => {

@@ -46,10 +46,14 @@ for (const [file, first] of added) {
     problems.push(`${file}: differs from the version that landed in ${kept.slice(0, 7)}; add a new migration instead`);
   }
 }
-const present = readdirSync(path.join(root, dir), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `${dir}/${d.name}/migration.sql`);
+const present = readdirSync(path.join(root, dir), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => `${dir}/${d.name}/migration.sql`);
 if (problems.length) {
   console.error(`check:landed: ${problems.length} landed migration(s) changed:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   process.exit(1);
 }
 const landed = present.filter((f) => added.has(f)).length;
-console.log(`check:landed: ${present.length} migrations, ${landed} of them landed (each as it first landed), ${present.length - landed} new`);
+console.log(
+  `check:landed: ${present.length} migrations, ${landed} of them landed (each as it first landed), ${present.length - landed} new`,
+);

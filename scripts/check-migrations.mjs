@@ -43,5 +43,8 @@ export async function checkMigrations(root) {
   const [a, b] = [await catalogOf(migrations), await catalogOf([fromSchema])];
   const onlyMigrations = a.filter((x) => !b.includes(x));
   const onlySchema = b.filter((x) => !a.includes(x));
-  return [...onlySchema.map((x) => `schema.prisma has, migrations lack: ${x}`), ...onlyMigrations.map((x) => `migrations have, schema.prisma lacks: ${x}`)];
+  return [
+    ...onlySchema.map((x) => `schema.prisma has, migrations lack: ${x}`),
+    ...onlyMigrations.map((x) => `migrations have, schema.prisma lacks: ${x}`),
+  ];
 }

@@ -70,7 +70,9 @@ for (const rel of [specRel, typesRel, schemaRel]) {
 rmSync(out, { recursive: true, force: true });
 const drift = await checkMigrations(root);
 if (drift.length) {
-  console.error(`prisma/migrations do not build prisma/schema.prisma (add a migration, see docs/architecture/database.md):\n  ${drift.join('\n  ')}`);
+  console.error(
+    `prisma/migrations do not build prisma/schema.prisma (add a migration, see docs/architecture/database.md):\n  ${drift.join('\n  ')}`,
+  );
   process.exit(1);
 }
 if (stale.length) {

@@ -62,7 +62,10 @@ export async function schemaSql(root) {
   const dir = path.join(root, 'prisma/migrations');
   const pg = new PGlite();
   try {
-    for (const d of readdirSync(dir, { withFileTypes: true }).filter((x) => x.isDirectory()).map((x) => x.name).sort()) {
+    for (const d of readdirSync(dir, { withFileTypes: true })
+      .filter((x) => x.isDirectory())
+      .map((x) => x.name)
+      .sort()) {
       await pg.exec(readFileSync(path.join(dir, d, 'migration.sql'), 'utf8'));
     }
     const parts = [HEADER];

@@ -49,7 +49,9 @@ if (ok === true) {
   process.exit(1);
 } else {
   mode = 'pglite';
-  console.log(`Test database: embedded PGlite (no PostgreSQL at ${safeUrl}: ${ok}). Multi-process, browser and PostgreSQL-only tests are skipped.`);
+  console.log(
+    `Test database: embedded PGlite (no PostgreSQL at ${safeUrl}: ${ok}). Multi-process, browser and PostgreSQL-only tests are skipped.`,
+  );
 }
 
 execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit', cwd: root });
@@ -80,8 +82,31 @@ if (mode === 'postgres' && !pooler) {
 }
 const poolerEnv = { WSAPI_TEST_POOLER: '1' };
 const slice = (names) => names.map((name) => `server/test/${name}\\.test\\.ts$`);
-const embeddedSlice = ['entries-batch', 'objects', 'pipelines', 'unit-of-work', 'typed-storage', 'database', 'model-scale', 'kept-texts', 'content-type-changes', 'workspace-deletion', 'model-as-code'];
-const poolerSlice = ['multi-process', 'entries', 'entries-batch', 'entries-query', 'entries-rules', 'objects-concurrency', 'lookup-cache', 'typed-storage', 'content-type-changes', 'model-as-code'];
+const embeddedSlice = [
+  'entries-batch',
+  'objects',
+  'pipelines',
+  'unit-of-work',
+  'typed-storage',
+  'database',
+  'model-scale',
+  'kept-texts',
+  'content-type-changes',
+  'workspace-deletion',
+  'model-as-code',
+];
+const poolerSlice = [
+  'multi-process',
+  'entries',
+  'entries-batch',
+  'entries-query',
+  'entries-rules',
+  'objects-concurrency',
+  'lookup-cache',
+  'typed-storage',
+  'content-type-changes',
+  'model-as-code',
+];
 const passes = own.length
   ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
   : [
@@ -117,6 +142,8 @@ if (results.length) {
   // The embedded pass skips, by design, what needs a PostgreSQL server (several processes, ...).
   const embedded = passes.some(([pass]) => pass === '-embedded') && read('-embedded');
   const note = embedded ? ` (${skipped([embedded])} of them PostgreSQL-only, in the embedded pass)` : '';
-  console.log(`tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped(results)} skipped${note}; wall time by pass: ${seconds.join(', ')}`);
+  console.log(
+    `tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${skipped(results)} skipped${note}; wall time by pass: ${seconds.join(', ')}`,
+  );
 }
 process.exit(result.status ?? 1);

@@ -29,6 +29,13 @@ await call('POST', types, {
     { name: 'author', type: 'relation', targets: ['author'] },
   ],
 });
-const user = await call('POST', `/workspaces/${workspace}/users`, { email: 'reader@example.com', permissions: ['list-entries', 'view-entry', 'create-entry'] });
-const { key } = await call('POST', `/workspaces/${workspace}/api-keys`, { name: 'blog-reader', user_id: user.id, abilities: ['entries:read', 'entries:query', 'entries:write'] });
+const user = await call('POST', `/workspaces/${workspace}/users`, {
+  email: 'reader@example.com',
+  permissions: ['list-entries', 'view-entry', 'create-entry'],
+});
+const { key } = await call('POST', `/workspaces/${workspace}/api-keys`, {
+  name: 'blog-reader',
+  user_id: user.id,
+  abilities: ['entries:read', 'entries:query', 'entries:write'],
+});
 console.log(`KEY=${key}`);

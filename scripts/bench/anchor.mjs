@@ -234,7 +234,8 @@ export const queryPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/query`;
 const batchPath = (ws) => `/api/v1/${ws}/${BUCKET}/entries/batch`;
 export const entriesPath = (ws) => `/api/v1/${ws}/entries`;
 /** The v1 list of a type (the articles unless `type` says otherwise), `perPage` a page. */
-export const listPath = (ws, type = 'articles', perPage = LIST_SIZE) => `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=${type}&per_page=${perPage}`;
+export const listPath = (ws, type = 'articles', perPage = LIST_SIZE) =>
+  `${entriesPath(ws)}?contentBucket=${BUCKET}&contentType=${type}&per_page=${perPage}`;
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** The filtered page: published articles with amount > 100, newest first, 20, with their author's name. */
@@ -262,7 +263,8 @@ const aggregateSql = (timezone) => ({
   values: [timezone],
 });
 
-const ARTICLES_WITH_AUTHOR = 'SELECT a.id, a.title, a.amount, a.published_at, a.status, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author';
+const ARTICLES_WITH_AUTHOR =
+  'SELECT a.id, a.title, a.amount, a.published_at, a.status, au.name FROM articles a LEFT JOIN authors au ON au.id = a.author';
 
 /** The article by primary key, a random one per query (`values` is read once per query by measureSql). */
 const readSql = (count) => ({
@@ -287,14 +289,25 @@ const LIST_CHECK_SQL = `${ARTICLE_CHECK_SQL} ORDER BY a.id LIMIT ${LIST_SIZE}`;
 export const pageShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length === 20 &&
-  body.data.every((r) => isDeepStrictEqual(Object.keys(r).sort(), ['@id', 'amount', 'author', 'title']) && ULID_RE.test(r['@id']) && typeof r.author?.name === 'string') &&
+  body.data.every(
+    (r) =>
+      isDeepStrictEqual(Object.keys(r).sort(), ['@id', 'amount', 'author', 'title']) &&
+      ULID_RE.test(r['@id']) &&
+      typeof r.author?.name === 'string',
+  ) &&
   body.pagination?.hasMore === true;
 
 /** The monthly aggregate's answer: month groups with count, sum and avg, all on one page. */
 export const aggregateShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length > 0 &&
-  body.data.every((r) => typeof r.group?.published_at === 'string' && Number.isInteger(r.count) && typeof r.sum?.amount === 'string' && typeof r.avg?.amount === 'string') &&
+  body.data.every(
+    (r) =>
+      typeof r.group?.published_at === 'string' &&
+      Number.isInteger(r.count) &&
+      typeof r.sum?.amount === 'string' &&
+      typeof r.avg?.amount === 'string',
+  ) &&
   body.pagination?.hasMore === false;
 
 /** A rendered article of the read by id: its fields, the author rendered with its name. */
@@ -307,7 +320,8 @@ export const readOk = (a) =>
   /^author \d+$/.test(a.fields.author?.fields?.name ?? '');
 
 /** A v1 page of rendered articles (verifyList checks which ones). */
-export const listShapeOk = (body) => Array.isArray(body.data) && body.data.length === LIST_SIZE && body.data.every(readOk) && typeof body.next_page_url === 'string';
+export const listShapeOk = (body) =>
+  Array.isArray(body.data) && body.data.length === LIST_SIZE && body.data.every(readOk) && typeof body.next_page_url === 'string';
 
 /** The routes loaded with autocannon (each answers 200, and what it should, before the load). */
 function loadRoutes(base, ws, key, seed) {
@@ -408,7 +422,21 @@ export async function seedRows({ serve, ws, key, client, count, maintain }) {
   const { workspaceId, types } = await createContentTypes(await serve(), client, ws, BUCKET, CONTENT_TYPES);
   const newUlid = monotonicFactory();
   const seedType = async (type, total, fieldsOf, extra) =>
-    seedTypedEntries({ base: await serve(), ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
+    seedTypedEntries({
+      base: await serve(),
+      ws,
+      key,
+      client,
+      bucket: BUCKET,
+      workspaceId,
+      type: types.get(type),
+      total,
+      viaApi: API_CREATED[type],
+      fieldsOf,
+      bulkSql: BULK_SQL[type],
+      extra,
+      newUlid,
+    });
   const authors = await seedType('authors', AUTHORS, authorFields, []);
   // The API-created articles reference bulk-inserted authors: the API checks that they exist.
   const articles = await seedType('articles', count, (g) => articleFields(g, authors.ids), [authors.ids]);
@@ -417,7 +445,9 @@ export async function seedRows({ serve, ws, key, client, count, maintain }) {
   await client.query(PLAIN_ARTICLES, [count]);
   const plainMs = performance.now() - t;
   t = performance.now();
-  await client.query(`${maintain} entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}, authors, articles`);
+  await client.query(
+    `${maintain} entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}, authors, articles`,
+  );
   return {
     workspaceId,
     types,
@@ -435,7 +465,13 @@ export async function seedRows({ serve, ws, key, client, count, maintain }) {
 /** A bulk-inserted article must query like an API-created one (fields, metadata, author). */
 async function apiShapeProblems(base, ws, key, seed, count) {
   const problems = [];
-  const query = async (id, fields) => (await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify({ type: 'articles', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }) })).data;
+  const query = async (id, fields) =>
+    (
+      await getJson(`${base}${queryPath(ws)}`, key, {
+        method: 'POST',
+        body: JSON.stringify({ type: 'articles', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }),
+      })
+    ).data;
   const meta = ['@id', '@status', '@lock_version', '@locales', '@publish_at', 'author.@id', 'author.name'];
   for (const [what, g] of [
     ['API-created', 1],
@@ -444,12 +480,20 @@ async function apiShapeProblems(base, ws, key, seed, count) {
     const id = seed.articles[g - 1];
     const [own] = await query(id);
     const expected = articleFields(g, seed.authors);
-    if (!isDeepStrictEqual(own, expected)) problems.push(`${what} article ${g}: own fields ${JSON.stringify(own)}, expected ${JSON.stringify(expected)}`);
+    if (!isDeepStrictEqual(own, expected))
+      problems.push(`${what} article ${g}: own fields ${JSON.stringify(own)}, expected ${JSON.stringify(expected)}`);
     const [m] = await query(id, meta);
-    if (m?.['@id'] !== id || m['@status'] !== 'published' || m['@lock_version'] !== 0 || !isDeepStrictEqual(m['@locales'], ['en-US']) || m['@publish_at'] !== null) {
+    if (
+      m?.['@id'] !== id ||
+      m['@status'] !== 'published' ||
+      m['@lock_version'] !== 0 ||
+      !isDeepStrictEqual(m['@locales'], ['en-US']) ||
+      m['@publish_at'] !== null
+    ) {
       problems.push(`${what} article ${g}: metadata ${JSON.stringify(m)}`);
     }
-    if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `author ${authorOf(g)}`) problems.push(`${what} article ${g}: author ${JSON.stringify(m?.author)}`);
+    if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `author ${authorOf(g)}`)
+      problems.push(`${what} article ${g}: author ${JSON.stringify(m?.author)}`);
   }
   return problems;
 }
@@ -476,7 +520,8 @@ async function storedShapeProblems(client, seed, count) {
     const def = seed.defs.get(name);
     const columns = def.fields.map((f) => `count(f${f.id})::int AS "${f.name}"`).join(', ');
     const [r] = (await client.query(`SELECT count(*)::int AS rows, ${columns} FROM typed_${def.id} WHERE live AND locale = 'en-US'`)).rows;
-    if (Object.values(r).some((v) => v !== n)) problems.push(`typed_${def.id} (${name}): ${JSON.stringify(r)}, expected ${n} rows with every column filled`);
+    if (Object.values(r).some((v) => v !== n))
+      problems.push(`typed_${def.id} (${name}): ${JSON.stringify(r)}, expected ${n} rows with every column filled`);
   }
   return problems;
 }
@@ -519,12 +564,18 @@ async function verifyAggregates(base, ws, key, plainByTz) {
   for (const tz of TIMEZONES) {
     const api = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(aggregateQuery(tz)) });
     const plain = plainByTz[tz];
-    const expected = plain.map((r) => ({ group: { published_at: r.m.slice(0, 10) }, count: Number(r.count), sum: { amount: trimDecimal(r.sum) }, avg: { amount: exactAverage(r.sum, r.count) } }));
+    const expected = plain.map((r) => ({
+      group: { published_at: r.m.slice(0, 10) },
+      count: Number(r.count),
+      sum: { amount: trimDecimal(r.sum) },
+      avg: { amount: exactAverage(r.sum, r.count) },
+    }));
     const diffs = [];
     if (api.pagination?.hasMore !== false) diffs.push(`pagination ${JSON.stringify(api.pagination)}: expected hasMore false`);
     if (api.data.length !== expected.length) diffs.push(`${api.data.length} groups, the SQL has ${expected.length}`);
     for (let i = 0; i < Math.max(api.data.length, expected.length) && diffs.length < 8; i++) {
-      if (!isDeepStrictEqual(api.data[i], expected[i])) diffs.push(`group ${i}: API ${JSON.stringify(api.data[i])}, SQL ${JSON.stringify(expected[i])} (SQL avg ${plain[i]?.avg})`);
+      if (!isDeepStrictEqual(api.data[i], expected[i]))
+        diffs.push(`group ${i}: API ${JSON.stringify(api.data[i])}, SQL ${JSON.stringify(expected[i])} (SQL avg ${plain[i]?.avg})`);
     }
     const avgRounding = plain.filter((r) => round12(r.avg) !== exactAverage(r.sum, r.count)).length;
     out[tz] = { expected, diffs, avgRounding, total: expected.reduce((s, g) => s + g.count, 0) };
@@ -533,9 +584,16 @@ async function verifyAggregates(base, ws, key, plainByTz) {
 }
 
 /** A rendered article (read by id, v1 page) as the values compared with the plain SQL's. */
-const apiArticle = (a) => ({ title: a.fields?.title, amount: trimDecimal(String(a.fields?.amount)), published_at: a.fields?.published_at, state: a.fields?.state, author: a.fields?.author?.fields?.name });
+const apiArticle = (a) => ({
+  title: a.fields?.title,
+  amount: trimDecimal(String(a.fields?.amount)),
+  published_at: a.fields?.published_at,
+  state: a.fields?.state,
+  author: a.fields?.author?.fields?.name,
+});
 /** A row of ARTICLE_CHECK_SQL as the same values. */
-const plainArticle = (row) => row && { title: row.title, amount: trimDecimal(row.amount), published_at: row.published_at, state: row.status, author: row.name };
+const plainArticle = (row) =>
+  row && { title: row.title, amount: trimDecimal(row.amount), published_at: row.published_at, state: row.status, author: row.name };
 
 /** Articles read by id (the route the read question loads) against the plain SQL's rows (plainAnswers' reads). */
 async function verifyReads(base, ws, key, seed, reads) {
@@ -560,8 +618,10 @@ function listProblems(body, seed) {
     const g = i + 1;
     const author = a.fields?.author;
     if (a.id !== seed.articles[i]) problems.push(`article ${g}: id ${a.id}, expected ${seed.articles[i]}`);
-    else if (typeof author !== 'object' || author === null) problems.push(`article ${g}: fields.author ${JSON.stringify(author)}, expected an object`);
-    else if (author.id !== seed.authors[authorOf(g) - 1] || author.fields?.name !== `author ${authorOf(g)}`) problems.push(`article ${g}: author ${JSON.stringify(author)}, expected author ${authorOf(g)}`);
+    else if (typeof author !== 'object' || author === null)
+      problems.push(`article ${g}: fields.author ${JSON.stringify(author)}, expected an object`);
+    else if (author.id !== seed.authors[authorOf(g) - 1] || author.fields?.name !== `author ${authorOf(g)}`)
+      problems.push(`article ${g}: author ${JSON.stringify(author)}, expected author ${authorOf(g)}`);
   });
   if (typeof body.next_page_url !== 'string') problems.push(`next_page_url ${JSON.stringify(body.next_page_url)}: expected a next page`);
   return problems;
@@ -574,7 +634,8 @@ async function verifyList(base, ws, key, seed, plainRows) {
   const api = (body.data ?? []).map(apiArticle);
   const plain = plainRows.map(plainArticle);
   for (let i = 0; i < Math.max(api.length, plain.length) && problems.length < 8; i++) {
-    if (!isDeepStrictEqual(api[i], plain[i])) problems.push(`article ${i + 1}: API ${JSON.stringify(api[i])} vs SQL ${JSON.stringify(plain[i])}`);
+    if (!isDeepStrictEqual(api[i], plain[i]))
+      problems.push(`article ${i + 1}: API ${JSON.stringify(api[i])} vs SQL ${JSON.stringify(plain[i])}`);
   }
   return { problems, rows: plain };
 }
@@ -621,7 +682,11 @@ function pageStatement(workspaceId, defs, body) {
   const plan = parseEntryQuery(body, type, defs, errors);
   if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
   const bytes = new ByteBudget(16 * 1024 * 1024, () => new Error('over'));
-  return entryQueryStatement({ type, locale, plan, prefix: '' }, { workspace: { id: workspaceId, name: 'bench', locales: [locale] }, config: {} }, bytes).toQuery();
+  return entryQueryStatement(
+    { type, locale, plan, prefix: '' },
+    { workspace: { id: workspaceId, name: 'bench', locales: [locale] }, config: {} },
+    bytes,
+  ).toQuery();
 }
 
 /** The `@id`s of the rows a query's statement projects (its one row's `items`: the rows' JSON text). */
@@ -632,7 +697,6 @@ async function plainPlan(client, statement) {
   const explained = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
   return explained.rows.map((r) => r['QUERY PLAN']);
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Batch writes
@@ -667,27 +731,39 @@ async function benchBatches(base, ws, key, client, seed, count, runs) {
   const expectedTitles = new Map(); // id -> title
   const gOf = (b, j) => count + b * BATCH_SIZE + j + 1;
   for (let b = 0; b < BATCH_WARMUP + runs; b++) {
-    const operations = Array.from({ length: BATCH_SIZE }, (_, j) => ({ action: 'create', type: 'articles', status: 'published', fields: articleFields(gOf(b, j), seed.authors) }));
+    const operations = Array.from({ length: BATCH_SIZE }, (_, j) => ({
+      action: 'create',
+      type: 'articles',
+      status: 'published',
+      fields: articleFields(gOf(b, j), seed.authors),
+    }));
     const res = await postBatch(base, ws, key, randomUUID(), { operations });
     if (res.status !== 200) {
       problems.push(`batch ${b}: HTTP ${res.status} ${res.text.slice(0, 500)}`);
       continue;
     }
     const data = res.json?.data;
-    const ok = Array.isArray(data) && data.length === BATCH_SIZE && data.every((r, j) => r.index === j && r.action === 'create' && ULID_RE.test(r.id));
+    const ok =
+      Array.isArray(data) &&
+      data.length === BATCH_SIZE &&
+      data.every((r, j) => r.index === j && r.action === 'create' && ULID_RE.test(r.id));
     if (!ok) problems.push(`batch ${b}: unexpected answer ${res.text.slice(0, 500)}`);
     else data.forEach((r, j) => expectedTitles.set(r.id, `title ${gOf(b, j)}`));
     if (b >= BATCH_WARMUP) times.push(res.ms);
   }
   const found = new Map(
     (
-      await client.query(`SELECT e.entry_id, c.data ->> 'title' AS title FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = 'en-US' WHERE e.entry_id = ANY($1::text[]) AND e.deleted_at IS NULL AND e.status = 'published'`, [
-        [...expectedTitles.keys()],
-      ])
+      await client.query(
+        `SELECT e.entry_id, c.data ->> 'title' AS title FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = 'en-US' WHERE e.entry_id = ANY($1::text[]) AND e.deleted_at IS NULL AND e.status = 'published'`,
+        [[...expectedTitles.keys()]],
+      )
     ).rows.map((r) => [r.entry_id, r.title]),
   );
   const missing = [...expectedTitles].filter(([id, title]) => found.get(id) !== title);
-  if (missing.length) problems.push(`${missing.length} of the ${expectedTitles.size} created ids answered are not published articles with their title, e.g. ${JSON.stringify(missing.slice(0, 3))}`);
+  if (missing.length)
+    problems.push(
+      `${missing.length} of the ${expectedTitles.size} created ids answered are not published articles with their title, e.g. ${JSON.stringify(missing.slice(0, 3))}`,
+    );
 
   // The same rows into the plain table (ids after the API's, so both sets are new rows).
   const plainTimes = [];
@@ -697,7 +773,12 @@ async function benchBatches(base, ws, key, client, seed, count, runs) {
     for (let j = 0; j < BATCH_SIZE; j++) {
       const g = gOf(b, j) + offset;
       const f = articleFields(g, seed.authors);
-      cols.id.push(g), cols.title.push(f.title), cols.amount.push(String(f.amount)), cols.published_at.push(f.published_at), cols.status.push(f.state), cols.author.push(authorOf(g));
+      (cols.id.push(g),
+        cols.title.push(f.title),
+        cols.amount.push(String(f.amount)),
+        cols.published_at.push(f.published_at),
+        cols.status.push(f.state),
+        cols.author.push(authorOf(g)));
     }
     const t = performance.now();
     await client.query(
@@ -726,7 +807,10 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
       const { ws, key } = await setup(server.base, { permissions: PERMISSIONS, abilities: ABILITIES });
       const seed = await seedRows({ serve: async () => server.base, ws, key, client, count, maintain: 'VACUUM (ANALYZE)' });
       seed.defs = await contentTypeDefs(client, seed.types.get('articles').bucket_id);
-      const shapeProblems = [...(await apiShapeProblems(server.base, ws, key, seed, count)), ...(await storedShapeProblems(client, seed, count))];
+      const shapeProblems = [
+        ...(await apiShapeProblems(server.base, ws, key, seed, count)),
+        ...(await storedShapeProblems(client, seed, count)),
+      ];
       return { ws, key, seed, shapeProblems };
     })().catch((err) => {
       throw withServerOutput(server, err);
@@ -737,8 +821,12 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
         `(${API_CREATED.authors} authors and ${API_CREATED.articles} articles through the API ${seconds(seed.apiMs)}; the rest with one INSERT per type ${seconds(seed.insertMs)}; ` +
         `the plain tables ${seconds(seed.plainMs)}; VACUUM ANALYZE ${seconds(seed.analyzeMs)})`,
     );
-    if (shapeProblems.length) for (const p of shapeProblems) console.log(`anchor: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
-    else console.log('anchor: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled');
+    if (shapeProblems.length)
+      for (const p of shapeProblems) console.log(`anchor: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
+    else
+      console.log(
+        'anchor: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled',
+      );
 
     const expected = await plainAnswers(textClient, count);
     const page = await verifyPage(server.base, ws, key, expected.page);
@@ -752,7 +840,8 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     if (busy > 0.2) console.log(`anchor: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
     const byRoute = (name) => routes.find((r) => r.route === name);
     const pageRoute = byRoute('page');
-    if (opts.serverWarmupSeconds > 0) await measure(pageRoute.url, pageRoute.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
+    if (opts.serverWarmupSeconds > 0)
+      await measure(pageRoute.url, pageRoute.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
 
     // Each question and its plain SQL (10 clients of their own, the server idle meanwhile),
     // alternately for BENCH_ANCHOR_ROUNDS rounds; the comparison takes all the rounds together.
@@ -765,7 +854,15 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
         api.push(await measure(route.url, route.headers, opts, route.request));
         plain.push(await measureSql(db.url, statement, opts));
       }
-      const row = { question: route.route, api: { ...route, ...combineRounds(api, opts.seconds), label: `${route.label}${rounds}` }, sql: { route: `sql-${route.route}`, label: `  ${sqlLabel} (pg, ${opts.connections} clients)${rounds}`, ...combineRounds(plain, opts.seconds) } };
+      const row = {
+        question: route.route,
+        api: { ...route, ...combineRounds(api, opts.seconds), label: `${route.label}${rounds}` },
+        sql: {
+          route: `sql-${route.route}`,
+          label: `  ${sqlLabel} (pg, ${opts.connections} clients)${rounds}`,
+          ...combineRounds(plain, opts.seconds),
+        },
+      };
       compared.push(row);
       return row;
     };
@@ -774,7 +871,10 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     // The page's statement as the server runs it (checked right after its load: the server's
     // connections last ran it), its plan and the plain SQL's.
     const statement = pageStatement(seed.workspaceId, seed.defs, PAGE_QUERY);
-    const check = await checkStatement(client, db.name, statement, page.apiIds, { idsOf: projectedIds, like: 'WITH found AS MATERIALIZED%' });
+    const check = await checkStatement(client, db.name, statement, page.apiIds, {
+      idsOf: projectedIds,
+      like: 'WITH found AS MATERIALIZED%',
+    });
     const plan = await preparedPlan(client, statement);
     const sqlPlan = await plainPlan(client, PAGE_SQL);
 
@@ -786,12 +886,18 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
       { route: byRoute('read'), statement: readSql(count), runs: [] },
       { route: byRoute('list'), statement: LIST_SQL, runs: [] },
     ];
-    for (let i = 0; i < opts.rounds; i++) for (const q of pair) q.runs.push(await measure(q.route.url, q.route.headers, opts, q.route.request));
+    for (let i = 0; i < opts.rounds; i++)
+      for (const q of pair) q.runs.push(await measure(q.route.url, q.route.headers, opts, q.route.request));
     for (const q of pair) {
       compared.push({
         question: q.route.route,
         api: { ...q.route, ...combineRounds(q.runs, opts.seconds), label: `${q.route.label}${rounds}` },
-        sql: { route: `sql-${q.route.route}`, label: `  plain SQL (pg, ${opts.connections} clients)`, ...(await measureSql(db.url, q.statement, opts)), seconds: opts.seconds },
+        sql: {
+          route: `sql-${q.route.route}`,
+          label: `  plain SQL (pg, ${opts.connections} clients)`,
+          ...(await measureSql(db.url, q.statement, opts)),
+          seconds: opts.seconds,
+        },
       });
     }
     // Each question at 1 connection: what the embedded database is compared with.
@@ -801,12 +907,34 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
     const stopped = await stopServer(server.child);
     if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     server = await startServer({ databaseUrl: db.url, dataDir, variantEnv: { APP_ENV: 'local' } });
-    const cachedRoutes = loadRoutes(server.base, ws, key, seed).map((r) => ({ ...r, route: `${r.route}-cached`, label: `${r.label} [defaults]` }));
+    const cachedRoutes = loadRoutes(server.base, ws, key, seed).map((r) => ({
+      ...r,
+      route: `${r.route}-cached`,
+      label: `${r.label} [defaults]`,
+    }));
     await checkRoutes(cachedRoutes, server.base);
     const cached = [];
     for (const r of cachedRoutes) cached.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
     const batches = await benchBatches(server.base, ws, key, client, seed, count, batchRuns);
-    return { compared, single, cached, startMs: server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, list, statement, check, plan, sqlPlan, batches };
+    return {
+      compared,
+      single,
+      cached,
+      startMs: server.startMs,
+      busy,
+      seed,
+      shapeProblems,
+      expected,
+      page,
+      aggregates,
+      reads,
+      list,
+      statement,
+      check,
+      plan,
+      sqlPlan,
+      batches,
+    };
   } finally {
     await client.end().catch(() => {});
     await textClient.end().catch(() => {});
@@ -815,7 +943,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
     // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
-    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`anchor: kept ${db.url}`);
+    if (process.env.BENCH_KEEP_DATABASE === '1') (keepDatabase(db.name), console.log(`anchor: kept ${db.url}`));
     else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
   }
@@ -827,9 +955,15 @@ async function runPostgres({ adminUrl, opts, count, batchRuns }) {
 /** Each question's plain SQL through `client` (one: PGlite is single-connection), for information. */
 async function timePlainSql(client, count, opts) {
   const label = '  plain SQL (PGlite in this process, 1 client, server stopped)';
-  const statements = [['page', PAGE_SQL], ...TIMEZONES.map((tz) => [`aggregate-${tz}`, aggregateSql(tz)]), ['read', readSql(count)], ['list', LIST_SQL]];
+  const statements = [
+    ['page', PAGE_SQL],
+    ...TIMEZONES.map((tz) => [`aggregate-${tz}`, aggregateSql(tz)]),
+    ['read', readSql(count)],
+    ['list', LIST_SQL],
+  ];
   const out = {};
-  for (const [question, statement] of statements) out[question] = { route: `sql-${question}`, label, ...(await measureOnClients([client], statement, opts)), seconds: opts.seconds };
+  for (const [question, statement] of statements)
+    out[question] = { route: `sql-${question}`, label, ...(await measureOnClients([client], statement, opts)), seconds: opts.seconds };
   return out;
 }
 
@@ -865,8 +999,13 @@ async function runEmbedded({ opts, count }) {
         `(${API_CREATED.authors} authors and ${API_CREATED.articles} articles through the API ${seconds(seed.apiMs)}; the rest with one INSERT per type through PGlite, the server stopped, ${seconds(seed.insertMs)}; ` +
         `the plain tables ${seconds(seed.plainMs)}; ANALYZE ${seconds(seed.analyzeMs)}; the content types and the server's starts between the steps ${seconds(otherMs)})`,
     );
-    if (shapeProblems.length) for (const p of shapeProblems) console.log(`anchor: WARNING: embedded: bulk-inserted entries do not query like API-created ones: ${p}`);
-    else console.log('anchor: embedded: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled');
+    if (shapeProblems.length)
+      for (const p of shapeProblems)
+        console.log(`anchor: WARNING: embedded: bulk-inserted entries do not query like API-created ones: ${p}`);
+    else
+      console.log(
+        'anchor: embedded: a bulk-inserted article queries like an API-created one (fields, metadata, author; rows equal column by column); typed storage holds every entry, every column filled',
+      );
 
     const page = await verifyPage(base, ws, key, expected.page);
     const aggregates = await verifyAggregates(base, ws, key, expected.aggregates);
@@ -877,7 +1016,13 @@ async function runEmbedded({ opts, count }) {
     const busy = await cpuBusy();
     if (busy > 0.2) console.log(`anchor: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
     const pageRoute = routes.find((r) => r.route === 'page');
-    if (opts.serverWarmupSeconds > 0) await measure(pageRoute.url, pageRoute.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, pageRoute.request);
+    if (opts.serverWarmupSeconds > 0)
+      await measure(
+        pageRoute.url,
+        pageRoute.headers,
+        { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds },
+        pageRoute.request,
+      );
     const single = await measureSingle(routes, opts);
     return { single, sql, startMs: embedded.server.startMs, busy, seed, shapeProblems, expected, page, aggregates, reads, list };
   } finally {
@@ -895,7 +1040,9 @@ function checkLines(r) {
   const lines = [];
   lines.push(
     `  filtered page compared with the plain SQL before the load: ` +
-      (r.page.problems.length ? `DIFFERS: ${r.page.problems.join('; ')}` : `the same ${r.page.rows.length} titles, amounts and author names in the same order (first: ${JSON.stringify(r.page.rows[0])})`),
+      (r.page.problems.length
+        ? `DIFFERS: ${r.page.problems.join('; ')}`
+        : `the same ${r.page.rows.length} titles, amounts and author names in the same order (first: ${JSON.stringify(r.page.rows[0])})`),
   );
   for (const tz of TIMEZONES) {
     const a = r.aggregates[tz];
@@ -930,11 +1077,22 @@ function figuresMatch(r, question) {
 function reportPostgres(r, count, opts) {
   printRouteTable(
     `anchor on PostgreSQL server, ${count.toLocaleString('en-US')} articles, APP_ENV=local, RESPONSE_CACHE_MB=0, ${opts.connections} connections (server up in ${seconds(r.startMs)}; CPUs ${pct(r.busy)} busy before the run):`,
-    r.compared.flatMap((q) => [{ ...q.api, target: undefined }, { ...q.sql, target: undefined }]),
+    r.compared.flatMap((q) => [
+      { ...q.api, target: undefined },
+      { ...q.sql, target: undefined },
+    ]),
     100,
   );
-  printRouteTable('the same server, each question at 1 connection (PostgreSQL\'s figure for the embedded comparison):', r.single.map((x) => ({ ...x, target: undefined })), 100);
-  printRouteTable('anchor with the defaults (response cache on: the same answer asked again comes from it), one run each, for information:', r.cached.map((x) => ({ ...x, target: undefined })), 100);
+  printRouteTable(
+    "the same server, each question at 1 connection (PostgreSQL's figure for the embedded comparison):",
+    r.single.map((x) => ({ ...x, target: undefined })),
+    100,
+  );
+  printRouteTable(
+    'anchor with the defaults (response cache on: the same answer asked again comes from it), one run each, for information:',
+    r.cached.map((x) => ({ ...x, target: undefined })),
+    100,
+  );
 
   const lines = checkLines(r);
   const [utc, berlin] = TIMEZONES.map((tz) => new Map(r.aggregates[tz].expected.map((g) => [g.group.published_at, g.count])));
@@ -948,11 +1106,19 @@ function reportPostgres(r, count, opts) {
   for (const p of b.problems) lines.push(`    PROBLEM: ${p}`);
   for (const line of lines) console.log(line);
 
-  console.log(`  filtered page statement (rebuilt with dist/ modules as core/content/query/run.ts and core/query/run.ts build it), values ${JSON.stringify(r.statement.values)}:`);
-  if (r.check.problems.length) for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
-  else console.log(`  (same entries in the same order as the API answer; its first ${r.check.compared} characters, all pg_stat_activity keeps (the select list), identical to the server's statements there)`);
+  console.log(
+    `  filtered page statement (rebuilt with dist/ modules as core/content/query/run.ts and core/query/run.ts build it), values ${JSON.stringify(r.statement.values)}:`,
+  );
+  if (r.check.problems.length)
+    for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
+  else
+    console.log(
+      `  (same entries in the same order as the API answer; its first ${r.check.compared} characters, all pg_stat_activity keeps (the select list), identical to the server's statements there)`,
+    );
   for (const line of r.statement.text.split('\n')) console.log(`    ${line}`);
-  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):');
+  console.log(
+    '  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):',
+  );
   for (const line of r.plan) console.log(`    ${line}`);
   console.log(`  plain SQL: ${PAGE_SQL.text}`);
   console.log('  EXPLAIN (ANALYZE, BUFFERS) of it (after one run):');
@@ -977,16 +1143,20 @@ function reportEmbedded(e, pgRun, count, pgCount) {
   // With as many articles, the plain tables hold the same rows: their answers must be the same.
   if (count === pgCount) {
     const same = isDeepStrictEqual(e.expected, pgRun.expected);
-    lines.push(`  plain SQL answers (page, month groups, reads, v1 page) of the embedded database vs PostgreSQL's: ${same ? 'equal, value for value' : 'DIFFERENT'}`);
+    lines.push(
+      `  plain SQL answers (page, month groups, reads, v1 page) of the embedded database vs PostgreSQL's: ${same ? 'equal, value for value' : 'DIFFERENT'}`,
+    );
     if (!same) for (const line of plainDifferences(e.expected, pgRun.expected)) lines.push(`    ${line}`);
   } else {
-    lines.push(`  (${count.toLocaleString('en-US')} articles here, ${pgCount.toLocaleString('en-US')} on PostgreSQL: the times below compare different sizes)`);
+    lines.push(
+      `  (${count.toLocaleString('en-US')} articles here, ${pgCount.toLocaleString('en-US')} on PostgreSQL: the times below compare different sizes)`,
+    );
   }
   for (const [question, name] of EMBEDDED_QUESTIONS) {
     const c = embeddedComparison(e, pgRun, question);
     lines.push(
       `  ${name}: embedded p50 ${ms(c.api.p50)} ms, PostgreSQL p50 ${ms(c.pg.p50)} ms (1 connection each): ${times(c.ratio)} (target <= ${TARGETS.embedded.p50Ratio}×: ${verdict(c.ok)}); ` +
-        `figures ${c.same ? 'the same as the plain SQL\'s' : 'DIFFERENT from the plain SQL\'s'}; plain SQL in PGlite p50 ${ms(e.sql[question].p50)} ms per query (${e.sql[question].rps.toFixed(1)}/s, for information)`,
+        `figures ${c.same ? "the same as the plain SQL's" : "DIFFERENT from the plain SQL's"}; plain SQL in PGlite p50 ${ms(e.sql[question].p50)} ms per query (${e.sql[question].rps.toFixed(1)}/s, for information)`,
     );
   }
   for (const line of lines) console.log(line);
@@ -996,7 +1166,9 @@ function reportEmbedded(e, pgRun, count, pgCount) {
 function plainDifferences(a, b) {
   const out = [];
   const compare = (what, x, y) => {
-    for (let i = 0; i < Math.max(x.length, y.length) && out.length < 8; i++) if (!isDeepStrictEqual(x[i], y[i])) out.push(`${what} row ${i}: embedded ${JSON.stringify(x[i])}, PostgreSQL ${JSON.stringify(y[i])}`);
+    for (let i = 0; i < Math.max(x.length, y.length) && out.length < 8; i++)
+      if (!isDeepStrictEqual(x[i], y[i]))
+        out.push(`${what} row ${i}: embedded ${JSON.stringify(x[i])}, PostgreSQL ${JSON.stringify(y[i])}`);
   };
   compare('page', a.page, b.page);
   for (const tz of TIMEZONES) compare(`aggregate ${tz}`, a.aggregates[tz], b.aggregates[tz]);
@@ -1021,15 +1193,41 @@ function summary(r, e, count, embeddedCount) {
   const pageQ = q('page');
   const pageRatio = rate(pageQ.api) / rate(pageQ.sql);
   const pageOk = pageRatio >= TARGETS.page.ratio && pageQ.api.p50 < TARGETS.page.p50 && !failed(pageQ.api) && r.page.problems.length === 0;
-  rows.push({ question: 'filtered page', api: rate(pageQ.api), p50: pageQ.api.p50, sql: rate(pageQ.sql), ratio: pageRatio, target: `>= ${TARGETS.page.ratio}× SQL, p50 < ${TARGETS.page.p50} ms, same rows`, verdict: verdict(pageOk), ok: pageOk });
+  rows.push({
+    question: 'filtered page',
+    api: rate(pageQ.api),
+    p50: pageQ.api.p50,
+    sql: rate(pageQ.sql),
+    ratio: pageRatio,
+    target: `>= ${TARGETS.page.ratio}× SQL, p50 < ${TARGETS.page.p50} ms, same rows`,
+    verdict: verdict(pageOk),
+    ok: pageOk,
+  });
   for (const tz of TIMEZONES) {
     const a = q(`aggregate-${tz}`);
     const ratio = rate(a.api) / rate(a.sql);
     const ok = ratio >= TARGETS.aggregate.ratio && !failed(a.api) && r.aggregates[tz].diffs.length === 0;
-    rows.push({ question: `monthly aggregate ${tz}`, api: rate(a.api), p50: a.api.p50, sql: rate(a.sql), ratio, target: `>= ${TARGETS.aggregate.ratio}× SQL, same figures`, verdict: verdict(ok), ok });
+    rows.push({
+      question: `monthly aggregate ${tz}`,
+      api: rate(a.api),
+      p50: a.api.p50,
+      sql: rate(a.sql),
+      ratio,
+      target: `>= ${TARGETS.aggregate.ratio}× SQL, same figures`,
+      verdict: verdict(ok),
+      ok,
+    });
   }
   const read = q('read');
-  rows.push({ question: 'read by id (author rendered)', api: rate(read.api), p50: read.api.p50, sql: rate(read.sql), ratio: rate(read.api) / rate(read.sql), target: '(measured)', verdict: '-' });
+  rows.push({
+    question: 'read by id (author rendered)',
+    api: rate(read.api),
+    p50: read.api.p50,
+    sql: rate(read.sql),
+    ratio: rate(read.api) / rate(read.sql),
+    target: '(measured)',
+    verdict: '-',
+  });
   const list = q('list');
   const listRatio = rate(list.api) / rate(read.api);
   const listOk = listRatio >= TARGETS.list.readRatio && !failed(list.api) && !failed(read.api) && r.list.problems.length === 0;
@@ -1067,7 +1265,9 @@ function summary(r, e, count, embeddedCount) {
       ok: c.ok,
     });
   }
-  const sizes = e ? `${count.toLocaleString('en-US')} articles on PostgreSQL, ${embeddedCount.toLocaleString('en-US')} embedded` : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
+  const sizes = e
+    ? `${count.toLocaleString('en-US')} articles on PostgreSQL, ${embeddedCount.toLocaleString('en-US')} embedded`
+    : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
   console.log(`anchor summary (${sizes}, response cache off for the comparisons; ratio = API answers/s ÷ plain SQL answers/s):`);
   const table = tableLines(
     [
@@ -1082,12 +1282,16 @@ function summary(r, e, count, embeddedCount) {
     rows,
   );
   for (const line of table) console.log(line);
-  console.log(`  (the v1 page of ${LIST_SIZE} row: ratio = its req/s ÷ the read by id's req/s, measured in alternating rounds on the same server)`);
-  console.log(`  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`);
+  console.log(
+    `  (the v1 page of ${LIST_SIZE} row: ratio = its req/s ÷ the read by id's req/s, measured in alternating rounds on the same server)`,
+  );
+  console.log(
+    `  (the batch row: req/s = 1000 / median ms of one batch at a time, p50 = its median; SQL: one INSERT of the same ${BATCH_SIZE} rows; ratio = SQL median ÷ API median)`,
+  );
   if (e) {
     console.log(
       '  (the embedded rows: the embedded API at 1 connection; SQL tps: the plain SQL in PGlite, 1 client in this process, the server stopped; ' +
-        'ratio = embedded p50 ÷ PostgreSQL API p50 at 1 connection; the figures: the API\'s answers against the plain SQL\'s on the same database)',
+        "ratio = embedded p50 ÷ PostgreSQL API p50 at 1 connection; the figures: the API's answers against the plain SQL's on the same database)",
     );
   }
   return rows;
@@ -1121,7 +1325,9 @@ export async function benchAnchor(options = {}) {
     console.log(
       `anchor: ${opts.connections} connections, ${opts.serverWarmupSeconds} s of the filtered page first, then ${opts.warmupSeconds} s warm-up + ${opts.seconds} s per run; ` +
         `node ${process.version}, ${os.cpus().length} CPUs (autocannon and the plain SQL clients run on the same machine); ` +
-        (withEmbedded ? `then the embedded database, ${embeddedCount.toLocaleString('en-US')} articles, 1 connection` : 'embedded database: skipped (BENCH_ANCHOR_EMBEDDED=0)'),
+        (withEmbedded
+          ? `then the embedded database, ${embeddedCount.toLocaleString('en-US')} articles, 1 connection`
+          : 'embedded database: skipped (BENCH_ANCHOR_EMBEDDED=0)'),
     );
     const reachable = await postgresReachable(adminUrl);
     if (reachable !== true) {
@@ -1132,7 +1338,8 @@ export async function benchAnchor(options = {}) {
     }
     result = await runPostgres({ adminUrl, opts, count, batchRuns });
     reportPostgres(result, count, opts);
-    if (result.compared.some((x) => failed(x.api) || x.sql.errors > 0) || result.single.some(failed) || result.cached.some(failed)) invalid = true;
+    if (result.compared.some((x) => failed(x.api) || x.sql.errors > 0) || result.single.some(failed) || result.cached.some(failed))
+      invalid = true;
     if (withEmbedded) {
       embedded = await runEmbedded({ opts, count: embeddedCount });
       reportEmbedded(embedded, result, embeddedCount, count);
@@ -1140,7 +1347,9 @@ export async function benchAnchor(options = {}) {
     }
     const rows = summary(result, embedded, count, embeddedCount);
     const targets = rows.filter((x) => x.ok !== undefined).map((x) => `${x.question} ${x.target} (${times(x.ratio)}): ${x.verdict}`);
-    const sizes = embedded ? `PostgreSQL ${count.toLocaleString('en-US')} articles, embedded ${embeddedCount.toLocaleString('en-US')}` : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
+    const sizes = embedded
+      ? `PostgreSQL ${count.toLocaleString('en-US')} articles, embedded ${embeddedCount.toLocaleString('en-US')}`
+      : `PostgreSQL, ${count.toLocaleString('en-US')} articles`;
     console.log(`anchor targets (${sizes}): ${targets.join('; ')}`);
     console.log(`anchor: section took ${seconds(performance.now() - started)}`);
     if (invalid) console.log('anchor: WARNING: some responses were not 2xx (or failed); those figures are not valid');

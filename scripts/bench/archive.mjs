@@ -91,7 +91,8 @@ const IMPORTED = 'bench-imported'; // the imported workspace's name (?name=)
 
 const variantEnv = () => ({ APP_ENV: 'local', LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'error' });
 const mb = (bytes) => (Number.isFinite(bytes) ? (bytes / MB).toFixed(1) : '-');
-const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+const fmt = (x, digits = 0) =>
+  Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-';
 
 // ---------------------------------------------------------------------------------------------
 // Measuring a step
@@ -132,9 +133,14 @@ function sampleRss(pid) {
 /** With BENCH_ARCHIVE_SHOW_LOG (and BENCH_LOG_LEVEL=info): the import's phases and memory, as its server logged them. */
 function showPhases(step, server) {
   if (!process.env.BENCH_ARCHIVE_SHOW_LOG) return;
-  for (const line of server.child.output().split('\n').filter((l) => l.includes('"workspace import"'))) {
+  for (const line of server.child
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"workspace import"'))) {
     const { rows_ms, references_ms, typed_storage_ms, rss_mb, heap_total_mb, external_mb } = JSON.parse(line);
-    console.log(`archive: ${step} phases: rows ${seconds(rows_ms)}, reference checks ${seconds(references_ms)}, typed storage ${seconds(typed_storage_ms)}; at its end RSS ${rss_mb} MB (V8 heap ${heap_total_mb} MB, external ${external_mb} MB)`);
+    console.log(
+      `archive: ${step} phases: rows ${seconds(rows_ms)}, reference checks ${seconds(references_ms)}, typed storage ${seconds(typed_storage_ms)}; at its end RSS ${rss_mb} MB (V8 heap ${heap_total_mb} MB, external ${external_mb} MB)`,
+    );
   }
 }
 
@@ -153,19 +159,31 @@ async function timedExport(server, ws, file, timeoutMs) {
     // node:http, not fetch: reading a 1 GB body through fetch's web stream took the bench a core
     // and 1.3 GB, and limited the export to 2.3 MB/s.
     const res = await new Promise((resolve, reject) => {
-      const req = http.get(`${server.base}/admin/v1/workspaces/${ws}/export`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, signal: AbortSignal.timeout(timeoutMs) }, resolve);
+      const req = http.get(
+        `${server.base}/admin/v1/workspaces/${ws}/export`,
+        { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, signal: AbortSignal.timeout(timeoutMs) },
+        resolve,
+      );
       req.on('error', reject);
     });
     firstByteMs = performance.now() - sent;
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} ${(await text(res)).slice(0, 1000)}`);
-    if (!/gzip/.test(res.headers['content-type'] ?? '')) throw new Error(`Content-Type ${res.headers['content-type']}, expected application/gzip`);
+    if (!/gzip/.test(res.headers['content-type'] ?? ''))
+      throw new Error(`Content-Type ${res.headers['content-type']}, expected application/gzip`);
     await pipeline(res, createWriteStream(file));
     const ms = performance.now() - sent;
     return { ok: true, ms, bytes: statSync(file).size, firstByteMs, rss: rss.stop(), window: { fromUs, toUs: monotonicUs() } };
   } catch (err) {
     const ms = performance.now() - sent;
     const timedOut = err?.name === 'TimeoutError';
-    return { ok: false, ms, timedOut, error: timedOut ? `no complete archive within ${seconds(timeoutMs)}` : String(err?.cause?.message ?? err?.message ?? err), rss: rss.stop(), window: { fromUs, toUs: monotonicUs() } };
+    return {
+      ok: false,
+      ms,
+      timedOut,
+      error: timedOut ? `no complete archive within ${seconds(timeoutMs)}` : String(err?.cause?.message ?? err?.message ?? err),
+      rss: rss.stop(),
+      window: { fromUs, toUs: monotonicUs() },
+    };
   }
 }
 
@@ -196,7 +214,14 @@ async function timedImport(server, file, name, timeoutMs) {
     });
     const text = await res.text();
     const ms = performance.now() - sent;
-    const out = { ms, status: res.status, rss: rss.stop(), window: { fromUs, toUs: monotonicUs() }, sentBytes: counter.bytes, bytes: statSync(file).size };
+    const out = {
+      ms,
+      status: res.status,
+      rss: rss.stop(),
+      window: { fromUs, toUs: monotonicUs() },
+      sentBytes: counter.bytes,
+      bytes: statSync(file).size,
+    };
     if (res.status !== 201) return { ...out, ok: false, error: `HTTP ${res.status} ${text.slice(0, 1000)}` };
     return { ...out, ok: true, body: JSON.parse(text) };
   } catch (err) {
@@ -206,7 +231,9 @@ async function timedImport(server, file, name, timeoutMs) {
       ok: false,
       ms,
       timedOut,
-      error: timedOut ? `no answer within ${seconds(timeoutMs)} (aborted; ${mb(counter.bytes)} of ${mb(statSync(file).size)} MB of the archive handed to the request by then)` : String(err?.cause?.message ?? err?.message ?? err),
+      error: timedOut
+        ? `no answer within ${seconds(timeoutMs)} (aborted; ${mb(counter.bytes)} of ${mb(statSync(file).size)} MB of the archive handed to the request by then)`
+        : String(err?.cause?.message ?? err?.message ?? err),
       rss: rss.stop(),
       window: { fromUs, toUs: monotonicUs() },
       sentBytes: counter.bytes,
@@ -246,7 +273,10 @@ const tableRows = (manifest, table) => manifest.tables.find((t) => t.name === ta
 
 /** The count of a type's entries through the query route. */
 async function countOf(base, ws, key, type) {
-  const body = await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify({ type, aggregate: { count: true } }) });
+  const body = await getJson(`${base}${queryPath(ws)}`, key, {
+    method: 'POST',
+    body: JSON.stringify({ type, aggregate: { count: true } }),
+  });
   return body.data?.[0]?.count;
 }
 
@@ -257,19 +287,35 @@ async function countOf(base, ws, key, type) {
  */
 async function checkImport({ server, answer, manifest, files, userId, sample, count }) {
   const problems = [];
-  if (answer.workspace?.name !== IMPORTED) problems.push(`the answer's workspace is ${JSON.stringify(answer.workspace)}, expected ${IMPORTED}`);
+  if (answer.workspace?.name !== IMPORTED)
+    problems.push(`the answer's workspace is ${JSON.stringify(answer.workspace)}, expected ${IMPORTED}`);
   for (const t of manifest.tables) {
     if ((answer.rows?.[t.name] ?? 0) !== t.rows) problems.push(`rows.${t.name} ${answer.rows?.[t.name]}, the manifest says ${t.rows}`);
   }
-  if (answer.files?.count !== files.count || answer.files?.bytes !== files.bytes) problems.push(`files ${JSON.stringify(answer.files)}, uploaded ${JSON.stringify(files)}`);
+  if (answer.files?.count !== files.count || answer.files?.bytes !== files.bytes)
+    problems.push(`files ${JSON.stringify(answer.files)}, uploaded ${JSON.stringify(files)}`);
   try {
-    const { key } = await call(server.base, 'POST', `/admin/v1/workspaces/${IMPORTED}/api-keys`, ADMIN_TOKEN, { name: 'bench', user_id: userId, abilities: ['*'] });
+    const { key } = await call(server.base, 'POST', `/admin/v1/workspaces/${IMPORTED}/api-keys`, ADMIN_TOKEN, {
+      name: 'bench',
+      user_id: userId,
+      abilities: ['*'],
+    });
     const read = await getJson(`${server.base}${entriesPath(IMPORTED)}/${sample.id}`, key);
     // The rendered author's URLs name the workspace; compare what the entry holds.
-    const strip = (a) => ({ id: a.id, status: a.status, fields: { ...a.fields, author: a.fields?.author?.id }, author: a.fields?.author?.fields });
-    if (!isDeepStrictEqual(strip(read), strip(sample))) problems.push(`article ${sample.id} read by id: ${JSON.stringify(strip(read))}, on A ${JSON.stringify(strip(sample))}`);
-    const counts = { authors: await countOf(server.base, IMPORTED, key, 'authors'), articles: await countOf(server.base, IMPORTED, key, 'articles') };
-    if (counts.authors !== AUTHORS || counts.articles !== count) problems.push(`aggregate counts ${JSON.stringify(counts)}, seeded ${AUTHORS} authors and ${count} articles`);
+    const strip = (a) => ({
+      id: a.id,
+      status: a.status,
+      fields: { ...a.fields, author: a.fields?.author?.id },
+      author: a.fields?.author?.fields,
+    });
+    if (!isDeepStrictEqual(strip(read), strip(sample)))
+      problems.push(`article ${sample.id} read by id: ${JSON.stringify(strip(read))}, on A ${JSON.stringify(strip(sample))}`);
+    const counts = {
+      authors: await countOf(server.base, IMPORTED, key, 'authors'),
+      articles: await countOf(server.base, IMPORTED, key, 'articles'),
+    };
+    if (counts.authors !== AUTHORS || counts.articles !== count)
+      problems.push(`aggregate counts ${JSON.stringify(counts)}, seeded ${AUTHORS} authors and ${count} articles`);
   } catch (err) {
     problems.push(`reading the imported workspace: ${err.message}`);
   }
@@ -283,7 +329,8 @@ async function checkImport({ server, answer, manifest, files, userId, sample, co
 async function stopAndProfile(server, profileDir, windows) {
   const stopped = await stopServer(server.child);
   if (!profileDir) return [];
-  if (!stopped.graceful) return windows.map(([label]) => ({ label, error: 'the server did not stop within 20 s of SIGTERM (killed): no profile' }));
+  if (!stopped.graceful)
+    return windows.map(([label]) => ({ label, error: 'the server did not stop within 20 s of SIGTERM (killed): no profile' }));
   try {
     const profile = readProfile(profileDir);
     return windows.map(([label, window]) => ({ label, times: selfTimes(profile, window) }));
@@ -306,19 +353,29 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
     console.log(`archive: keeping the database of A: ${dbA.url}`);
   }
   const profileA = profileDir('a');
-  const a = await startServer({ databaseUrl: dbA.url, dataDir: makeTempDir('wsapi-bench-archive-a-'), variantEnv: variantEnv(), profileDir: profileA });
+  const a = await startServer({
+    databaseUrl: dbA.url,
+    dataDir: makeTempDir('wsapi-bench-archive-a-'),
+    variantEnv: variantEnv(),
+    profileDir: profileA,
+  });
   const client = new pg.Client({ connectionString: dbA.url, options: SERVER_SESSION_OPTIONS });
   await client.connect();
   let seeded;
   try {
     seeded = await (async () => {
-      const { ws, key, userId } = await setup(a.base, { permissions: [...PERMISSIONS, 'create-file', 'view-file'], abilities: [...ABILITIES, 'files:write', 'files:read'] });
+      const { ws, key, userId } = await setup(a.base, {
+        permissions: [...PERMISSIONS, 'create-file', 'view-file'],
+        abilities: [...ABILITIES, 'files:write', 'files:read'],
+      });
       const seed = await seedRows({ serve: async () => a.base, ws, key, client, count, maintain: 'VACUUM (ANALYZE)' });
       const t = performance.now();
       const files = { count: 0, bytes: 0 };
       for (let i = 1; i <= fileCount; i++) {
         const content = randomBytes(fileMiB * 1024 * 1024);
-        await call(a.base, 'POST', `/api/v1/${ws}/files`, key, { file: { name: `random-${i}.bin`, type: 'application/octet-stream', content: content.toString('base64') } });
+        await call(a.base, 'POST', `/api/v1/${ws}/files`, key, {
+          file: { name: `random-${i}.bin`, type: 'application/octet-stream', content: content.toString('base64') },
+        });
         files.count++;
         files.bytes += content.length;
       }
@@ -350,10 +407,14 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
   out.manifest = manifest;
   out.steps.push({ step: 'export A (PostgreSQL)', entries, ...exportA });
   if (entries !== AUTHORS + count) out.problems.push(`the manifest of A's archive counts ${entries} entries, seeded ${AUTHORS + count}`);
-  if (manifest.files?.count !== seeded.files.count || manifest.files?.bytes !== seeded.files.bytes) out.problems.push(`the manifest's files ${JSON.stringify(manifest.files)}, uploaded ${JSON.stringify(seeded.files)}`);
+  if (manifest.files?.count !== seeded.files.count || manifest.files?.bytes !== seeded.files.bytes)
+    out.problems.push(`the manifest's files ${JSON.stringify(manifest.files)}, uploaded ${JSON.stringify(seeded.files)}`);
   console.log(
     `archive: export A: ${mb(exportA.bytes)} MB in ${seconds(exportA.ms)} (first byte after ${seconds(exportA.firstByteMs)}); manifest: ${entries.toLocaleString('en-US')} entries, ` +
-      `${totalRows.toLocaleString('en-US')} rows in all (${manifest.tables.filter((t) => t.rows).map((t) => `${t.name} ${t.rows}`).join(', ')}), files ${JSON.stringify(manifest.files)}`,
+      `${totalRows.toLocaleString('en-US')} rows in all (${manifest.tables
+        .filter((t) => t.rows)
+        .map((t) => `${t.name} ${t.rows}`)
+        .join(', ')}), files ${JSON.stringify(manifest.files)}`,
   );
   out.profiles.push(...(await stopAndProfile(a, profileA, [['export A', exportA.window]])));
 
@@ -364,17 +425,34 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
     console.log(`archive: keeping the database of B: ${dbB.url}`);
   }
   const profileB = profileDir('b');
-  const b = await startServer({ databaseUrl: dbB.url, dataDir: makeTempDir('wsapi-bench-archive-b-'), variantEnv: variantEnv(), profileDir: profileB });
+  const b = await startServer({
+    databaseUrl: dbB.url,
+    dataDir: makeTempDir('wsapi-bench-archive-b-'),
+    variantEnv: variantEnv(),
+    profileDir: profileB,
+  });
   const importB = await timedImport(b, archive, IMPORTED, pgTimeoutMs);
   out.steps.push({ step: 'import B (PostgreSQL)', entries: importB.ok ? importB.body.rows?.entries : entries, ...importB });
   if (importB.ok) {
-    const problems = await checkImport({ server: b, answer: importB.body, manifest, files: seeded.files, userId: seeded.userId, sample: seeded.sample, count });
+    const problems = await checkImport({
+      server: b,
+      answer: importB.body,
+      manifest,
+      files: seeded.files,
+      userId: seeded.userId,
+      sample: seeded.sample,
+      count,
+    });
     out.problems.push(...problems.map((p) => `import B: ${p}`));
-    console.log(`archive: import B: ${mb(importB.bytes)} MB in ${seconds(importB.ms)}; answer rows.entries ${importB.body.rows?.entries}, files ${JSON.stringify(importB.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`);
+    console.log(
+      `archive: import B: ${mb(importB.bytes)} MB in ${seconds(importB.ms)}; answer rows.entries ${importB.body.rows?.entries}, files ${JSON.stringify(importB.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`,
+    );
     showPhases('import B', b);
   } else {
     out.problems.push(`import B failed after ${seconds(importB.ms)}: ${importB.error}`);
-    console.log(`archive: import B FAILED after ${seconds(importB.ms)}: ${importB.error}\nserver output (tail):\n${b.child.output().trim() || '(empty)'}`);
+    console.log(
+      `archive: import B FAILED after ${seconds(importB.ms)}: ${importB.error}\nserver output (tail):\n${b.child.output().trim() || '(empty)'}`,
+    );
   }
   out.profiles.push(...(await stopAndProfile(b, profileB, [['import B', importB.window]])));
 
@@ -387,9 +465,19 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
     out.steps.push({ step: 'import B2 (embedded)', entries: importB2.ok ? importB2.body.rows?.entries : entries, ...importB2 });
     const windows = [['import B2', importB2.window]];
     if (importB2.ok) {
-      const problems = await checkImport({ server: b2, answer: importB2.body, manifest, files: seeded.files, userId: seeded.userId, sample: seeded.sample, count });
+      const problems = await checkImport({
+        server: b2,
+        answer: importB2.body,
+        manifest,
+        files: seeded.files,
+        userId: seeded.userId,
+        sample: seeded.sample,
+        count,
+      });
       out.problems.push(...problems.map((p) => `import B2: ${p}`));
-      console.log(`archive: import B2: ${mb(importB2.bytes)} MB in ${seconds(importB2.ms)}; answer rows.entries ${importB2.body.rows?.entries}, files ${JSON.stringify(importB2.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`);
+      console.log(
+        `archive: import B2: ${mb(importB2.bytes)} MB in ${seconds(importB2.ms)}; answer rows.entries ${importB2.body.rows?.entries}, files ${JSON.stringify(importB2.body.files)}; checks ${problems.length ? 'FAILED' : 'passed'}`,
+      );
       showPhases('import B2', b2);
       const again = path.join(tmp, 'b2.tar.gz');
       const exportB2 = await timedExport(b2, IMPORTED, again, embeddedTimeoutMs);
@@ -397,10 +485,15 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
       if (exportB2.ok) {
         const m2 = await readManifest(again);
         out.steps.push({ step: 'export B2 (embedded)', entries: tableRows(m2, 'entries'), ...exportB2 });
-        const differ = manifest.tables.filter((t) => tableRows(m2, t.name) !== t.rows).map((t) => `${t.name} ${tableRows(m2, t.name)} (A ${t.rows})`);
+        const differ = manifest.tables
+          .filter((t) => tableRows(m2, t.name) !== t.rows)
+          .map((t) => `${t.name} ${tableRows(m2, t.name)} (A ${t.rows})`);
         if (differ.length) out.problems.push(`export B2: the manifest counts other rows than A's: ${differ.join(', ')}`);
-        if (!isDeepStrictEqual(m2.files, manifest.files)) out.problems.push(`export B2: files ${JSON.stringify(m2.files)}, A's ${JSON.stringify(manifest.files)}`);
-        console.log(`archive: export B2: ${mb(exportB2.bytes)} MB in ${seconds(exportB2.ms)} (first byte after ${seconds(exportB2.firstByteMs)}); its manifest ${differ.length ? 'DIFFERS from' : 'counts the same rows and files as'} A's`);
+        if (!isDeepStrictEqual(m2.files, manifest.files))
+          out.problems.push(`export B2: files ${JSON.stringify(m2.files)}, A's ${JSON.stringify(manifest.files)}`);
+        console.log(
+          `archive: export B2: ${mb(exportB2.bytes)} MB in ${seconds(exportB2.ms)} (first byte after ${seconds(exportB2.firstByteMs)}); its manifest ${differ.length ? 'DIFFERS from' : 'counts the same rows and files as'} A's`,
+        );
       } else {
         out.steps.push({ step: 'export B2 (embedded)', entries, ...exportB2 });
         out.problems.push(`export B2 ${exportB2.timedOut ? 'timed out' : 'failed'} after ${seconds(exportB2.ms)}: ${exportB2.error}`);
@@ -408,7 +501,9 @@ async function run({ adminUrl, count, fileCount, fileMiB, embedded, pgTimeoutMs,
       }
     } else {
       out.problems.push(`import B2 ${importB2.timedOut ? 'timed out' : 'failed'} after ${seconds(importB2.ms)}: ${importB2.error}`);
-      console.log(`archive: import B2 ${importB2.timedOut ? 'TIMED OUT' : 'FAILED'} after ${seconds(importB2.ms)}: ${importB2.error}\nserver output (tail):\n${b2.child.output().trim() || '(empty)'}`);
+      console.log(
+        `archive: import B2 ${importB2.timedOut ? 'TIMED OUT' : 'FAILED'} after ${seconds(importB2.ms)}: ${importB2.error}\nserver output (tail):\n${b2.child.output().trim() || '(empty)'}`,
+      );
     }
     const stopping = performance.now();
     out.profiles.push(...(await stopAndProfile(b2, profileB2, windows)));
@@ -441,7 +536,11 @@ function report(r, count) {
   const table = tableLines(
     [
       { title: 'step', width: 24, align: 'left', value: (x) => x.step },
-      { title: 'seconds', width: 9, value: (x) => (x.ok ? (x.ms / 1000).toFixed(1) : x.timedOut ? `>${(x.ms / 1000).toFixed(0)}` : 'failed') },
+      {
+        title: 'seconds',
+        width: 9,
+        value: (x) => (x.ok ? (x.ms / 1000).toFixed(1) : x.timedOut ? `>${(x.ms / 1000).toFixed(0)}` : 'failed'),
+      },
       { title: 'entries/s', width: 11, value: (x) => fmt(x.eps) },
       { title: 'MB/s', width: 8, value: (x) => fmt(x.mbps, 1) },
       { title: 'RSS growth MB', width: 15, value: (x) => mb(x.growth) },
@@ -454,14 +553,20 @@ function report(r, count) {
   for (const line of table) console.log(line);
   for (const x of rows.filter((s) => !s.ok)) console.log(`  ${x.step}: ${x.timedOut ? 'TIMED OUT' : 'FAILED'}: ${x.error}`);
   for (const p of r.problems) console.log(`  PROBLEM: ${p}`);
-  if (!r.problems.length) console.log('  checks passed: the manifest counts the seeded entries and files; each import answered as many rows of every table as the manifest and the files; on each imported workspace an article read by id equals A\'s and each type counts its seeded entries; the embedded export counts the same rows as A\'s');
+  if (!r.problems.length)
+    console.log(
+      "  checks passed: the manifest counts the seeded entries and files; each import answered as many rows of every table as the manifest and the files; on each imported workspace an article read by id equals A's and each type counts its seeded entries; the embedded export counts the same rows as A's",
+    );
   for (const p of r.profiles) {
     console.log(`  top functions of the server by self time during ${p.label}${p.error ? `: ${p.error}` : ':'}`);
     if (p.times) for (const line of topSelfTimeLines(p.times, { top: 15, root })) console.log(line);
   }
   const eachWay = rows.map((x) => `${x.step} ${fmt(x.eps)}`).join(', ');
   const memory = rows.map((x) => `${x.step} ${mb(x.growth)} MB`).join(', ');
-  const targets = [`at least ${fmt(TARGETS.entriesPerSecond)} entries/s each way (${eachWay}): ${verdict(rows.every((x) => x.epsOk))}`, `RSS growth under ${TARGETS.rssGrowthMB} MB (${memory}): ${verdict(rows.every((x) => x.rssOk))}`];
+  const targets = [
+    `at least ${fmt(TARGETS.entriesPerSecond)} entries/s each way (${eachWay}): ${verdict(rows.every((x) => x.epsOk))}`,
+    `RSS growth under ${TARGETS.rssGrowthMB} MB (${memory}): ${verdict(rows.every((x) => x.rssOk))}`,
+  ];
   const byDatabase = (tag) => rows.filter((x) => x.step.includes(tag));
   for (const [tag, name] of [
     ['PostgreSQL', 'PostgreSQL'],
@@ -485,7 +590,8 @@ export async function benchArchive(options = {}) {
   const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
   if (!(count >= 1000)) throw new Error('BENCH_ARCHIVE_ARTICLES must be at least 1000');
   if (!(fileCount >= 0) || !(fileMiB > 0)) throw new Error('BENCH_ARCHIVE_FILES must be at least 0 and BENCH_ARCHIVE_FILE_MIB more than 0');
-  if (!(embeddedTimeoutMs > 0) || !(pgTimeoutMs > 0)) throw new Error('BENCH_ARCHIVE_EMBEDDED_TIMEOUT_S and BENCH_ARCHIVE_TIMEOUT_S must be more than 0');
+  if (!(embeddedTimeoutMs > 0) || !(pgTimeoutMs > 0))
+    throw new Error('BENCH_ARCHIVE_EMBEDDED_TIMEOUT_S and BENCH_ARCHIVE_TIMEOUT_S must be more than 0');
   checkBuild('archive');
 
   const removeHandlers = installSignalHandlers('archive bench');

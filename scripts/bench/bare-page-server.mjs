@@ -41,9 +41,13 @@ async function lookUp(pool) {
       WHERE w.name = $1 AND b.name = $2 AND t.name = ANY($3::text[])`,
     [ws, bucket, ['person', 'tag', 'article']],
   );
-  if (types.length !== 3) throw new Error(`content types person, tag and article not all found in ${ws}/${bucket}: ${JSON.stringify(types)}`);
+  if (types.length !== 3)
+    throw new Error(`content types person, tag and article not all found in ${ws}/${bucket}: ${JSON.stringify(types)}`);
   const ids = types.map((t) => t.id);
-  const { rows: fields } = await pool.query('SELECT content_type_id, name, id FROM field_definitions WHERE content_type_id = ANY($1::int[])', [ids]);
+  const { rows: fields } = await pool.query(
+    'SELECT content_type_id, name, id FROM field_definitions WHERE content_type_id = ANY($1::int[])',
+    [ids],
+  );
   const { rows: typed } = await pool.query('SELECT content_type_id FROM typed_tables WHERE content_type_id = ANY($1::int[])', [ids]);
   const { rows: columns } = await pool.query(
     `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
@@ -51,17 +55,23 @@ async function lookUp(pool) {
   );
   const out = { workspaceId: types[0].workspace_id };
   for (const t of types) {
-    if (!typed.some((r) => r.content_type_id === t.id)) throw new Error(`content type ${t.name} (${t.id}) has no typed table (typed_tables)`);
+    if (!typed.some((r) => r.content_type_id === t.id))
+      throw new Error(`content type ${t.name} (${t.id}) has no typed table (typed_tables)`);
     const table = `typed_${t.id}`;
     const cols = {};
     for (const f of fields.filter((x) => x.content_type_id === t.id)) {
       const column = `f${f.id}`;
-      if (!columns.some((c) => c.table_name === table && c.column_name === column)) throw new Error(`${table} has no column ${column} for field ${t.name}.${f.name}`);
+      if (!columns.some((c) => c.table_name === table && c.column_name === column))
+        throw new Error(`${table} has no column ${column} for field ${t.name}.${f.name}`);
       cols[f.name] = column;
     }
     out[t.name] = { id: t.id, table, cols };
   }
-  for (const [type, names] of [['person', ['name']], ['tag', ['label']], ['article', ['title', 'body', 'rating', 'authors', 'tags', 'cover']]]) {
+  for (const [type, names] of [
+    ['person', ['name']],
+    ['tag', ['label']],
+    ['article', ['title', 'body', 'rating', 'authors', 'tags', 'cover']],
+  ]) {
     for (const n of names) if (!out[type].cols[n]) throw new Error(`no field ${type}.${n}`);
   }
   return out;

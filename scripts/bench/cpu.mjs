@@ -97,7 +97,9 @@ export function topSelfTimeLines(times, { top = 15, root, indent = '    ' } = {}
   ];
   for (const e of times.functions.slice(0, top)) {
     const share = times.busyMs > 0 ? (e.ms / times.busyMs) * 100 : 0;
-    lines.push(`${indent}${e.ms.toFixed(1).padStart(9)}${`${share.toFixed(1)} %`.padStart(8)}  ${e.name.slice(0, 40).padEnd(40)}  ${place(e, root)}`);
+    lines.push(
+      `${indent}${e.ms.toFixed(1).padStart(9)}${`${share.toFixed(1)} %`.padStart(8)}  ${e.name.slice(0, 40).padEnd(40)}  ${place(e, root)}`,
+    );
   }
   return lines;
 }

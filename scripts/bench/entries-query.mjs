@@ -260,20 +260,37 @@ function aggregateDiffs(api, expected, max = 8) {
 const pageShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length <= 20 &&
-  body.data.every((r) => isDeepStrictEqual(Object.keys(r).sort(), ['author', 'published', 'title']) && typeof r.author?.name === 'string') &&
+  body.data.every(
+    (r) => isDeepStrictEqual(Object.keys(r).sort(), ['author', 'published', 'title']) && typeof r.author?.name === 'string',
+  ) &&
   typeof body.pagination?.hasMore === 'boolean';
 
 const aggregateShapeOk = (body) =>
   Array.isArray(body.data) &&
   body.data.length > 0 &&
-  body.data.every((r) => typeof r.group?.published === 'string' && Number.isInteger(r.count) && typeof r.sum?.amount === 'string' && typeof r.avg?.amount === 'string') &&
+  body.data.every(
+    (r) =>
+      typeof r.group?.published === 'string' &&
+      Number.isInteger(r.count) &&
+      typeof r.sum?.amount === 'string' &&
+      typeof r.avg?.amount === 'string',
+  ) &&
   body.pagination?.hasMore === false;
 
 /** The routes loaded with autocannon; each answers 200 (and what it should) before the load. */
 function loadRoutes(base, ws, key, seed) {
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const url = `${base}${queryPath(ws)}`;
-  const routes = [{ route: 'health', label: 'GET /health (no auth; SELECT 1, storage check)', url: `${base}/health`, headers: {}, check: () => true, ceiling: true }];
+  const routes = [
+    {
+      route: 'health',
+      label: 'GET /health (no auth; SELECT 1, storage check)',
+      url: `${base}/health`,
+      headers: {},
+      check: () => true,
+      ceiling: true,
+    },
+  ];
   for (const [name, f] of Object.entries(QUERY_FILTERS)) {
     const values = f.values(seed);
     const body = () => JSON.stringify(pageQuery(f.filter(pick(values))));
@@ -313,7 +330,21 @@ async function seedPostgres(base, ws, key, client, count) {
   const { workspaceId, types } = await createContentTypes(base, client, ws, BUCKET, CONTENT_TYPES);
   const newUlid = monotonicFactory();
   const seedType = (type, total, fieldsOf, extra) =>
-    seedTypedEntries({ base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
+    seedTypedEntries({
+      base,
+      ws,
+      key,
+      client,
+      bucket: BUCKET,
+      workspaceId,
+      type: types.get(type),
+      total,
+      viaApi: API_CREATED[type],
+      fieldsOf,
+      bulkSql: BULK_SQL[type],
+      extra,
+      newUlid,
+    });
   const authors = await seedType('author', AUTHORS, authorFields, []);
   // The API-created posts reference bulk-inserted authors: the API checks that they exist.
   const posts = await seedType('post', count, (n) => postFields(n, count, authors.ids), [authors.ids, count]);
@@ -336,8 +367,25 @@ async function seedPostgres(base, ws, key, client, count) {
 /** A bulk-inserted post must query like an API-created one: fields, metadata, rows. */
 async function shapeCheck(base, ws, key, client, seed, count) {
   const problems = [];
-  const query = async (id, fields) => (await getJson(`${base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify({ type: 'post', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }) })).data;
-  const meta = ['@id', '@status', '@lock_version', '@locales', '@created_at', '@updated_at', '@publish_at', '@published_at', 'author.@id', 'author.name'];
+  const query = async (id, fields) =>
+    (
+      await getJson(`${base}${queryPath(ws)}`, key, {
+        method: 'POST',
+        body: JSON.stringify({ type: 'post', filter: { '@id': { eq: id } }, ...(fields ? { fields } : {}) }),
+      })
+    ).data;
+  const meta = [
+    '@id',
+    '@status',
+    '@lock_version',
+    '@locales',
+    '@created_at',
+    '@updated_at',
+    '@publish_at',
+    '@published_at',
+    'author.@id',
+    'author.name',
+  ];
   for (const [what, n] of [
     ['API-created', 1],
     ['bulk', count],
@@ -345,15 +393,25 @@ async function shapeCheck(base, ws, key, client, seed, count) {
     const id = seed.posts[n - 1];
     const [own] = await query(id);
     const expected = postFields(n, count, seed.authors);
-    if (!isDeepStrictEqual(own, expected)) problems.push(`${what} post ${n}: own fields ${JSON.stringify(own)}, expected ${JSON.stringify(expected)}`);
+    if (!isDeepStrictEqual(own, expected))
+      problems.push(`${what} post ${n}: own fields ${JSON.stringify(own)}, expected ${JSON.stringify(expected)}`);
     const [m] = await query(id, meta);
-    if (m?.['@id'] !== id || m['@status'] !== 'published' || m['@lock_version'] !== 0 || !isDeepStrictEqual(m['@locales'], ['en-US']) || m['@publish_at'] !== null || typeof m['@published_at'] !== 'string') {
+    if (
+      m?.['@id'] !== id ||
+      m['@status'] !== 'published' ||
+      m['@lock_version'] !== 0 ||
+      !isDeepStrictEqual(m['@locales'], ['en-US']) ||
+      m['@publish_at'] !== null ||
+      typeof m['@published_at'] !== 'string'
+    ) {
       problems.push(`${what} post ${n}: metadata ${JSON.stringify(m)}`);
     }
-    if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `Author ${authorIndex(n) + 1}`) problems.push(`${what} post ${n}: author ${JSON.stringify(m?.author)}`);
+    if (m?.author?.['@id'] !== expected.author || m?.author?.name !== `Author ${authorIndex(n) + 1}`)
+      problems.push(`${what} post ${n}: author ${JSON.stringify(m?.author)}`);
     if (what === 'bulk') {
       const [api] = await query(seed.posts[0], meta);
-      if (!isDeepStrictEqual(shapeOf(m ?? {}), shapeOf(api ?? {}))) problems.push(`metadata shapes differ: bulk ${JSON.stringify(shapeOf(m ?? {}))} vs API ${JSON.stringify(shapeOf(api ?? {}))}`);
+      if (!isDeepStrictEqual(shapeOf(m ?? {}), shapeOf(api ?? {})))
+        problems.push(`metadata shapes differ: bulk ${JSON.stringify(shapeOf(m ?? {}))} vs API ${JSON.stringify(shapeOf(api ?? {}))}`);
     }
   }
   problems.push(
@@ -384,7 +442,9 @@ async function verifyPages(base, ws, key, client, seed, samples = 5) {
       const expected = await expectedPage(client, typeId, f.sql, value);
       compared++;
       if (!isDeepStrictEqual(api, expected)) {
-        problems.push(`${name} ${JSON.stringify(body.filter)}: API ${JSON.stringify(api).slice(0, 700)} vs SQL ${JSON.stringify(expected).slice(0, 700)}`);
+        problems.push(
+          `${name} ${JSON.stringify(body.filter)}: API ${JSON.stringify(api).slice(0, 700)} vs SQL ${JSON.stringify(expected).slice(0, 700)}`,
+        );
       }
     }
   }
@@ -402,12 +462,20 @@ async function verifyAggregates(base, ws, key, client, seed) {
     const value = await fn();
     return { ms: performance.now() - t, value };
   };
-  const median = (list) => percentile([...list].sort((a, b) => a - b), 50);
+  const median = (list) =>
+    percentile(
+      [...list].sort((a, b) => a - b),
+      50,
+    );
   for (const tz of TIMEZONES) {
     const body = JSON.stringify(aggregateQuery(tz));
     const statement = aggregateSql(seed.types.get('post').id, tz);
     const apiCall = async () => {
-      const res = await fetch(`${base}${queryPath(ws)}`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body });
+      const res = await fetch(`${base}${queryPath(ws)}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body,
+      });
       return { status: res.status, text: await res.text() };
     };
     const apiRuns = [];
@@ -419,7 +487,7 @@ async function verifyAggregates(base, ws, key, client, seed) {
       const b = await timed(() => client.query(statement));
       res = a.value;
       expected = b.value.rows;
-      if (i > 0) apiRuns.push(a.ms), sqlRuns.push(b.ms);
+      if (i > 0) (apiRuns.push(a.ms), sqlRuns.push(b.ms));
     }
     const single = { api: median(apiRuns), sql: median(sqlRuns) };
     if (res.status !== 200) out[tz] = { expected, single, diffs: [`HTTP ${res.status}: ${res.text.slice(0, 500)}`] };
@@ -443,18 +511,38 @@ async function postBatch(base, ws, key, idempotencyKey, body) {
   try {
     json = JSON.parse(text);
   } catch {}
-  return { status: res.status, ms: performance.now() - started, text, json, retryAfter: res.headers.get('retry-after'), replayed: res.headers.get('idempotent-replayed'), timing: res.headers.get('server-timing') };
+  return {
+    status: res.status,
+    ms: performance.now() - started,
+    text,
+    json,
+    retryAfter: res.headers.get('retry-after'),
+    replayed: res.headers.get('idempotent-replayed'),
+    timing: res.headers.get('server-timing'),
+  };
 }
 
 /** `batch;dur=41.7, batch_work;dur=35.2` -> { batch: 41.7, batch_work: 35.2 } */
-const parseTiming = (header) => Object.fromEntries((header ?? '').split(',').map((p) => /^\s*([\w-]+);dur=([\d.]+)/.exec(p)).filter(Boolean).map((m) => [m[1], Number(m[2])]));
+const parseTiming = (header) =>
+  Object.fromEntries(
+    (header ?? '')
+      .split(',')
+      .map((p) => /^\s*([\w-]+);dur=([\d.]+)/.exec(p))
+      .filter(Boolean)
+      .map((m) => [m[1], Number(m[2])]),
+  );
 
 /** A post to create in a batch: `title`, the fields of post n otherwise. */
 const newPost = (title, n, count, seed) => ({ action: 'create', type: 'post', fields: { ...postFields(n, count, seed.authors), title } });
 
 /** Existing posts among `ids` with their title (ids may repeat across answers: counted once each). */
 async function postsById(client, ids) {
-  const found = (await client.query(`SELECT e.entry_id, c.data ->> 'title' AS title FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = 'en-US' WHERE e.entry_id = ANY($1::text[]) AND e.deleted_at IS NULL`, [ids])).rows;
+  const found = (
+    await client.query(
+      `SELECT e.entry_id, c.data ->> 'title' AS title FROM entries e JOIN entry_contents c ON c.entry_pk = e.id AND c.locale = 'en-US' WHERE e.entry_id = ANY($1::text[]) AND e.deleted_at IS NULL`,
+      [ids],
+    )
+  ).rows;
   return new Map(found.map((r) => [r.entry_id, r.title]));
 }
 
@@ -466,7 +554,9 @@ async function benchSequentialBatches(base, ws, key, client, seed, count, runs) 
   const expectedTitles = new Map(); // id -> title
   let last;
   for (let b = 0; b < BATCH_WARMUP + runs; b++) {
-    const body = { operations: Array.from({ length: BATCH_SIZE }, (_, j) => newPost(`seq batch ${b} item ${j}`, b * BATCH_SIZE + j + 1, count, seed)) };
+    const body = {
+      operations: Array.from({ length: BATCH_SIZE }, (_, j) => newPost(`seq batch ${b} item ${j}`, b * BATCH_SIZE + j + 1, count, seed)),
+    };
     const idempotencyKey = randomUUID();
     const res = await postBatch(base, ws, key, idempotencyKey, body);
     if (res.status !== 200) {
@@ -474,7 +564,12 @@ async function benchSequentialBatches(base, ws, key, client, seed, count, runs) 
       continue;
     }
     const data = res.json?.data;
-    const ok = Array.isArray(data) && data.length === BATCH_SIZE && data.every((r, j) => r.index === j && r.action === 'create' && ULID_RE.test(r.id) && r.lock_version === 0 && Object.keys(r).length === 4);
+    const ok =
+      Array.isArray(data) &&
+      data.length === BATCH_SIZE &&
+      data.every(
+        (r, j) => r.index === j && r.action === 'create' && ULID_RE.test(r.id) && r.lock_version === 0 && Object.keys(r).length === 4,
+      );
     if (!ok) problems.push(`batch ${b}: unexpected answer ${res.text.slice(0, 500)}`);
     else data.forEach((r, j) => expectedTitles.set(r.id, `seq batch ${b} item ${j}`));
     if (b >= BATCH_WARMUP) {
@@ -485,16 +580,28 @@ async function benchSequentialBatches(base, ws, key, client, seed, count, runs) 
   }
   const found = await postsById(client, [...expectedTitles.keys()]);
   const missing = [...expectedTitles].filter(([id, title]) => found.get(id) !== title);
-  if (missing.length) problems.push(`${missing.length} of the ${expectedTitles.size} created ids answered are not posts with their title, e.g. ${JSON.stringify(missing.slice(0, 3))}`);
+  if (missing.length)
+    problems.push(
+      `${missing.length} of the ${expectedTitles.size} created ids answered are not posts with their title, e.g. ${JSON.stringify(missing.slice(0, 3))}`,
+    );
   let replay = 'not tried';
   if (last) {
     const again = await postBatch(base, ws, key, last.idempotencyKey, last.body);
     const same = again.status === 200 && again.replayed === 'true' && isDeepStrictEqual(again.json, last.res.json);
-    replay = same ? `the same body with Idempotent-Replayed: true in ${ms(again.ms)} ms` : `HTTP ${again.status}, Idempotent-Replayed ${again.replayed}, same body ${isDeepStrictEqual(again.json, last.res.json)}`;
+    replay = same
+      ? `the same body with Idempotent-Replayed: true in ${ms(again.ms)} ms`
+      : `HTTP ${again.status}, Idempotent-Replayed ${again.replayed}, same body ${isDeepStrictEqual(again.json, last.res.json)}`;
     if (!same) problems.push(`replay of the last batch with its key: ${replay}`);
   }
   const sorted = [...times].sort((a, b) => a - b);
-  const median = (key) => percentile(timings.map((t) => t[key]).filter(Number.isFinite).sort((a, b) => a - b), 50);
+  const median = (key) =>
+    percentile(
+      timings
+        .map((t) => t[key])
+        .filter(Number.isFinite)
+        .sort((a, b) => a - b),
+      50,
+    );
   return {
     runs: times.length,
     median: percentile(sorted, 50),
@@ -570,14 +677,22 @@ async function benchConcurrentBatches(base, ws, key, client, seed, count, batche
 
   // Every answer: 200 with its results, or 409 with Retry-After; never anything else.
   for (const { plan, attempts, final } of outcomes) {
-    for (const res of attempts) if (res.status !== 200 && res.status !== 409) problems.push(`batch ${plan.i}: HTTP ${res.status} ${res.text.slice(0, 400)}`);
+    for (const res of attempts)
+      if (res.status !== 200 && res.status !== 409) problems.push(`batch ${plan.i}: HTTP ${res.status} ${res.text.slice(0, 400)}`);
     if (final.status !== 200) continue;
     const data = final.json?.data;
     const ops = plan.body.operations;
     const ok =
       Array.isArray(data) &&
       data.length === ops.length &&
-      data.every((r, n) => r.index === n && r.action === ops[n].action && ULID_RE.test(r.id) && Number.isInteger(r.lock_version) && (ops[n].action !== 'update' || r.id === ops[n].id));
+      data.every(
+        (r, n) =>
+          r.index === n &&
+          r.action === ops[n].action &&
+          ULID_RE.test(r.id) &&
+          Number.isInteger(r.lock_version) &&
+          (ops[n].action !== 'update' || r.id === ops[n].id),
+      );
     if (!ok) problems.push(`batch ${plan.i}: unexpected answer ${final.text.slice(0, 500)}`);
   }
   const succeeded = outcomes.filter((o) => o.final.status === 200 && Array.isArray(o.final.json?.data));
@@ -599,13 +714,16 @@ async function benchConcurrentBatches(base, ws, key, client, seed, count, batche
       const n = row?.n ?? 0;
       if (n !== (ok ? 1 : 0)) problems.push(`batch ${plan.i} (HTTP ${final.status}): ${n} posts titled "${createTitle(plan.i, j)}"`);
       const answered = ok ? final.json?.data?.[SHARED + 1 + j]?.id : undefined;
-      if (ok && (!row || !row.ids.includes(answered))) problems.push(`batch ${plan.i}: the created id ${answered} it answered is not the post titled "${createTitle(plan.i, j)}"`);
+      if (ok && (!row || !row.ids.includes(answered)))
+        problems.push(`batch ${plan.i}: the created id ${answered} it answered is not the post titled "${createTitle(plan.i, j)}"`);
     }
     const mine = after.get(own[plan.i]);
     const was = before.get(own[plan.i]);
     const expectTitle = ok ? ownTitle(plan.i) : was.data.title;
     if (mine.data.title !== expectTitle || mine.lock_version !== was.lock_version + (ok ? 1 : 0)) {
-      problems.push(`batch ${plan.i} (HTTP ${final.status}): its own post has title ${JSON.stringify(mine.data.title)} and version ${mine.lock_version}, expected ${JSON.stringify(expectTitle)} and ${was.lock_version + (ok ? 1 : 0)}`);
+      problems.push(
+        `batch ${plan.i} (HTTP ${final.status}): its own post has title ${JSON.stringify(mine.data.title)} and version ${mine.lock_version}, expected ${JSON.stringify(expectTitle)} and ${was.lock_version + (ok ? 1 : 0)}`,
+      );
     }
   }
   // Shared posts: one version and one revision per successful batch, the last writer's amount.
@@ -613,14 +731,19 @@ async function benchConcurrentBatches(base, ws, key, client, seed, count, batche
   shared.forEach((id, k) => {
     const b = before.get(id);
     const a = after.get(id);
-    const versions = succeeded.map((o) => ({ i: o.plan.i, v: o.final.json.data.find((r) => r.id === id)?.lock_version })).sort((x, y) => x.v - y.v);
+    const versions = succeeded
+      .map((o) => ({ i: o.plan.i, v: o.final.json.data.find((r) => r.id === id)?.lock_version }))
+      .sort((x, y) => x.v - y.v);
     const expectedVersions = succeeded.map((_, n) => b.lock_version + n + 1);
     const lastWriter = versions[versions.length - 1];
     const amountOk = lastWriter ? a.data.amount === amountOf(lastWriter.i, k) : a.data.amount === b.data.amount;
     const ok =
       a.lock_version === b.lock_version + succeeded.length &&
       a.updates - b.updates === succeeded.length &&
-      isDeepStrictEqual(versions.map((x) => x.v), expectedVersions) &&
+      isDeepStrictEqual(
+        versions.map((x) => x.v),
+        expectedVersions,
+      ) &&
       amountOk;
     sharedReport.push({ id, versionFrom: b.lock_version, versionTo: a.lock_version, revisions: a.updates - b.updates, ok });
     if (!ok) {
@@ -630,12 +753,16 @@ async function benchConcurrentBatches(base, ws, key, client, seed, count, batche
       );
     }
   });
-  if (conflicts.total > conflicts.withRetryAfter) problems.push(`${conflicts.total - conflicts.withRetryAfter} 409 answers without Retry-After: ${conflicts.bodies.join(' | ')}`);
+  if (conflicts.total > conflicts.withRetryAfter)
+    problems.push(`${conflicts.total - conflicts.withRetryAfter} 409 answers without Retry-After: ${conflicts.bodies.join(' | ')}`);
   const latencies = outcomes.map((o) => o.attempts.reduce((s, r) => s + r.ms, 0)).sort((a, b) => a - b);
   return {
     batches,
     succeeded: succeeded.length,
-    statuses: [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' '),
+    statuses: [...statuses]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' '),
     conflicts,
     retried: outcomes.filter((o) => o.attempts.length > 1).length,
     wallMs,
@@ -671,20 +798,28 @@ async function runPostgres({ adminUrl, opts, count, batchRuns, concurrentBatches
       `entries-query: seeded ${count.toLocaleString('en-US')} published posts and ${AUTHORS.toLocaleString('en-US')} authors on PostgreSQL in ${seconds(seed.totalMs)} ` +
         `(${API_CREATED.author} authors and ${API_CREATED.post} posts through the API ${seconds(seed.apiMs)}; the rest with one INSERT per type ${seconds(seed.insertMs)}; VACUUM ANALYZE ${seconds(seed.analyzeMs)})`,
     );
-    if (shapeProblems.length) for (const p of shapeProblems) console.log(`entries-query: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
-    else console.log('entries-query: a bulk-inserted post queries like an API-created one (fields, metadata, author; rows equal column by column), and so does an author (rows)');
+    if (shapeProblems.length)
+      for (const p of shapeProblems) console.log(`entries-query: WARNING: bulk-inserted entries do not query like API-created ones: ${p}`);
+    else
+      console.log(
+        'entries-query: a bulk-inserted post queries like an API-created one (fields, metadata, author; rows equal column by column), and so does an author (rows)',
+      );
 
     const pages = await verifyPages(server.base, ws, key, client, seed).catch((err) => ({ problems: [err.message], compared: 0 }));
     const aggregates = await verifyAggregates(server.base, ws, key, client, seed);
 
     const routes = loadRoutes(server.base, ws, key, seed);
     const busy = await cpuBusy();
-    if (busy > 0.2) console.log(`entries-query: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
+    if (busy > 0.2)
+      console.log(`entries-query: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
     const uncached = routes
       .filter((r) => !r.ceiling)
       .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined }));
     await checkRoutes(uncached, server.base);
-    const uncachedRows = await measureSteady(uncached.filter((r) => !r.timezone), opts);
+    const uncachedRows = await measureSteady(
+      uncached.filter((r) => !r.timezone),
+      opts,
+    );
     // Each aggregate and its plain SQL (10 clients of their own, the server idle meanwhile),
     // alternately for BENCH_AGGREGATE_ROUNDS rounds: at 5 to 10 answers a second, one run of each
     // varies by a third on this machine; the comparison takes all the rounds together.
@@ -699,7 +834,12 @@ async function runPostgres({ adminUrl, opts, count, batchRuns, concurrentBatches
       }
       const rounds = ` (${opts.aggregateRounds} rounds of ${opts.seconds} s, alternating)`;
       uncachedRows.push({ ...route, ...combineRounds(api, opts.seconds), label: `${route.label}${rounds}` });
-      sqlRows.push({ route: `sql-${tz}`, timezone: tz, label: `plain SQL GROUP BY of the ${tz} aggregate (pg, ${opts.connections} clients)${rounds}`, ...combineRounds(plain, opts.seconds) });
+      sqlRows.push({
+        route: `sql-${tz}`,
+        timezone: tz,
+        label: `plain SQL GROUP BY of the ${tz} aggregate (pg, ${opts.connections} clients)${rounds}`,
+        ...combineRounds(plain, opts.seconds),
+      });
     }
 
     // The defaults: answers asked again come from the response cache (dropped by every write).
@@ -720,7 +860,7 @@ async function runPostgres({ adminUrl, opts, count, batchRuns, concurrentBatches
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
     // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
-    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`entries-query: kept ${db.url}`);
+    if (process.env.BENCH_KEEP_DATABASE === '1') (keepDatabase(db.name), console.log(`entries-query: kept ${db.url}`));
     else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
   }
@@ -771,7 +911,9 @@ function report(r, count, opts) {
   lines.push(
     `  batch of ${BATCH_SIZE} creates, ${b.runs}× sequential (after ${BATCH_WARMUP} not counted): median ${ms(b.median)} ms, p95 ${ms(b.p95)} ms, max ${ms(b.max)} ms ` +
       `(target < ${TARGETS.batchMs} ms: median ${verdict(b.median < TARGETS.batchMs)}, p95 ${verdict(b.p95 < TARGETS.batchMs)}); ` +
-      `Server-Timing medians: ${Object.entries(b.serverTiming).map(([k, v]) => `${k} ${ms(v)}`).join(', ')} ms; ` +
+      `Server-Timing medians: ${Object.entries(b.serverTiming)
+        .map(([k, v]) => `${k} ${ms(v)}`)
+        .join(', ')} ms; ` +
       `${b.created.toLocaleString('en-US')} created ids checked; replay: ${b.replay}`,
   );
   for (const p of b.problems) lines.push(`    PROBLEM: ${p}`);
@@ -780,7 +922,9 @@ function report(r, count, opts) {
     `  ${c.batches} concurrent batches (${SHARED} shared updates in rotated orders, 1 own update, ${CONCURRENT_CREATES} creates each): ${c.succeeded}/${c.batches} committed in ${ms(c.wallMs)} ms ` +
       `(per batch median ${ms(c.median)} ms, max ${ms(c.max)} ms); answers ${c.statuses}; 409: ${c.conflicts.total} (${c.conflicts.withRetryAfter} with Retry-After), ${c.retried} batches retried; ` +
       `shared posts: ${c.sharedReport.map((s) => `v${s.versionFrom}->v${s.versionTo}/${s.revisions} rev`).join(', ')}: ` +
-      (c.problems.length ? `${c.problems.length} PROBLEMS (MISSED)` : 'no lost update, every effect exactly once, every answered id exists (met)'),
+      (c.problems.length
+        ? `${c.problems.length} PROBLEMS (MISSED)`
+        : 'no lost update, every effect exactly once, every answered id exists (met)'),
   );
   for (const p of c.problems.slice(0, 10)) lines.push(`    PROBLEM: ${p}`);
   for (const line of lines) console.log(line);
@@ -803,7 +947,8 @@ export async function benchEntriesQuery(options = {}) {
   // The concurrent batches update posts 11..15 and their own posts from 101 on.
   if (!(count >= 1000)) throw new Error('BENCH_QUERY_ENTRIES must be at least 1000');
   if (!(batchRuns >= 1)) throw new Error('BENCH_BATCH_RUNS must be at least 1');
-  if (!(concurrentBatches >= 1 && concurrentBatches <= count - 100)) throw new Error('BENCH_CONCURRENT_BATCHES must be at least 1 (and leave posts for them)');
+  if (!(concurrentBatches >= 1 && concurrentBatches <= count - 100))
+    throw new Error('BENCH_CONCURRENT_BATCHES must be at least 1 (and leave posts for them)');
   checkBuild('entries-query');
 
   const removeHandlers = installSignalHandlers('entries-query bench');

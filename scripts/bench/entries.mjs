@@ -247,7 +247,9 @@ function articleContentOk(a) {
 
 /** An article as a read renders it: authors and tags expanded to full entries, cover a file. */
 const renderedArticleOk = (a) =>
-  articleContentOk(a) && [...a.fields.authors, ...a.fields.tags].every((e) => !('_relation' in e)) && typeof a.fields.cover.download_url === 'string';
+  articleContentOk(a) &&
+  [...a.fields.authors, ...a.fields.tags].every((e) => !('_relation' in e)) &&
+  typeof a.fields.cover.download_url === 'string';
 
 /** The routes loaded with autocannon; each answers 200 (and what it should) before the load. */
 function loadRoutes(base, ws, key, articleIds, lastPersons) {
@@ -255,7 +257,14 @@ function loadRoutes(base, ws, key, articleIds, lastPersons) {
   const p = entriesPath(ws);
   const randomId = () => articleIds[Math.floor(Math.random() * articleIds.length)];
   const routes = [
-    { route: 'health', label: 'GET /health (no auth; SELECT 1, storage check)', url: `${base}/health`, headers: {}, check: () => true, ceiling: true },
+    {
+      route: 'health',
+      label: 'GET /health (no auth; SELECT 1, storage check)',
+      url: `${base}/health`,
+      headers: {},
+      check: () => true,
+      ceiling: true,
+    },
     {
       route: 'read',
       label: `GET ${p}/{random article ULID}`,
@@ -273,7 +282,11 @@ function loadRoutes(base, ws, key, articleIds, lastPersons) {
       label: `GET ${p}?contentBucket=${BUCKET}&contentType=article&per_page=${perPage}`,
       url: `${base}${listPath(ws, perPage)}`,
       path: () => listPath(ws, perPage),
-      check: (body) => body.data?.length === perPage && body.data.every(renderedArticleOk) && typeof body.next_page_url === 'string' && body.prev_page_url === null,
+      check: (body) =>
+        body.data?.length === perPage &&
+        body.data.every(renderedArticleOk) &&
+        typeof body.next_page_url === 'string' &&
+        body.prev_page_url === null,
       target: TARGETS[`list${perPage}`],
     });
   }
@@ -284,7 +297,8 @@ function loadRoutes(base, ws, key, articleIds, lastPersons) {
       label: `GET ${p}?contentBucket=${BUCKET}&contentType=person&per_page=100&cursor={its last page's}`,
       url: `${base}${lastPersons}`,
       path: () => lastPersons,
-      check: (body) => body.data?.length === 100 && body.next_page_url === null && body.data.every((e) => e.fields?.name?.startsWith('Person ')),
+      check: (body) =>
+        body.data?.length === 100 && body.next_page_url === null && body.data.every((e) => e.fields?.name?.startsWith('Person ')),
     });
   }
   for (const r of routes) if (!r.ceiling) r.headers = { ...auth, ...r.headers };
@@ -309,14 +323,28 @@ async function lastPersonsPath(base, ws, key) {
 function uncachedRoutes(routes) {
   return routes
     .filter((r) => r.route === 'read' || r.perPage === 50 || r.perPage === 100 || r.route === 'lastPersons')
-    .map((r) => ({ ...r, route: `${r.route}-uncached`, label: `${r.label} (response cache off)`, target: undefined, perPage: undefined, warmup: r.route === 'read' }));
+    .map((r) => ({
+      ...r,
+      route: `${r.route}-uncached`,
+      label: `${r.label} (response cache off)`,
+      target: undefined,
+      perPage: undefined,
+      warmup: r.route === 'read',
+    }));
 }
 
 /** The pages of 50 and 100 again with nothing kept either (UNKEPT_ENV): rendering every entry, as after a change to all of them. */
 function unkeptRoutes(routes) {
   return routes
     .filter((r) => r.perPage === 50 || r.perPage === 100)
-    .map((r) => ({ ...r, route: `${r.route}-unkept`, label: `${r.label} (response cache off, nothing kept)`, target: undefined, perPage: undefined, warmup: r.perPage === 50 }));
+    .map((r) => ({
+      ...r,
+      route: `${r.route}-unkept`,
+      label: `${r.label} (response cache off, nothing kept)`,
+      target: undefined,
+      perPage: undefined,
+      warmup: r.perPage === 50,
+    }));
 }
 
 /** Each route checked, then measured in steady state, with the server's CPU time per response. */
@@ -358,7 +386,9 @@ async function profilePage50({ db, dataDir, ws, key, articles, opts }) {
  * process: it exits when this process is gone. `apiBase` prefixes its entries' api_url.
  */
 async function startBarePageServer({ databaseUrl, ws, apiBase }) {
-  const child = trackChild(spawn(process.execPath, [BARE_SERVER, databaseUrl, ws, BUCKET, apiBase], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }));
+  const child = trackChild(
+    spawn(process.execPath, [BARE_SERVER, databaseUrl, ws, BUCKET, apiBase], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
   let output = '';
   const keep = (chunk) => {
     output = (output + chunk).slice(-8_000);
@@ -415,7 +445,9 @@ function compareBarePage(api, bare) {
   if (!isDeepStrictEqual(apiIds, bareIds)) {
     const n = Math.max(apiIds.length, bareIds.length);
     const at = Array.from({ length: n }, (_, i) => i).find((i) => apiIds[i] !== bareIds[i]);
-    problems.push(`entry ids differ (${bareIds.length} entries vs the API's ${apiIds.length}; first at index ${at}: ${bareIds[at] ?? 'none'} vs the API's ${apiIds[at] ?? 'none'})`);
+    problems.push(
+      `entry ids differ (${bareIds.length} entries vs the API's ${apiIds.length}; first at index ${at}: ${bareIds[at] ?? 'none'} vs the API's ${apiIds[at] ?? 'none'})`,
+    );
     return problems;
   }
   const content = (a) => ({
@@ -466,7 +498,9 @@ async function seedPostgres(base, ws, key, client, count) {
   const files = [];
   for (let i = 1; i <= FILES; i++) {
     const content = Buffer.from(`Cover file ${i} of the entries bench.\n`).toString('base64');
-    files.push((await call(base, 'POST', `/api/v1/${ws}/files`, key, { file: { name: `cover-${i}.txt`, type: 'text/plain', content } })).id);
+    files.push(
+      (await call(base, 'POST', `/api/v1/${ws}/files`, key, { file: { name: `cover-${i}.txt`, type: 'text/plain', content } })).id,
+    );
   }
 
   const newUlid = monotonicFactory();
@@ -477,7 +511,19 @@ async function seedPostgres(base, ws, key, client, count) {
   /** Entries 1..total of `type`: API_CREATED[type] through the API, the rest with BULK_SQL[type]. */
   const seedType = async (type, total, fieldsOf, ids, extra) => {
     const seeded = await seedTypedEntries({
-      base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid,
+      base,
+      ws,
+      key,
+      client,
+      bucket: BUCKET,
+      workspaceId,
+      type: types.get(type),
+      total,
+      viaApi: API_CREATED[type],
+      fieldsOf,
+      bulkSql: BULK_SQL[type],
+      extra,
+      newUlid,
     });
     created[type].push(...seeded.created);
     ids.push(...seeded.ids);
@@ -508,7 +554,8 @@ async function shapeCheck(base, ws, key, client, seed, count) {
   const bulkId = seed.articles[count - 1];
   const bulk = await getJson(`${base}${entriesPath(ws)}/${bulkId}`, key);
   const sameShape = (what, a, b) => {
-    if (!isDeepStrictEqual(shapeOf(a ?? {}), shapeOf(b ?? {}))) problems.push(`${what}: shapes differ: ${JSON.stringify(shapeOf(a ?? {}))} vs ${JSON.stringify(shapeOf(b ?? {}))}`);
+    if (!isDeepStrictEqual(shapeOf(a ?? {}), shapeOf(b ?? {})))
+      problems.push(`${what}: shapes differ: ${JSON.stringify(shapeOf(a ?? {}))} vs ${JSON.stringify(shapeOf(b ?? {}))}`);
   };
   sameShape('envelope', bulk, viaApi);
   sameShape('fields', bulk.fields, viaApi.fields);
@@ -522,20 +569,27 @@ async function shapeCheck(base, ws, key, client, seed, count) {
   ]) {
     const expected = articleFields(n, seed.refs);
     if (!renderedArticleOk(a)) problems.push(`the ${what} article ${n} does not render as expected: ${JSON.stringify(a).slice(0, 600)}`);
-    for (const k of ['title', 'body', 'rating']) if (!isDeepStrictEqual(a.fields?.[k], expected[k])) problems.push(`${what} article ${n}: fields.${k} is ${JSON.stringify(a.fields?.[k])}, expected ${JSON.stringify(expected[k])}`);
+    for (const k of ['title', 'body', 'rating'])
+      if (!isDeepStrictEqual(a.fields?.[k], expected[k]))
+        problems.push(`${what} article ${n}: fields.${k} is ${JSON.stringify(a.fields?.[k])}, expected ${JSON.stringify(expected[k])}`);
     const authorIds = a.fields?.authors?.map((p) => p.id);
     const tagIds = a.fields?.tags?.map((t) => t.id);
-    if (!isDeepStrictEqual(authorIds, expected.authors)) problems.push(`${what} article ${n}: authors ${JSON.stringify(authorIds)}, expected ${JSON.stringify(expected.authors)}`);
-    if (!isDeepStrictEqual(tagIds, expected.tags)) problems.push(`${what} article ${n}: tags ${JSON.stringify(tagIds)}, expected ${JSON.stringify(expected.tags)}`);
+    if (!isDeepStrictEqual(authorIds, expected.authors))
+      problems.push(`${what} article ${n}: authors ${JSON.stringify(authorIds)}, expected ${JSON.stringify(expected.authors)}`);
+    if (!isDeepStrictEqual(tagIds, expected.tags))
+      problems.push(`${what} article ${n}: tags ${JSON.stringify(tagIds)}, expected ${JSON.stringify(expected.tags)}`);
     const names = a.fields?.authors?.map((p) => p.fields?.name);
     const expectedNames = expected.authors.map((id) => `Person ${seed.refs.persons.indexOf(id) + 1}`);
-    if (!isDeepStrictEqual(names, expectedNames)) problems.push(`${what} article ${n}: author names ${JSON.stringify(names)}, expected ${JSON.stringify(expectedNames)}`);
-    if (a.fields?.cover?.id !== expected.cover) problems.push(`${what} article ${n}: cover ${JSON.stringify(a.fields?.cover)}, expected file ${expected.cover}`);
+    if (!isDeepStrictEqual(names, expectedNames))
+      problems.push(`${what} article ${n}: author names ${JSON.stringify(names)}, expected ${JSON.stringify(expectedNames)}`);
+    if (a.fields?.cover?.id !== expected.cover)
+      problems.push(`${what} article ${n}: cover ${JSON.stringify(a.fields?.cover)}, expected file ${expected.cover}`);
     if (a.name !== expected.title) problems.push(`${what} article ${n}: name ${JSON.stringify(a.name)}, expected the title`);
     if (!a.api_url?.endsWith(`/api/v1/${ws}/entries/${a.id}`)) problems.push(`${what} article ${n}: api_url ${a.api_url}`);
   }
   for (const field of ['status', 'status_label', 'publish_at', 'tags', 'locales', 'lock_version']) {
-    if (!isDeepStrictEqual(bulk[field], viaApi[field])) problems.push(`${field}: ${JSON.stringify(bulk[field])} vs ${JSON.stringify(viaApi[field])}`);
+    if (!isDeepStrictEqual(bulk[field], viaApi[field]))
+      problems.push(`${field}: ${JSON.stringify(bulk[field])} vs ${JSON.stringify(viaApi[field])}`);
   }
   if (bulk.id !== bulkId) problems.push(`the bulk article reads with id ${bulk.id}, asked for ${bulkId}`);
   // The rows themselves, column by column (except ids and times), and the counts.
@@ -867,7 +921,8 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
         `(${FILES} files, ${API_CREATED.person} persons, ${API_CREATED.tag} tags and ${API_CREATED.article} articles through the API ${seconds(seed.apiMs)}; ` +
         `the rest with one INSERT per type ${seconds(seed.insertMs)}; VACUUM ANALYZE ${seconds(seed.analyzeMs)})`,
     );
-    if (shapeProblems.length) for (const p of shapeProblems) console.log(`entries: WARNING: bulk-inserted entries do not read like API-created ones: ${p}`);
+    if (shapeProblems.length)
+      for (const p of shapeProblems) console.log(`entries: WARNING: bulk-inserted entries do not read like API-created ones: ${p}`);
     else {
       console.log(
         'entries: a bulk-inserted article reads like an API-created one (envelope, fields, authors and tags expanded, cover a file object; rows equal column by column), and so do persons and tags (rows)',
@@ -903,14 +958,26 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
     // The competitor: a bare node:http + pg server on the same database, the same page.
     const bare = await measureBarePages({ databaseUrl: db.url, ws, apiBase, apiPage50, opts });
     rows.push(...bare.rows);
-    if (bare.problems.length) for (const p of bare.problems) console.log(`entries: WARNING: the bare node:http + pg server's page of 50 differs from the API's cache-off page of 50: ${p}`);
-    else console.log("entries: the bare node:http + pg server's page of 50 holds the API's cache-off page of 50 (the same entries in the same order; titles, author names, tag labels and covers equal)");
+    if (bare.problems.length)
+      for (const p of bare.problems)
+        console.log(`entries: WARNING: the bare node:http + pg server's page of 50 differs from the API's cache-off page of 50: ${p}`);
+    else
+      console.log(
+        "entries: the bare node:http + pg server's page of 50 holds the API's cache-off page of 50 (the same entries in the same order; titles, author names, tag labels and covers equal)",
+      );
 
     const profiled = profile ? await profilePage50({ db, dataDir, ws, key, articles: seed.articles, opts }) : undefined;
 
     // Round trips on a server of its own, with nothing else running.
     const counted = routes.filter((r) => r.route === 'read' || r.perPage);
-    const roundTrips = await countRoundTrips({ db, dataDir, routes: counted, runs: roundTripRuns, mode: roundTripMode, idleSeconds: roundTripIdleSeconds });
+    const roundTrips = await countRoundTrips({
+      db,
+      dataDir,
+      routes: counted,
+      runs: roundTripRuns,
+      mode: roundTripMode,
+      idleSeconds: roundTripIdleSeconds,
+    });
     return { rows, startMs, busy, seed, roundTrips, profiled, bareProblems: bare.problems };
   } finally {
     await client.end().catch(() => {});
@@ -919,7 +986,7 @@ async function runPostgres({ adminUrl, opts, count, roundTripRuns, roundTripMode
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
     // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
-    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`entries: kept ${db.url}`);
+    if (process.env.BENCH_KEEP_DATABASE === '1') (keepDatabase(db.name), console.log(`entries: kept ${db.url}`));
     else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
   }
@@ -940,8 +1007,16 @@ function cachedTargets(rows) {
   const read = rows.find((r) => r.route === 'read');
   const page50 = rows.find((r) => r.route === 'list50');
   return [
-    { name: `read by ULID >= ${TARGETS.read.rps} req/s`, figure: `${read.rps.toFixed(0)} req/s`, ok: valid(read) && read.rps >= TARGETS.read.rps },
-    { name: `list page per_page=50 p50 < ${TARGETS.list50.p50} ms`, figure: `${ms(page50.p50)} ms`, ok: valid(page50) && page50.p50 < TARGETS.list50.p50 },
+    {
+      name: `read by ULID >= ${TARGETS.read.rps} req/s`,
+      figure: `${read.rps.toFixed(0)} req/s`,
+      ok: valid(read) && read.rps >= TARGETS.read.rps,
+    },
+    {
+      name: `list page per_page=50 p50 < ${TARGETS.list50.p50} ms`,
+      figure: `${ms(page50.p50)} ms`,
+      ok: valid(page50) && page50.p50 < TARGETS.list50.p50,
+    },
   ];
 }
 
@@ -953,7 +1028,14 @@ function cachedTargets(rows) {
 function renderingTargets(rows, { bareProblems = [] } = {}) {
   const row = (route) => rows.find((r) => r.route === route);
   const [health, page50, page100, read, bare50, bare100, unkept50, unkept100] = [
-    'health', 'list50-uncached', 'list100-uncached', 'read-uncached', 'bare50', 'bare100', 'list50-unkept', 'list100-unkept',
+    'health',
+    'list50-uncached',
+    'list100-uncached',
+    'read-uncached',
+    'bare50',
+    'bare100',
+    'list50-unkept',
+    'list100-unkept',
   ].map(row);
   const t = TARGETS.uncached50;
   const share = page50.rps / health.rps;
@@ -975,7 +1057,10 @@ function renderingTargets(rows, { bareProblems = [] } = {}) {
     { name: `cache-off page of 50 p50 < ${t.p50} ms`, figure: `${ms(page50.p50)} ms`, ok: valid(page50) && page50.p50 < t.p50 },
     {
       name: `server (Node) CPU per cache-off page of 50 < ${t.cpuMs} ms`,
-      figure: cpu === undefined ? 'not measured (no /proc)' : `${ms(cpu)} ms (${(page50.serverCpuMs / 1000).toFixed(2)} s of CPU over ${page50.total} responses)`,
+      figure:
+        cpu === undefined
+          ? 'not measured (no /proc)'
+          : `${ms(cpu)} ms (${(page50.serverCpuMs / 1000).toFixed(2)} s of CPU over ${page50.total} responses)`,
       ok: valid(page50) && cpu < t.cpuMs,
     },
     {
@@ -988,7 +1073,11 @@ function renderingTargets(rows, { bareProblems = [] } = {}) {
     { name: 'cache-off single read', figure: `${read.rps.toFixed(0)} req/s, p50 ${ms(read.p50)} ms`, ok: undefined },
     { name: 'cache-off page of 50 vs a bare node:http + pg server', figure: versusBare(page50, bare50), ok: undefined },
     { name: 'cache-off page of 100 vs a bare node:http + pg server', figure: versusBare(page100, bare100), ok: undefined },
-    { name: 'page of 50 with nothing kept (KEEP_RENDERED_ENTRIES=false) vs a bare node:http + pg server', figure: versusBare(unkept50, bare50), ok: undefined },
+    {
+      name: 'page of 50 with nothing kept (KEEP_RENDERED_ENTRIES=false) vs a bare node:http + pg server',
+      figure: versusBare(unkept50, bare50),
+      ok: undefined,
+    },
     { name: 'page of 100 with nothing kept vs a bare node:http + pg server', figure: versusBare(unkept100, bare100), ok: undefined },
     {
       name: 'page of 100 with nothing kept, cost per request ÷ a page of 50',
@@ -999,7 +1088,9 @@ function renderingTargets(rows, { bareProblems = [] } = {}) {
 }
 
 function reportRendering(targets, opts) {
-  console.log(`  delivery answers rendered by PostgreSQL (response cache off, ${opts.connections} connections; CPU: the server process's utime + stime over the run ÷ its responses):`);
+  console.log(
+    `  delivery answers rendered by PostgreSQL (response cache off, ${opts.connections} connections; CPU: the server process's utime + stime over the run ÷ its responses):`,
+  );
   for (const t of targets) console.log(`    ${t.name}: ${t.figure}: ${targetWord(t.ok)}`);
 }
 
@@ -1019,7 +1110,7 @@ function reportRoundTrips(rt) {
       `a server of its own with nothing else to do, ${rt.runs} requests per route one at a time after 5 uncounted ones, each counted until ${rt.settle} ms after its answer ` +
       `(its request log row is written ${REQUEST_LOG_FLUSH_MS} ms after it). ` +
       `An idle window of ${seconds(rt.idleMs)} saw ${rt.idleStatements} background statements (${((rt.idleStatements / rt.idleMs) * 1000).toFixed(1)}/s) of ${rt.background.size} kinds; ` +
-      'statements of those kinds are left out of the requests\' counts:',
+      "statements of those kinds are left out of the requests' counts:",
   );
   const lines = tableLines(
     [
@@ -1048,7 +1139,9 @@ function reportRoundTrips(rt) {
   console.log(
     `    list pages per_page=${lists.map((r) => r.perPage).join(', ')}: ${lists.map((r) => r.mode).join(', ')} statements per request: ` +
       (same ? 'the same for every page size (met)' : 'NOT the same for every page size (MISSED)') +
-      (steady ? '; every counted request had exactly its count' : '; NOTE: some requests had another count (min/max): a background statement of a kind the idle window did not see?'),
+      (steady
+        ? '; every counted request had exactly its count'
+        : '; NOTE: some requests had another count (min/max): a background statement of a kind the idle window did not see?'),
   );
   for (const r of rt.results.filter((x) => x.odd.length)) {
     console.log(`    statements in the requests of ${r.label} with another count than ${r.mode}, not run by the usual one:`);
@@ -1061,7 +1154,8 @@ function reportRoundTrips(rt) {
   const excluded = new Map();
   for (const r of rt.results) for (const [text, n] of r.excluded) excluded.set(text, (excluded.get(text) ?? 0) + n);
   console.log(`    background statements of the idle window (${rt.background.size} kinds; times seen idle / inside counted requests):`);
-  for (const [text, n] of [...rt.background.entries()].sort((a, b) => b[1] - a[1])) console.log(`      ${n} / ${excluded.get(text) ?? 0}  ${oneLine(text, 130)}`);
+  for (const [text, n] of [...rt.background.entries()].sort((a, b) => b[1] - a[1]))
+    console.log(`      ${n} / ${excluded.get(text) ?? 0}  ${oneLine(text, 130)}`);
   return same;
 }
 
@@ -1082,7 +1176,8 @@ export async function benchEntries(options = {}) {
   if (!(count >= 1000)) throw new Error('BENCH_ENTRIES must be at least 1000');
   if (!(roundTripRuns >= 1)) throw new Error('BENCH_ROUND_TRIP_REQUESTS must be at least 1');
   if (!(roundTripIdleSeconds > 0)) throw new Error('BENCH_ROUND_TRIP_IDLE_SECONDS must be more than 0');
-  if (!['auto', 'proxy', 'pg_stat_statements'].includes(roundTripMode)) throw new Error(`BENCH_ROUND_TRIP_COUNTER: unknown counter "${roundTripMode}" (auto, proxy, pg_stat_statements)`);
+  if (!['auto', 'proxy', 'pg_stat_statements'].includes(roundTripMode))
+    throw new Error(`BENCH_ROUND_TRIP_COUNTER: unknown counter "${roundTripMode}" (auto, proxy, pg_stat_statements)`);
   checkBuild('entries');
 
   const removeHandlers = installSignalHandlers('entries bench');
@@ -1108,7 +1203,9 @@ export async function benchEntries(options = {}) {
       88,
     );
     const list = Object.fromEntries(result.rows.filter((r) => r.perPage).map((r) => [r.perPage, r]));
-    console.log(`  list pages, first page p50: ${PAGE_SIZES.map((n) => `per_page=${n} ${ms(list[n].p50)} ms`).join(', ')} (per entry: ${PAGE_SIZES.map((n) => `${ms(list[n].p50 / n)} ms`).join(', ')})`);
+    console.log(
+      `  list pages, first page p50: ${PAGE_SIZES.map((n) => `per_page=${n} ${ms(list[n].p50)} ms`).join(', ')} (per entry: ${PAGE_SIZES.map((n) => `${ms(list[n].p50 / n)} ms`).join(', ')})`,
+    );
     const rendering = renderingTargets(result.rows, { bareProblems: result.bareProblems });
     reportRendering(rendering, opts);
     if (result.profiled) reportProfile(result.profiled);
@@ -1116,10 +1213,19 @@ export async function benchEntries(options = {}) {
     if (result.rows.some(failed) || (result.profiled && failed(result.profiled.row))) invalid = true;
     const targets = [
       ...cachedTargets(result.rows),
-      { name: 'the same number of database round trips for per_page=10, 50 and 100', figure: result.roundTrips.results.filter((r) => r.perPage).map((r) => r.mode).join(', '), ok: result.sameRoundTrips },
+      {
+        name: 'the same number of database round trips for per_page=10, 50 and 100',
+        figure: result.roundTrips.results
+          .filter((r) => r.perPage)
+          .map((r) => r.mode)
+          .join(', '),
+        ok: result.sameRoundTrips,
+      },
       ...rendering,
     ];
-    console.log(`entries targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): ${targets.map((t) => `${t.name} (${t.figure}): ${targetWord(t.ok)}`).join('; ')}`);
+    console.log(
+      `entries targets (PostgreSQL, ${count.toLocaleString('en-US')} articles): ${targets.map((t) => `${t.name} (${t.figure}): ${targetWord(t.ok)}`).join('; ')}`,
+    );
     console.log(`entries: section took ${seconds(performance.now() - started)}`);
     if (invalid) console.log('entries: WARNING: some responses were not 2xx (or failed); those figures are not valid');
   } finally {

@@ -14,7 +14,16 @@ const MiB = 1024 * 1024;
 
 async function startServer(dataDir, port) {
   const child = spawn(process.execPath, [path.join(root, 'dist/server/src/main.js')], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, DATABASE_URL: '', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'silent', APP_ENV: 'local' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: '',
+      ADMIN_TOKEN: 'bench',
+      LOG_LEVEL: 'silent',
+      APP_ENV: 'local',
+    },
     stdio: 'ignore',
   });
   for (;;) {
@@ -30,7 +39,11 @@ const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/
 
 async function setup(base) {
   const admin = (p, body) =>
-    fetch(`${base}/admin/v1${p}`, { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+    fetch(`${base}/admin/v1${p}`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
   await admin('/workspaces', { name: 'bench' });
   const user = await admin('/workspaces/bench/users', { email: 'bench@example.com', permissions: ['create-file', 'view-file'] });
   return (await admin('/workspaces/bench/api-keys', { name: 'bench', user_id: user.id, abilities: ['*'] })).key;
@@ -38,14 +51,20 @@ async function setup(base) {
 
 function multipartUpload(base, key, size) {
   const boundary = `----bench${Date.now()}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const chunk = randomBytes(MiB);
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.request(`${base}/api/v1/bench/files`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': head.length + size + tail.length },
+      headers: {
+        Authorization: `Bearer ${key}`,
+        'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        'Content-Length': head.length + size + tail.length,
+      },
     });
     req.on('response', (res) => {
       res.resume();
@@ -84,11 +103,16 @@ export async function benchFiles() {
     const up = await multipartUpload(base, key, size);
     clearInterval(sampler);
     peak = Math.max(peak, rssKiB(server.pid));
-    console.log(`upload 250 MiB multipart: HTTP ${up.status}, ${(size / MiB / up.seconds).toFixed(0)} MiB/s, peak RSS growth ${((peak - baseline) / 1024).toFixed(1)} MiB   targets >= 160 MiB/s, < 64 MiB`);
+    console.log(
+      `upload 250 MiB multipart: HTTP ${up.status}, ${(size / MiB / up.seconds).toFixed(0)} MiB/s, peak RSS growth ${((peak - baseline) / 1024).toFixed(1)} MiB   targets >= 160 MiB/s, < 64 MiB`,
+    );
 
     // Image: a 12-megapixel JPEG with real detail (noise), its first 400-px WebP, then repeats.
     const raw = randomBytes(4000 * 3000 * 3);
-    const jpeg = await sharp(raw, { raw: { width: 4000, height: 3000, channels: 3 } }).blur(1.2).jpeg({ quality: 85 }).toBuffer();
+    const jpeg = await sharp(raw, { raw: { width: 4000, height: 3000, channels: 3 } })
+      .blur(1.2)
+      .jpeg({ quality: 85 })
+      .toBuffer();
     const file = await fetch(`${base}/api/v1/bench/files`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },

@@ -91,7 +91,12 @@ const unknownAddress = (i) => `nobody-${i}@example.com`;
 /** Hosted authentication on; the app users and the other addresses of the login rows. */
 async function setupLogin(base, ws) {
   await call(base, 'PATCH', `/admin/v1/workspaces/${ws}`, ADMIN_TOKEN, { auth_enabled: true });
-  const post = (route, body) => fetch(`${base}/api/v1/${ws}/auth/${route}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (route, body) =>
+    fetch(`${base}/api/v1/${ws}/auth/${route}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   for (let i = 0; i < LOGIN_ADDRESSES; i++) {
     for (const email of [knownAddress(i), unknownAddress(i)]) {
       const login = await post('login', { email });
@@ -108,7 +113,10 @@ async function setupLogin(base, ws) {
 /** Login requests rotating over `address(0..LOGIN_ADDRESSES-1)`. */
 function loginRequests(address) {
   let n = 0;
-  return { method: 'POST', requests: [{ method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: address(n++ % LOGIN_ADDRESSES) }) }) }] };
+  return {
+    method: 'POST',
+    requests: [{ method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: address(n++ % LOGIN_ADDRESSES) }) }) }],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +162,9 @@ function printTable(title, rows, baseline) {
     }
     console.log(line);
     if (row.non2xx > 0 || row.errors > 0 || row.timeouts > 0) {
-      console.log(`    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors} errors, ${row.timeouts} timeouts (status codes: ${row.statusCodes})`);
+      console.log(
+        `    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors} errors, ${row.timeouts} timeouts (status codes: ${row.statusCodes})`,
+      );
     }
   });
 }
@@ -186,14 +196,46 @@ async function runOne({ database, variant, adminUrl, opts, profileRoot }) {
     const json = { 'Content-Type': 'application/json' };
     const routes = [
       { route: 'health', label: 'GET /health', url: `${server.base}/health`, headers: {}, target: undefined },
-      { route: 'api-key', label: `GET /api/v1/${ws}/api-key`, url: `${server.base}/api/v1/${ws}/api-key`, headers: auth, target: TARGETS[database] },
-      { route: 'file', label: `GET /api/v1/${ws}/files/${fileId}`, url: `${server.base}/api/v1/${ws}/files/${fileId}`, headers: auth, target: TARGETS[database] },
-      { route: 'login-known', label: 'POST …/auth/login (app users)', url: loginUrl, headers: json, target: null, status: 204, request: loginRequests(knownAddress) },
-      { route: 'login-unknown', label: 'POST …/auth/login (no app user)', url: loginUrl, headers: json, target: null, status: 204, request: loginRequests(unknownAddress) },
+      {
+        route: 'api-key',
+        label: `GET /api/v1/${ws}/api-key`,
+        url: `${server.base}/api/v1/${ws}/api-key`,
+        headers: auth,
+        target: TARGETS[database],
+      },
+      {
+        route: 'file',
+        label: `GET /api/v1/${ws}/files/${fileId}`,
+        url: `${server.base}/api/v1/${ws}/files/${fileId}`,
+        headers: auth,
+        target: TARGETS[database],
+      },
+      {
+        route: 'login-known',
+        label: 'POST …/auth/login (app users)',
+        url: loginUrl,
+        headers: json,
+        target: null,
+        status: 204,
+        request: loginRequests(knownAddress),
+      },
+      {
+        route: 'login-unknown',
+        label: 'POST …/auth/login (no app user)',
+        url: loginUrl,
+        headers: json,
+        target: null,
+        status: 204,
+        request: loginRequests(unknownAddress),
+      },
     ];
     // Each route must answer before it is worth loading.
     for (const r of routes) {
-      const res = await fetch(r.url, { method: r.request?.method ?? 'GET', headers: r.headers, body: r.request ? JSON.stringify({ email: knownAddress(0) }) : undefined });
+      const res = await fetch(r.url, {
+        method: r.request?.method ?? 'GET',
+        headers: r.headers,
+        body: r.request ? JSON.stringify({ email: knownAddress(0) }) : undefined,
+      });
       const text = await res.text();
       if (res.status !== (r.status ?? 200)) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
     }
@@ -237,7 +279,9 @@ export async function benchHotPath(options = {}) {
   const profile = options.profile ?? env.BENCH_PROFILE === '1';
   let profileRoot;
   if (profile) {
-    profileRoot = env.BENCH_PROFILE_DIR ? path.resolve(env.BENCH_PROFILE_DIR) : mkdtempSync(path.join(os.tmpdir(), 'wsapi-hot-path-cpuprof-'));
+    profileRoot = env.BENCH_PROFILE_DIR
+      ? path.resolve(env.BENCH_PROFILE_DIR)
+      : mkdtempSync(path.join(os.tmpdir(), 'wsapi-hot-path-cpuprof-'));
     mkdirSync(profileRoot, { recursive: true });
   }
 
@@ -265,7 +309,8 @@ export async function benchHotPath(options = {}) {
       results[database] = {};
       for (const variant of variants) {
         const busy = await cpuBusy();
-        if (busy > 0.2) console.log(`hot path: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
+        if (busy > 0.2)
+          console.log(`hot path: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
         const { rows, startMs, notes } = await runOne({ database, variant, adminUrl, opts, profileRoot });
         results[database][variant] = rows;
         const dbLabel = database === 'postgres' ? 'PostgreSQL server' : 'embedded PostgreSQL (PGlite)';

@@ -123,7 +123,9 @@ function startLoad({ base, ws, key, ids, clients }) {
     let text;
     try {
       const res =
-        kind === 'get' ? await fetch(`${base}${entriesPath(ws)}/${ids[Math.floor(Math.random() * ids.length)]}`, { headers }) : await fetch(`${base}${queryPath(ws)}`, queryInit);
+        kind === 'get'
+          ? await fetch(`${base}${entriesPath(ws)}/${ids[Math.floor(Math.random() * ids.length)]}`, { headers })
+          : await fetch(`${base}${queryPath(ws)}`, queryInit);
       status = res.status;
       text = await res.text();
     } catch (err) {
@@ -163,7 +165,13 @@ function windowStats(records, from, to) {
   const of = (kind) => {
     const rs = inWindow.filter((r) => r.kind === kind).sort((a, b) => a.end - a.start - (b.end - b.start));
     const d = rs.map((r) => r.end - r.start);
-    return { n: d.length, p50: percentile(d, 50), p99: percentile(d, 99), max: d.length ? d[d.length - 1] : NaN, slowest: rs[rs.length - 1] };
+    return {
+      n: d.length,
+      p50: percentile(d, 50),
+      p99: percentile(d, 99),
+      max: d.length ? d[d.length - 1] : NaN,
+      slowest: rs[rs.length - 1],
+    };
   };
   return { from, to, get: of('get'), query: of('query') };
 }
@@ -173,7 +181,14 @@ function windowStats(records, from, to) {
 
 /** A field of the content type's answer as a definition to send back (FieldDefinition). */
 function definition(f) {
-  const d = { name: f.name, type: f.type, multiple: f.multiple, required: f.required, unique: f.unique, cascade_on_delete: f.cascade_on_delete };
+  const d = {
+    name: f.name,
+    type: f.type,
+    multiple: f.multiple,
+    required: f.required,
+    unique: f.unique,
+    cascade_on_delete: f.cascade_on_delete,
+  };
   if (f.indexed !== undefined) d.indexed = f.indexed;
   if (f.type === 'date') d.format = f.format;
   if (f.type === 'relation') d.targets = f.targets;
@@ -187,7 +202,11 @@ async function timedPatch(base, ws, body) {
   let status = 0;
   let text;
   try {
-    const res = await fetch(`${base}${typePath(ws)}`, { method: 'PATCH', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: payload });
+    const res = await fetch(`${base}${typePath(ws)}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: payload,
+    });
     status = res.status;
     text = await res.text();
   } catch (err) {
@@ -222,7 +241,8 @@ async function runChanges({ base, ws, key, client, typeId, articleId, g, log }) 
   };
   const expectTitle = (name, gone) => async (c) => {
     const a = await readArticle(base, ws, key, articleId);
-    if (a.fields[name] !== `title ${g}` || gone in a.fields) c.problems.push(`article ${g} read after the rename: ${JSON.stringify(a.fields)} (expected ${name} "title ${g}" and no ${gone})`);
+    if (a.fields[name] !== `title ${g}` || gone in a.fields)
+      c.problems.push(`article ${g} read after the rename: ${JSON.stringify(a.fields)} (expected ${name} "title ${g}" and no ${gone})`);
     else c.check = `article ${g} read by id shows ${name} "title ${g}" and no ${gone}`;
   };
 
@@ -240,13 +260,19 @@ async function runChanges({ base, ws, key, client, typeId, articleId, g, log }) 
       await sleep(POLL_MS);
     }
     const ended = performance.now();
-    const { rows } = await client.query(`SELECT count(*)::int AS n FROM entry_contents WHERE content_type_id = $1 AND data ? 'state'`, [typeId]);
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM entry_contents WHERE content_type_id = $1 AND data ? 'state'`, [
+      typeId,
+    ]);
     c.cleanup = { started, ended, ms: ended - started, done, remaining: rows[0].n };
     if (!done) {
       const progress = (await client.query('SELECT key, after_pk, finished FROM field_removals WHERE content_type_id = $1', [typeId])).rows;
-      c.problems.push(`the cleanup had not finished after ${seconds(CLEANUP_LIMIT_MS)} (field_removals ${JSON.stringify(progress)}; ${rows[0].n} documents still hold state)`);
+      c.problems.push(
+        `the cleanup had not finished after ${seconds(CLEANUP_LIMIT_MS)} (field_removals ${JSON.stringify(progress)}; ${rows[0].n} documents still hold state)`,
+      );
     } else if (rows[0].n !== 0) c.problems.push(`the cleanup finished but ${rows[0].n} documents of the type still hold state`);
-    log(`model-changes: d. cleanup of the documents ${done ? 'finished' : 'NOT finished'} ${seconds(c.cleanup.ms)} after the PATCH's answer (polled every ${POLL_MS} ms); documents still holding state: ${rows[0].n}`);
+    log(
+      `model-changes: d. cleanup of the documents ${done ? 'finished' : 'NOT finished'} ${seconds(c.cleanup.ms)} after the PATCH's answer (polled every ${POLL_MS} ms); documents still holding state: ${rows[0].n}`,
+    );
   });
   await change('e', 'rename headline -> title', 'rename', { rename_fields: { headline: 'title' } }, expectTitle('title', 'headline'));
   return out;
@@ -260,8 +286,22 @@ function readConsistency(records, changes) {
   const by = Object.fromEntries(changes.map((c) => [c.id, c]));
   const rules = [];
   const ok = (c) => c?.patch.status === 200;
-  if (ok(by.b)) rules.push({ what: 'headline and no title after the rename', from: by.b.patch.answered, to: by.e?.patch.sent ?? Infinity, must: ['headline'], mustNot: ['title'] });
-  if (ok(by.e)) rules.push({ what: 'title and no headline after the rename back', from: by.e.patch.answered, to: Infinity, must: ['title'], mustNot: ['headline'] });
+  if (ok(by.b))
+    rules.push({
+      what: 'headline and no title after the rename',
+      from: by.b.patch.answered,
+      to: by.e?.patch.sent ?? Infinity,
+      must: ['headline'],
+      mustNot: ['title'],
+    });
+  if (ok(by.e))
+    rules.push({
+      what: 'title and no headline after the rename back',
+      from: by.e.patch.answered,
+      to: Infinity,
+      must: ['title'],
+      mustNot: ['headline'],
+    });
   if (ok(by.d)) rules.push({ what: 'no state after its removal', from: by.d.patch.answered, to: Infinity, must: [], mustNot: ['state'] });
   return rules.map((rule) => {
     const reads = records.filter((r) => r.shown && r.start > rule.from && r.end < rule.to);
@@ -302,7 +342,8 @@ async function runPostgres({ adminUrl, count, clients }) {
     const typeId = seed.types.get(TYPE).id;
     const g = Math.ceil(count / 2); // a bulk-inserted article, read after each rename
     const busy = await cpuBusy();
-    if (busy > 0.2) console.log(`model-changes: WARNING: the CPUs are ${pct(busy)} busy with other work: the latencies will be high and noisy`);
+    if (busy > 0.2)
+      console.log(`model-changes: WARNING: the CPUs are ${pct(busy)} busy with other work: the latencies will be high and noisy`);
 
     load = startLoad({ base: server.base, ws, key, ids: seed.articles, clients });
     const loadStarted = performance.now();
@@ -310,12 +351,22 @@ async function runPostgres({ adminUrl, count, clients }) {
     const baselineFrom = performance.now();
     await sleep(BASELINE_MS);
     const baselineTo = performance.now();
-    const changes = await runChanges({ base: server.base, ws, key, client, typeId, articleId: seed.articles[g - 1], g, log: (line) => console.log(line) }).catch((err) => {
+    const changes = await runChanges({
+      base: server.base,
+      ws,
+      key,
+      client,
+      typeId,
+      articleId: seed.articles[g - 1],
+      g,
+      log: (line) => console.log(line),
+    }).catch((err) => {
       throw withServerOutput(server, err);
     });
     await load.stop();
     const loadEnded = performance.now();
-    if (changes.some((c) => c.patch.status !== 200)) console.log(`model-changes: the server's output (tail):\n${server.child.output().trim() || '(empty)'}`);
+    if (changes.some((c) => c.patch.status !== 200))
+      console.log(`model-changes: the server's output (tail):\n${server.child.output().trim() || '(empty)'}`);
     return {
       records: load.records,
       failures: load.failures,
@@ -345,7 +396,7 @@ function report(r, count, clients) {
   const stat = (kind, k) => (x) => (k === 'n' ? String(x.w[kind].n) : ms(x.w[kind][k]));
   console.log(
     `model-changes on PostgreSQL, ${count.toLocaleString('en-US')} articles, ${clients} load workers (read by id and query alternately; ${r.records.length.toLocaleString('en-US')} requests in ${seconds(r.loadMs)}); ` +
-      'latencies in ms of the requests in flight at any moment of each window (a change\'s: from sending its PATCH to its answer):',
+      "latencies in ms of the requests in flight at any moment of each window (a change's: from sending its PATCH to its answer):",
   );
   const table = tableLines(
     [
@@ -369,7 +420,9 @@ function report(r, count, clients) {
     for (const kind of ['get', 'query']) {
       const s = x.w[kind].slowest;
       if (!s || s.end - s.start <= TARGETS.blockedMs) continue;
-      const over = r.records.filter((q) => q.kind === kind && q.start < x.w.to && q.end > x.w.from && q.end - q.start > TARGETS.blockedMs).length;
+      const over = r.records.filter(
+        (q) => q.kind === kind && q.start < x.w.to && q.end > x.w.from && q.end - q.start > TARGETS.blockedMs,
+      ).length;
       const at = (t, ref) => `${ms(Math.abs(t - ref))} ms ${t < ref ? 'before' : 'after'}`;
       console.log(
         `  ${x.what}: ${over} ${kind === 'get' ? 'GET' : 'query'} request(s) over ${TARGETS.blockedMs} ms; the slowest (${ms(s.end - s.start)} ms) sent ${at(s.start, x.w.from)} the window opened, answered ${at(s.end, x.w.to)} it closed`,
@@ -385,15 +438,22 @@ function report(r, count, clients) {
     );
   }
   for (const x of r.consistency) {
-    console.log(`  the load's reads sent after the change answered showing ${x.what}: ${x.checked - x.wrong} of ${x.checked}${x.wrong ? ` (WRONG: ${x.wrong}, e.g. fields ${JSON.stringify(x.example)})` : ''}`);
+    console.log(
+      `  the load's reads sent after the change answered showing ${x.what}: ${x.checked - x.wrong} of ${x.checked}${x.wrong ? ` (WRONG: ${x.wrong}, e.g. fields ${JSON.stringify(x.example)})` : ''}`,
+    );
   }
-  console.log(`  failed requests of the load: ${r.failures.count} of ${r.records.length}${r.failures.first ? `; the first: ${r.failures.first}` : ''}`);
+  console.log(
+    `  failed requests of the load: ${r.failures.count} of ${r.records.length}${r.failures.first ? `; the first: ${r.failures.first}` : ''}`,
+  );
   for (const c of r.changes) for (const p of c.problems) console.log(`  PROBLEM: ${c.id}. ${c.label}: ${p}`);
 
   // Targets
   const answered = (kind, limit) => {
     const cs = r.changes.filter((c) => c.kind === kind);
-    return { ok: cs.every((c) => c.patch.status === 200 && c.patch.ms <= limit), text: cs.map((c) => `${c.id} ${c.patch.status === 200 ? `${ms(c.patch.ms)} ms` : `HTTP ${c.patch.status}`}`).join(', ') };
+    return {
+      ok: cs.every((c) => c.patch.status === 200 && c.patch.ms <= limit),
+      text: cs.map((c) => `${c.id} ${c.patch.status === 200 ? `${ms(c.patch.ms)} ms` : `HTTP ${c.patch.status}`}`).join(', '),
+    };
   };
   const add = answered('add', TARGETS.addMs);
   const rename = answered('rename', TARGETS.renameMs);
@@ -412,7 +472,9 @@ function report(r, count, clients) {
     `no failed request (${r.failures.count} of ${r.records.length}): ${verdict(r.failures.count === 0)}`,
     `reads correct meanwhile (${wrongReads} wrong; checks after each change ${checksOk ? 'passed' : 'FAILED'}): ${verdict(wrongReads === 0 && checksOk)}`,
   ];
-  console.log(`model-changes targets (PostgreSQL, ${count.toLocaleString('en-US')} articles, ${clients} load workers): ${targets.join('; ')}`);
+  console.log(
+    `model-changes targets (PostgreSQL, ${count.toLocaleString('en-US')} articles, ${clients} load workers): ${targets.join('; ')}`,
+  );
 }
 
 export async function benchModelChanges(options = {}) {

@@ -330,7 +330,10 @@ function extraFields(t, ti, n, pick) {
       case 'refs': {
         // Two references: two entries of the one target type, or one of each of the two.
         const s = n * 17 + j;
-        const ids = spec.targets.length === 1 ? [pick(spec.targets[0], s), pick(spec.targets[0], s + 7)] : spec.targets.map((target, x) => pick(target, s + x));
+        const ids =
+          spec.targets.length === 1
+            ? [pick(spec.targets[0], s), pick(spec.targets[0], s + 7)]
+            : spec.targets.map((target, x) => pick(target, s + x));
         v = [...new Set(ids.filter(Boolean))];
         if (!v.length) v = undefined;
         break;
@@ -382,7 +385,15 @@ function questionRoutes(base, ws, key, articleIds) {
       sample: () => ({ path: randomPath(), method: 'GET' }),
       check: readOk,
     },
-    { route: 'list', ws, label: `${ws}: v1 list of ${LIST_SIZE}: GET ${listPath(ws)}`, url: `${base}${listPath(ws)}`, headers: getHeaders, sample: () => ({ path: listPath(ws), method: 'GET' }), check: listShapeOk },
+    {
+      route: 'list',
+      ws,
+      label: `${ws}: v1 list of ${LIST_SIZE}: GET ${listPath(ws)}`,
+      url: `${base}${listPath(ws)}`,
+      headers: getHeaders,
+      sample: () => ({ path: listPath(ws), method: 'GET' }),
+      check: listShapeOk,
+    },
     queryRoute('page', 'filtered page', PAGE_QUERY, pageShapeOk),
     queryRoute('aggregate', 'monthly aggregate', AGGREGATE_QUERY, aggregateShapeOk),
   ];
@@ -392,14 +403,21 @@ function questionRoutes(base, ws, key, articleIds) {
 async function ask(base, key, { path: p, method = 'GET', body }) {
   const started = performance.now();
   try {
-    const res = await fetch(`${base}${p}`, { method, headers: { Authorization: `Bearer ${key}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body });
+    const res = await fetch(`${base}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body,
+    });
     const text = await res.text();
     let json;
     try {
       json = JSON.parse(text);
     } catch {}
     const firstError = json?.errors && Object.entries(json.errors)[0];
-    const message = res.status === 200 ? undefined : `${json?.message ?? text.slice(0, 300)}${firstError ? ` (${firstError[0]}: ${[].concat(firstError[1]).join('; ')})` : ''}`;
+    const message =
+      res.status === 200
+        ? undefined
+        : `${json?.message ?? text.slice(0, 300)}${firstError ? ` (${firstError[0]}: ${[].concat(firstError[1]).join('; ')})` : ''}`;
     return { status: res.status, ms: performance.now() - started, bytes: Buffer.byteLength(text), json, message };
   } catch (err) {
     return { status: 0, ms: performance.now() - started, bytes: 0, message: String(err.message ?? err) };
@@ -412,7 +430,8 @@ async function checkQuestions(server, key, routes) {
   const answers = {};
   for (const r of routes) {
     const { result: res, errors } = await serverErrors(server.child, () => ask(server.base, key, r.sample()));
-    if (res.status !== 200) problems.push(`${r.label}: HTTP ${res.status} ${res.message}${errors.length ? ` (the server logged: ${errors[0]})` : ''}`);
+    if (res.status !== 200)
+      problems.push(`${r.label}: HTTP ${res.status} ${res.message}${errors.length ? ` (the server logged: ${errors[0]})` : ''}`);
     else if (!r.check(res.json)) problems.push(`${r.label}: unexpected answer ${JSON.stringify(res.json).slice(0, 600)}`);
     answers[r.route] = res.json;
   }
@@ -423,7 +442,8 @@ async function checkQuestions(server, key, routes) {
 function sameAnswers(a, b) {
   const diffs = [];
   const page = (x) => x?.data?.map((r) => [r.title, r.amount, r.author?.name]);
-  const list = (x) => x?.data?.map((r) => [r.fields?.title, r.fields?.amount, r.fields?.published_at, r.fields?.state, r.fields?.author?.fields?.name]);
+  const list = (x) =>
+    x?.data?.map((r) => [r.fields?.title, r.fields?.amount, r.fields?.published_at, r.fields?.state, r.fields?.author?.fields?.name]);
   if (!isDeepStrictEqual(page(a.page), page(b.page))) diffs.push('filtered page');
   if (!isDeepStrictEqual(a.aggregate?.data, b.aggregate?.data)) diffs.push('monthly aggregate');
   if (!isDeepStrictEqual(list(a.list), list(b.list))) diffs.push('v1 list');
@@ -439,7 +459,12 @@ function wideRequests(ws, wide) {
   return [
     { what: 'read one wide entry by id', path: `${entriesPath(ws)}/${wide.ids[0]}`, method: 'GET' },
     { what: `v1 list of wide (per_page ${WIDE_LIST_SIZE})`, path: listPath(ws, 'wide', WIDE_LIST_SIZE), method: 'GET' },
-    { what: `query on wide (filter number_1 gt 0, ${fields.length} fields)`, path: queryPath(ws), method: 'POST', body: JSON.stringify(body) },
+    {
+      what: `query on wide (filter number_1 gt 0, ${fields.length} fields)`,
+      path: queryPath(ws),
+      method: 'POST',
+      body: JSON.stringify(body),
+    },
   ];
 }
 
@@ -486,7 +511,9 @@ async function probeWide(server, key, ws, wide) {
 function printWide(title, rows) {
   console.log(title);
   for (const r of rows) {
-    console.log(`  ${r.what}: ${r.method} ${r.path.length > 90 ? `${r.path.slice(0, 90)}…` : r.path}: HTTP ${r.status} in ${ms(r.ms)} ms, ${r.bytes.toLocaleString('en-US')} bytes: ${r.status === 200 ? 'met' : 'MISSED'}`);
+    console.log(
+      `  ${r.what}: ${r.method} ${r.path.length > 90 ? `${r.path.slice(0, 90)}…` : r.path}: HTTP ${r.status} in ${ms(r.ms)} ms, ${r.bytes.toLocaleString('en-US')} bytes: ${r.status === 200 ? 'met' : 'MISSED'}`,
+    );
     if (r.status !== 200) console.log(`    message: ${r.message}${r.logged ? `; the server logged: ${r.logged}` : ''}`);
   }
 }
@@ -501,7 +528,10 @@ const CONDITIONS = [
   (v) => ['parent.title', { eq: `${typeName(EXTRA_TYPES - 1)} entry ${1 + (v % EXTRA_ENTRIES)}` }],
   (v) => ['parent.parent.title', { eq: `${typeName(EXTRA_TYPES - 2)} entry ${1 + (v % EXTRA_ENTRIES)}` }],
   (v) => ['author.name', { startsWith: `author ${1 + (v % 99)}` }],
-  (v) => ['parent.author.name', { in: [`author ${1 + (v % AUTHORS)}`, `author ${1 + ((v + 1) % AUTHORS)}`, `author ${1 + ((v + 2) % AUTHORS)}`] }],
+  (v) => [
+    'parent.author.name',
+    { in: [`author ${1 + (v % AUTHORS)}`, `author ${1 + ((v + 1) % AUTHORS)}`, `author ${1 + ((v + 2) % AUTHORS)}`] },
+  ],
   (v) => ['parent.number_1', { gt: (v % 2000) + 0.5 }],
   (v) => ['parent.parent.date_1', { lt: `2024-${pad2(1 + (v % 12))}-15` }],
   (v) => ['parent.parent.author.name', { ne: `author ${1 + (v % AUTHORS)}` }],
@@ -575,7 +605,8 @@ const statusText = (statuses) =>
 // The server's own work beside the requests (job queue, scheduler and its advisory locks, webhooks,
 // outbox, request-log flushes, transaction control, connection checks): counted apart from the
 // request's statements.
-const BACKGROUND = /\bpgboss\.|\b(?:outbox_events|webhook_deliveries|task_runs|request_logs|pipeline_executions|pipeline_step_runs|email_messages|idempotency_records|clock_state|workspace_usage|audit_logs)\b|pg_(?:try_)?advisory|set_config\('statement_timeout'|^\s*(?:BEGIN|COMMIT|ROLLBACK|SELECT 1)\s*$/i;
+const BACKGROUND =
+  /\bpgboss\.|\b(?:outbox_events|webhook_deliveries|task_runs|request_logs|pipeline_executions|pipeline_step_runs|email_messages|idempotency_records|clock_state|workspace_usage|audit_logs)\b|pg_(?:try_)?advisory|set_config\('statement_timeout'|^\s*(?:BEGIN|COMMIT|ROLLBACK|SELECT 1)\s*$/i;
 
 function startStatementProxy(targetHost, targetPort) {
   const named = new Map(); // prepared statement name -> {bytes, head}
@@ -728,7 +759,10 @@ const kbField = (text, name) => {
 
 /** Each backend of the server (application_name `app`): VmRSS, Pss_Anon and Private_Dirty (kB); max and sum of each. */
 async function backendMemory(client, dbName, app) {
-  const { rows } = await client.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND backend_type = 'client backend' ORDER BY pid`, [dbName, app]);
+  const { rows } = await client.query(
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND backend_type = 'client backend' ORDER BY pid`,
+    [dbName, app],
+  );
   const per = [];
   for (const { pid } of rows) {
     try {
@@ -817,13 +851,40 @@ async function seedWorkspace({ serve, ws, key, client, count, large, newUlid }) 
   const started = performance.now();
   const extras = large ? extraTypes() : [];
   let t = performance.now();
-  const { workspaceId, types } = await createContentTypes(await serve(), client, ws, BUCKET, [...CONTENT_TYPES, ...extras.map((x) => x.def)]);
+  const { workspaceId, types } = await createContentTypes(await serve(), client, ws, BUCKET, [
+    ...CONTENT_TYPES,
+    ...extras.map((x) => x.def),
+  ]);
   const typesMs = performance.now() - t;
   const seedType = async (type, total, fieldsOf, bulkSql, extra) =>
-    seedTypedEntries({ base: await serve(), ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql, extra, newUlid });
+    seedTypedEntries({
+      base: await serve(),
+      ws,
+      key,
+      client,
+      bucket: BUCKET,
+      workspaceId,
+      type: types.get(type),
+      total,
+      viaApi: API_CREATED[type],
+      fieldsOf,
+      bulkSql,
+      extra,
+      newUlid,
+    });
   const authors = await seedType('authors', AUTHORS, authorFields, BULK_SQL.authors, []);
   const articles = await seedType('articles', count, (g) => articleFields(g, authors.ids), BULK_SQL.articles, [authors.ids]);
-  const seed = { ws, workspaceId, types, authors: authors.ids, articles: articles.ids, created: { authors: authors.created, articles: articles.created }, extras, apiFailures: [], typesMs };
+  const seed = {
+    ws,
+    workspaceId,
+    types,
+    authors: authors.ids,
+    articles: articles.ids,
+    created: { authors: authors.created, articles: articles.created },
+    extras,
+    apiFailures: [],
+    typesMs,
+  };
   t = performance.now();
   if (large) await seedExtras({ serve, ws, key, client, seed, newUlid });
   seed.extrasMs = performance.now() - t;
@@ -882,7 +943,15 @@ async function seedExtras({ serve, ws, key, client, seed, newUlid }) {
     const docs = [];
     for (let n = first; n <= EXTRA_ENTRIES; n++) docs.push(extraFields(t, ti, n, pick));
     const type = seed.types.get(t.name);
-    await client.query(EXTRA_BULK_SQL, [seed.workspaceId, type.bucket_id, type.id, type.name, t.ids.slice(first - 1), first, JSON.stringify(docs)]);
+    await client.query(EXTRA_BULK_SQL, [
+      seed.workspaceId,
+      type.bucket_id,
+      type.id,
+      type.name,
+      t.ids.slice(first - 1),
+      first,
+      JSON.stringify(docs),
+    ]);
   }
 }
 
@@ -893,13 +962,20 @@ async function storedProblems(client, seed, count) {
     ['articles', seed.created.articles[0].id, seed.articles[count - 1]],
   ];
   // The 200-field type, the first and the last of the 30-field ones (when the API created their entry 1).
-  for (const t of seed.extras) if (t.apiCreated && ['wide', typeName(1), LAST].includes(t.name)) pairs.push([t.name, t.apiCreated, t.ids[EXTRA_ENTRIES - 1]]);
+  for (const t of seed.extras)
+    if (t.apiCreated && ['wide', typeName(1), LAST].includes(t.name)) pairs.push([t.name, t.apiCreated, t.ids[EXTRA_ENTRIES - 1]]);
   const expected = { authors: AUTHORS, articles: count, ...Object.fromEntries(seed.extras.map((t) => [t.name, EXTRA_ENTRIES])) };
   const problems = await bulkMatchesApi(client, seed.workspaceId, pairs, expected);
   for (const t of seed.extras) {
     const type = seed.types.get(t.name);
-    const { rows: defs } = await client.query('SELECT id, name FROM field_definitions WHERE content_type_id = $1 ORDER BY position', [type.id]);
-    const [r] = (await client.query(`SELECT count(*)::int AS rows, ${defs.map((f) => `count(f${f.id})::int AS "${f.name}"`).join(', ')} FROM typed_${type.id} WHERE live AND locale = 'en-US'`)).rows;
+    const { rows: defs } = await client.query('SELECT id, name FROM field_definitions WHERE content_type_id = $1 ORDER BY position', [
+      type.id,
+    ]);
+    const [r] = (
+      await client.query(
+        `SELECT count(*)::int AS rows, ${defs.map((f) => `count(f${f.id})::int AS "${f.name}"`).join(', ')} FROM typed_${type.id} WHERE live AND locale = 'en-US'`,
+      )
+    ).rows;
     const short = Object.entries(r).filter(([, v]) => v !== EXTRA_ENTRIES);
     if (short.length) problems.push(`typed_${type.id} (${t.name}): ${short.map(([k, v]) => `${k} ${v}`).join(', ')} of ${EXTRA_ENTRIES}`);
   }
@@ -914,7 +990,10 @@ function seedLine(where, seed, count) {
 }
 
 function printSeedChecks(where, seed, stored) {
-  for (const f of seed.apiFailures) console.log(`model-scale: ${where}: NOTE: POST /api/v1/${seed.ws}/entries of entry 1 of ${f.type}: HTTP ${f.status} ${f.message} (bulk-inserted instead)`);
+  for (const f of seed.apiFailures)
+    console.log(
+      `model-scale: ${where}: NOTE: POST /api/v1/${seed.ws}/entries of entry 1 of ${f.type}: HTTP ${f.status} ${f.message} (bulk-inserted instead)`,
+    );
   if (stored.problems.length) for (const p of stored.problems) console.log(`model-scale: ${where}: WARNING: stored rows: ${p}`);
   else
     console.log(
@@ -975,7 +1054,10 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
     printWide(`model-scale: PostgreSQL: the ${WIDE_FIELDS}-field type in ${B.ws} (target: all 200):`, r.wide);
 
     // 2. The questions checked, A's and B's answers compared.
-    r.routes = { [A.ws]: questionRoutes(server.base, A.ws, A.key, A.seed.articles), [B.ws]: questionRoutes(server.base, B.ws, B.key, B.seed.articles) };
+    r.routes = {
+      [A.ws]: questionRoutes(server.base, A.ws, A.key, A.seed.articles),
+      [B.ws]: questionRoutes(server.base, B.ws, B.key, B.seed.articles),
+    };
     const checked = {};
     for (const w of workspaces) {
       checked[w.ws] = await checkQuestions(server, w.key, r.routes[w.ws]);
@@ -995,11 +1077,16 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
     r.maximal = { conditions: 99, fields: 40, shrunk: [] };
     for (;;) {
       const { result: res, errors } = await serverErrors(probe.child, () =>
-        ask(probe.base, B.key, { path: queryPath(B.ws), method: 'POST', body: JSON.stringify(maximalQuery(0, r.maximal.conditions, r.maximal.fields)) }),
+        ask(probe.base, B.key, {
+          path: queryPath(B.ws),
+          method: 'POST',
+          body: JSON.stringify(maximalQuery(0, r.maximal.conditions, r.maximal.fields)),
+        }),
       );
       if (res.status < 400 || res.status >= 500 || r.maximal.conditions <= 10) {
         r.maximal.firstStatus = res.status;
-        r.maximal.firstMessage = res.status === 200 ? undefined : `HTTP ${res.status} ${res.message}${errors.length ? ` (the server logged: ${errors[0]})` : ''}`;
+        r.maximal.firstMessage =
+          res.status === 200 ? undefined : `HTTP ${res.status} ${res.message}${errors.length ? ` (the server logged: ${errors[0]})` : ''}`;
         break;
       }
       r.maximal.shrunk.push(`${r.maximal.conditions} conditions, ${r.maximal.fields} fields: HTTP ${res.status} ${res.message}`);
@@ -1008,7 +1095,11 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
     proxy.label('maximal');
     r.maximal.viaProbe = Math.min(distinctQueries, PROBE_MAXIMAL);
     const viaProbe = await runConcurrently(r.maximal.viaProbe, 10, (q) =>
-      ask(probe.base, B.key, { path: queryPath(B.ws), method: 'POST', body: JSON.stringify(maximalQuery(q, r.maximal.conditions, r.maximal.fields)) }),
+      ask(probe.base, B.key, {
+        path: queryPath(B.ws),
+        method: 'POST',
+        body: JSON.stringify(maximalQuery(q, r.maximal.conditions, r.maximal.fields)),
+      }),
     );
     await sleep(SETTLE_MS);
     proxy.label(undefined);
@@ -1021,12 +1112,19 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
 
     // 4. Load: warm-up, then rounds of A's four questions and B's, the backends' memory after each.
     r.busy = await cpuBusy();
-    if (r.busy > 0.2) console.log(`model-scale: WARNING: the CPUs are ${pct(r.busy)} busy with other work: the next figures will be low and noisy`);
+    if (r.busy > 0.2)
+      console.log(`model-scale: WARNING: the CPUs are ${pct(r.busy)} busy with other work: the next figures will be low and noisy`);
     const page = (w) => r.routes[w].find((x) => x.route === 'page');
     // Every question in both workspaces, so that every pool connection has prepared every statement.
     if (opts.serverWarmupSeconds > 0) {
       const all = [...r.routes[A.ws], ...r.routes[B.ws]];
-      for (const route of all) await measure(route.url, route.headers, { ...opts, warmupSeconds: 0, seconds: Math.max(1, opts.serverWarmupSeconds / all.length) }, route.request);
+      for (const route of all)
+        await measure(
+          route.url,
+          route.headers,
+          { ...opts, warmupSeconds: 0, seconds: Math.max(1, opts.serverWarmupSeconds / all.length) },
+          route.request,
+        );
     }
     r.memory.push({ when: 'after the warm-up', m: await backendMemory(client, db.name, MAIN_APP) });
     const runs = { [A.ws]: {}, [B.ws]: {} };
@@ -1038,12 +1136,21 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
     }
     const rounds = ` (${opts.rounds} rounds of ${opts.seconds} s)`;
     r.rows = {};
-    for (const w of [A.ws, B.ws]) r.rows[w] = r.routes[w].map((route) => ({ ...route, ...combineRounds(runs[w][route.route], opts.seconds), label: `${route.label}${rounds}` }));
+    for (const w of [A.ws, B.ws])
+      r.rows[w] = r.routes[w].map((route) => ({
+        ...route,
+        ...combineRounds(runs[w][route.route], opts.seconds),
+        label: `${route.label}${rounds}`,
+      }));
 
     // 5. The distinct maximal queries on the main server: its backends' memory.
     await measure(page(B.ws).url, page(B.ws).headers, { ...opts, warmupSeconds: 0, seconds: 1, connections: 10 }, page(B.ws).request);
     const mem = [{ when: 'before the maximal queries', m: await backendMemory(client, db.name, MAIN_APP) }];
-    const maxBody = (q) => ({ path: queryPath(B.ws), method: 'POST', body: JSON.stringify(maximalQuery(q, r.maximal.conditions, r.maximal.fields)) });
+    const maxBody = (q) => ({
+      path: queryPath(B.ws),
+      method: 'POST',
+      body: JSON.stringify(maximalQuery(q, r.maximal.conditions, r.maximal.fields)),
+    });
     const first = await ask(server.base, B.key, maxBody(0));
     mem.push({ when: `after the first (HTTP ${first.status}, ${ms(first.ms)} ms)`, m: await backendMemory(client, db.name, MAIN_APP) });
     const t = performance.now();
@@ -1071,7 +1178,7 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
       const stopped = await stopServer(server.child);
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
-    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`model-scale: kept ${db.url}`);
+    if (process.env.BENCH_KEEP_DATABASE === '1') (keepDatabase(db.name), console.log(`model-scale: kept ${db.url}`));
     else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
     removeTempDir(probeDir);
@@ -1087,7 +1194,11 @@ async function runPostgres({ adminUrl, opts, count, distinctQueries }) {
  */
 async function embeddedMaximal(server, base, key, maximal) {
   const rss = () => kbField(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'), 'VmRSS');
-  const body = (q) => ({ path: queryPath(WS_B), method: 'POST', body: JSON.stringify(maximalQuery(q, maximal.conditions, maximal.fields)) });
+  const body = (q) => ({
+    path: queryPath(WS_B),
+    method: 'POST',
+    body: JSON.stringify(maximalQuery(q, maximal.conditions, maximal.fields)),
+  });
   const before = rss();
   const first = await ask(base, key, body(0));
   const afterFirst = rss();
@@ -1106,12 +1217,24 @@ async function embeddedMaximal(server, base, key, maximal) {
   await sampler;
   const afterAll = rss();
   rest.statuses[first.status] = (rest.statuses[first.status] ?? 0) + 1;
-  return { before, afterFirst, peak: Math.max(peak, afterAll), afterAll, firstMs: first.ms, restMs, statuses: rest.statuses, messages: rest.messages };
+  return {
+    before,
+    afterFirst,
+    peak: Math.max(peak, afterAll),
+    afterAll,
+    firstMs: first.ms,
+    restMs,
+    statuses: rest.statuses,
+    messages: rest.messages,
+  };
 }
 
 async function runEmbedded({ opts, count, maximal }) {
   const dataDir = makeTempDir('wsapi-bench-model-embedded-');
-  const embedded = embeddedDatabase({ dataDir, variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'error' } });
+  const embedded = embeddedDatabase({
+    dataDir,
+    variantEnv: { APP_ENV: 'local', RESPONSE_CACHE_MB: '0', LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'error' },
+  });
   const serve = async () => (await embedded.serve()).base;
   const client = embedded.client;
   try {
@@ -1126,18 +1249,27 @@ async function runEmbedded({ opts, count, maximal }) {
     })().catch((err) => {
       throw embedded.server ? withServerOutput(embedded.server, err) : err;
     });
-    console.log(`${seedLine('embedded', seed, count)} (ANALYZE ${seconds(seed.analyzeMs)}; the server stopped for each step through PGlite)`);
+    console.log(
+      `${seedLine('embedded', seed, count)} (ANALYZE ${seconds(seed.analyzeMs)}; the server stopped for each step through PGlite)`,
+    );
     printSeedChecks('embedded', seed, stored);
     const e = { startMs: embedded.server.startMs, count };
-    e.wide = await probeWide(embedded.server, key, WS_B, seed.extras.find((t) => t.name === 'wide'));
+    e.wide = await probeWide(
+      embedded.server,
+      key,
+      WS_B,
+      seed.extras.find((t) => t.name === 'wide'),
+    );
     printWide(`model-scale: embedded: the ${WIDE_FIELDS}-field type (for information):`, e.wide);
     const routes = questionRoutes(base, WS_B, key, seed.articles);
     e.check = await checkQuestions(embedded.server, key, routes);
     for (const p of e.check.problems) console.log(`model-scale: embedded: WARNING: before the load: ${p}`);
     e.busy = await cpuBusy();
-    if (e.busy > 0.2) console.log(`model-scale: WARNING: the CPUs are ${pct(e.busy)} busy with other work: the next figures will be low and noisy`);
+    if (e.busy > 0.2)
+      console.log(`model-scale: WARNING: the CPUs are ${pct(e.busy)} busy with other work: the next figures will be low and noisy`);
     const page = routes.find((x) => x.route === 'page');
-    if (opts.serverWarmupSeconds > 0) await measure(page.url, page.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, page.request);
+    if (opts.serverWarmupSeconds > 0)
+      await measure(page.url, page.headers, { ...opts, connections: 1, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, page.request);
     e.single = await measureSingle(routes, opts);
     e.maximal = await embeddedMaximal(embedded.server, base, key, maximal);
     return e;
@@ -1153,9 +1285,16 @@ async function runEmbedded({ opts, count, maximal }) {
 
 function report(r, e, opts) {
   const targets = [];
-  for (const w of [WS_A, WS_B]) printRouteTable(`model-scale: PostgreSQL, workspace ${w}, ${opts.connections} connections, APP_ENV=local, RESPONSE_CACHE_MB=0:`, r.rows[w].map((x) => ({ ...x, target: undefined })), 96);
+  for (const w of [WS_A, WS_B])
+    printRouteTable(
+      `model-scale: PostgreSQL, workspace ${w}, ${opts.connections} connections, APP_ENV=local, RESPONSE_CACHE_MB=0:`,
+      r.rows[w].map((x) => ({ ...x, target: undefined })),
+      96,
+    );
 
-  console.log(`model-scale: ${WS_B} (100 more content types) against ${WS_A} (the anchor's two), ${r.count.toLocaleString('en-US')} articles each, ${opts.connections} connections (req/s: 2xx answers per second over ${opts.rounds} rounds):`);
+  console.log(
+    `model-scale: ${WS_B} (100 more content types) against ${WS_A} (the anchor's two), ${r.count.toLocaleString('en-US')} articles each, ${opts.connections} connections (req/s: 2xx answers per second over ${opts.rounds} rounds):`,
+  );
   const rows = QUESTIONS.map(([q, name]) => {
     const a = r.rows[WS_A].find((x) => x.route === q);
     const b = r.rows[WS_B].find((x) => x.route === q);
@@ -1179,20 +1318,29 @@ function report(r, e, opts) {
     rows,
   ))
     console.log(line);
-  if (r.sameDiffs.length || r.checkProblems.length) console.log(`  WARNING: before the load: ${[...r.checkProblems, ...r.sameDiffs.map((d) => `A and B differ in the ${d}`)].join('; ')}`);
+  if (r.sameDiffs.length || r.checkProblems.length)
+    console.log(`  WARNING: before the load: ${[...r.checkProblems, ...r.sameDiffs.map((d) => `A and B differ in the ${d}`)].join('; ')}`);
 
   const wideOk = r.wide.every((x) => x.status === 200);
   targets.push(`${WIDE_FIELDS}-field type read/list/query all 200 (${r.wide.map((x) => x.status).join('/')}): ${verdict(wideOk)}`);
-  console.log(`model-scale: the ${WIDE_FIELDS}-field type in ${WS_B}: ${r.wide.map((x) => `${x.what}: HTTP ${x.status}`).join('; ')}: ${verdict(wideOk)}`);
+  console.log(
+    `model-scale: the ${WIDE_FIELDS}-field type in ${WS_B}: ${r.wide.map((x) => `${x.what}: HTTP ${x.status}`).join('; ')}: ${verdict(wideOk)}`,
+  );
 
-  console.log(`model-scale: the server's PostgreSQL backends (application_name ${MAIN_APP}: the request pool and the relaxed pool; (+n/-k): backends not in the reading before / gone since):`);
+  console.log(
+    `model-scale: the server's PostgreSQL backends (application_name ${MAIN_APP}: the request pool and the relaxed pool; (+n/-k): backends not in the reading before / gone since):`,
+  );
   for (const line of memoryRows(withNewPids(r.memory))) console.log(line);
 
   console.log(
     `model-scale: the largest statement each question sends (bytes of its text; through the probe server and the statement proxy, ${PROBE_REQUESTS} requests each, one at a time; ` +
       `statements/request: every statement executed (Bind or simple Query), the server's background work left out (job queue, scheduler, webhooks, request-log flushes, BEGIN/COMMIT: "bg", in all)):`,
   );
-  const sizeRows = QUESTIONS.map(([q, name]) => ({ name, a: r.sizes.find((s) => s.ws === WS_A && s.question === q), b: r.sizes.find((s) => s.ws === WS_B && s.question === q) }));
+  const sizeRows = QUESTIONS.map(([q, name]) => ({
+    name,
+    a: r.sizes.find((s) => s.ws === WS_A && s.question === q),
+    b: r.sizes.find((s) => s.ws === WS_B && s.question === q),
+  }));
   for (const s of r.sizes.filter((x) => !QUESTIONS.some(([q]) => q === x.question))) sizeRows.push({ name: s.question, b: s });
   const perRequest = (s) => (s ? (s.executed / s.requests).toFixed(1) : '-');
   for (const line of tableLines(
@@ -1212,7 +1360,12 @@ function report(r, e, opts) {
   for (const x of sizeRows) {
     for (const s of [x.a, x.b].filter(Boolean)) {
       const texts = [...s.texts.values()].sort((p, q) => q.bytes - p.bytes);
-      console.log(`    ${s.label}: ${texts.slice(0, 4).map((t) => `${t.bytes.toLocaleString('en-US')} B ×${t.count} ${JSON.stringify(t.head.slice(0, 70))}`).join('; ')}${texts.length > 4 ? `; and ${texts.length - 4} more` : ''}`);
+      console.log(
+        `    ${s.label}: ${texts
+          .slice(0, 4)
+          .map((t) => `${t.bytes.toLocaleString('en-US')} B ×${t.count} ${JSON.stringify(t.head.slice(0, 70))}`)
+          .join('; ')}${texts.length > 4 ? `; and ${texts.length - 4} more` : ''}`,
+      );
     }
   }
 
@@ -1231,7 +1384,9 @@ function report(r, e, opts) {
   }
   const memOk = backendGrowthKb <= TARGETS.memoryGrowthMb * MB;
   const allOk = Object.keys(m.main.statuses).every((s) => s === '200');
-  targets.push(`distinct maximal queries: the most one backend grew beyond the first ${mb(backendGrowthKb)} MB (<= ${TARGETS.memoryGrowthMb} MB): ${verdict(memOk)}${allOk ? '' : ' (not all answered 200)'}; all backends together ${mb(growthKb)} MB`);
+  targets.push(
+    `distinct maximal queries: the most one backend grew beyond the first ${mb(backendGrowthKb)} MB (<= ${TARGETS.memoryGrowthMb} MB): ${verdict(memOk)}${allOk ? '' : ' (not all answered 200)'}; all backends together ${mb(growthKb)} MB`,
+  );
   console.log(
     `model-scale: ${m.count} distinct maximal queries on ${LAST} in ${WS_B} (one key, 10 at a time): $or of ${m.conditions} conditions over relation paths, ${m.fields} fields, limit 20 (body ${m.bodyBytes.toLocaleString('en-US')} bytes):`,
   );
@@ -1253,11 +1408,15 @@ function report(r, e, opts) {
     `  the most one backend's Pss_Anon grew beyond what the first left (every 0.5 s sample and the reading after all): ${mb(backendGrowthKb)} MB (target <= ${TARGETS.memoryGrowthMb} MB): ${verdict(memOk)}; ` +
       `growth of the Pss_Anon sum (the higher of its peak and the reading after all): ${mb(growthKb)} MB; ` +
       `after all vs after the first: Pss_Anon sum ${mb(afterAll.m.pssAnon.sum - afterFirst.m.pssAnon.sum)} MB, Private_Dirty sum ${mb(afterAll.m.privateDirty.sum - afterFirst.m.privateDirty.sum)} MB, RSS sum ${mb(afterAll.m.rss.sum - afterFirst.m.rss.sum)} MB` +
-      (afterAll.m.n < afterFirst.m.n ? ` (${afterFirst.m.n - afterAll.m.n} fewer backends at the end: the pool closes connections idle for 10 s)` : ''),
+      (afterAll.m.n < afterFirst.m.n
+        ? ` (${afterFirst.m.n - afterAll.m.n} fewer backends at the end: the pool closes connections idle for 10 s)`
+        : ''),
   );
 
   if (e) {
-    console.log(`model-scale: embedded database (PGlite), workspace ${WS_B}'s model with ${e.count.toLocaleString('en-US')} articles, against PostgreSQL (${r.count.toLocaleString('en-US')} articles), both at 1 connection:`);
+    console.log(
+      `model-scale: embedded database (PGlite), workspace ${WS_B}'s model with ${e.count.toLocaleString('en-US')} articles, against PostgreSQL (${r.count.toLocaleString('en-US')} articles), both at 1 connection:`,
+    );
     const eRows = QUESTIONS.map(([q, name]) => {
       const pgRow = r.single.find((x) => x.route === q);
       const emb = e.single.find((x) => x.route === q);
@@ -1280,15 +1439,24 @@ function report(r, e, opts) {
       eRows,
     ))
       console.log(line);
-    if (e.count !== r.count) console.log(`  (${e.count.toLocaleString('en-US')} articles embedded, ${r.count.toLocaleString('en-US')} on PostgreSQL: the page and the aggregate compare different sizes)`);
+    if (e.count !== r.count)
+      console.log(
+        `  (${e.count.toLocaleString('en-US')} articles embedded, ${r.count.toLocaleString('en-US')} on PostgreSQL: the page and the aggregate compare different sizes)`,
+      );
     if (e.check.problems.length) console.log(`  WARNING: before the load: ${e.check.problems.join('; ')}`);
     const x = e.maximal;
     const grewKb = x.peak - x.afterFirst;
     const heapOk = grewKb <= TARGETS.memoryGrowthMb * MB && Object.keys(x.statuses).every((st) => st === '200');
-    console.log(`model-scale: embedded: the same ${r.maximal.count ?? ''} distinct maximal queries (one key, 10 at a time): ${statusText(x.statuses)}, the first in ${ms(x.firstMs)} ms, the rest in ${seconds(x.restMs)}`);
+    console.log(
+      `model-scale: embedded: the same ${r.maximal.count ?? ''} distinct maximal queries (one key, 10 at a time): ${statusText(x.statuses)}, the first in ${ms(x.firstMs)} ms, the rest in ${seconds(x.restMs)}`,
+    );
     for (const msg of x.messages) console.log(`    ${msg}`);
-    console.log(`  the server process's RSS: before ${mb(x.before)} MB, after the first ${mb(x.afterFirst)} MB, peak (every 0.5 s) ${mb(x.peak)} MB, after all ${mb(x.afterAll)} MB; grew beyond the first ${mb(grewKb)} MB (target <= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`);
-    targets.push(`embedded distinct maximal queries: the server's RSS grew ${mb(grewKb)} MB beyond the first (<= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`);
+    console.log(
+      `  the server process's RSS: before ${mb(x.before)} MB, after the first ${mb(x.afterFirst)} MB, peak (every 0.5 s) ${mb(x.peak)} MB, after all ${mb(x.afterAll)} MB; grew beyond the first ${mb(grewKb)} MB (target <= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`,
+    );
+    targets.push(
+      `embedded distinct maximal queries: the server's RSS grew ${mb(grewKb)} MB beyond the first (<= ${TARGETS.memoryGrowthMb} MB): ${verdict(heapOk)}`,
+    );
   }
   return targets;
 }
@@ -1318,7 +1486,9 @@ export async function benchModelScale(options = {}) {
     console.log(
       `model-scale: ${opts.connections} connections, ${opts.serverWarmupSeconds} s of the filtered page first, then ${opts.rounds} rounds (A's four questions, B's) of ${opts.warmupSeconds} s warm-up + ${opts.seconds} s each; ` +
         `node ${process.version}, ${os.cpus().length} CPUs (autocannon on the same machine); ` +
-        (withEmbedded ? `then the embedded database, ${embeddedCount.toLocaleString('en-US')} articles, 1 connection` : 'embedded database: skipped (BENCH_MODEL_EMBEDDED=0)'),
+        (withEmbedded
+          ? `then the embedded database, ${embeddedCount.toLocaleString('en-US')} articles, 1 connection`
+          : 'embedded database: skipped (BENCH_MODEL_EMBEDDED=0)'),
     );
     const reachable = await postgresReachable(adminUrl);
     if (reachable !== true) {
@@ -1333,7 +1503,8 @@ export async function benchModelScale(options = {}) {
     if ([...result.rows[WS_A], ...result.rows[WS_B], ...result.single, ...(embedded?.single ?? [])].some(failed)) invalid = true;
     console.log(`model-scale targets: ${targets.join('; ')}`);
     console.log(`model-scale: section took ${seconds(performance.now() - started)}`);
-    if (invalid) console.log('model-scale: WARNING: some answers of the four questions were not 2xx (or failed); those figures are not valid');
+    if (invalid)
+      console.log('model-scale: WARNING: some answers of the four questions were not 2xx (or failed); those figures are not valid');
   } finally {
     await cleanupAsync();
     removeHandlers();

@@ -148,7 +148,6 @@ SELECT id, 'en-US', jsonb_build_object(
 
 const objectsPath = (ws) => `/api/v1/${ws}/objects`;
 
-
 /** Runs `fn(i)` for i = 0..count-1 with at most `concurrency` at a time. */
 async function inParallel(count, concurrency, fn) {
   let next = 0;
@@ -167,7 +166,14 @@ function loadRoutes(base, ws, key, ids, deepCursor) {
   const p = objectsPath(ws);
   const randomId = () => ids[Math.floor(Math.random() * ids.length)];
   const routes = [
-    { route: 'health', label: 'GET /health (no auth; SELECT 1, storage check)', url: `${base}/health`, headers: {}, check: () => true, ceiling: true },
+    {
+      route: 'health',
+      label: 'GET /health (no auth; SELECT 1, storage check)',
+      url: `${base}/health`,
+      headers: {},
+      check: () => true,
+      ceiling: true,
+    },
     {
       route: 'read',
       label: `GET ${p}/{random id}`,
@@ -223,7 +229,8 @@ async function measureRoutes(routes, opts) {
     const res = await fetch(r.url, { method: r.request?.method ?? 'GET', headers: r.headers, body: r.request?.body });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
-    if (!r.check(r.ceiling ? text : JSON.parse(text))) throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 600)}`);
+    if (!r.check(r.ceiling ? text : JSON.parse(text)))
+      throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 600)}`);
   }
   return measureSteady(routes, opts);
 }
@@ -259,14 +266,21 @@ async function shapeCheck(base, ws, key, client, created, count) {
   const [{ id }] = (await client.query(`SELECT id FROM entries WHERE ref = $1`, [`items/${n}`])).rows;
   const bulk = await getJson(`${base}${objectsPath(ws)}/${id}`, key);
   const viaApi = await getJson(`${base}${objectsPath(ws)}/${created[0].id}`, key);
-  if (!isDeepStrictEqual(shapeOf(bulk), shapeOf(viaApi))) problems.push(`envelope shapes differ: ${JSON.stringify(shapeOf(bulk))} vs ${JSON.stringify(shapeOf(viaApi))}`);
+  if (!isDeepStrictEqual(shapeOf(bulk), shapeOf(viaApi)))
+    problems.push(`envelope shapes differ: ${JSON.stringify(shapeOf(bulk))} vs ${JSON.stringify(shapeOf(viaApi))}`);
   if (!isDeepStrictEqual(bulk.data, objectData(n))) problems.push(`data of items/${n} differs: ${JSON.stringify(bulk.data)}`);
   if (!isDeepStrictEqual(viaApi.data, objectData(1))) problems.push(`data of items/1 differs: ${JSON.stringify(viaApi.data)}`);
   if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(bulk.entry_id)) problems.push(`entry_id ${bulk.entry_id} is not a ULID`);
   for (const field of ['kind', 'bucket', 'bucket_id', 'contract', 'locale', 'locales', 'status', 'lock_version', 'validation']) {
-    if (!isDeepStrictEqual(bulk[field], viaApi[field])) problems.push(`${field}: ${JSON.stringify(bulk[field])} vs ${JSON.stringify(viaApi[field])}`);
+    if (!isDeepStrictEqual(bulk[field], viaApi[field]))
+      problems.push(`${field}: ${JSON.stringify(bulk[field])} vs ${JSON.stringify(viaApi[field])}`);
   }
-  const [{ objects }] = (await client.query(`SELECT count(*)::int AS objects FROM entries e JOIN entry_contents c ON c.entry_pk = e.id WHERE e.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND e.kind = 'json' AND e.status = 'published' AND e.deleted_at IS NULL`, [ws])).rows;
+  const [{ objects }] = (
+    await client.query(
+      `SELECT count(*)::int AS objects FROM entries e JOIN entry_contents c ON c.entry_pk = e.id WHERE e.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND e.kind = 'json' AND e.status = 'published' AND e.deleted_at IS NULL`,
+      [ws],
+    )
+  ).rows;
   if (objects !== count) problems.push(`${objects} published objects with a document, expected ${count}`);
   return problems;
 }
@@ -282,11 +296,16 @@ function queryStatement(workspaceId, body) {
   const { queryStatement: build } = load('core/query/run.js');
   const { fieldErrors } = load('http/errors.js');
   const errors = fieldErrors();
-  const plan = { filter: parseFilter(body.filter, errors), sort: parseSort(body.sort, errors), locale: body.locale ?? 'en-US', offset: body.offset ?? 0, limit: body.limit ?? 20 };
+  const plan = {
+    filter: parseFilter(body.filter, errors),
+    sort: parseSort(body.sort, errors),
+    locale: body.locale ?? 'en-US',
+    offset: body.offset ?? 0,
+    limit: body.limit ?? 20,
+  };
   if (Object.keys(errors).length) throw new Error(`the bench's query is invalid: ${JSON.stringify(errors)}`);
   return build({ workspaceId, kinds: ['json'], bucketIds: [], also: [] }, plan).statement.toQuery();
 }
-
 
 /** The cursor of a page that continues after the DEEP_INDEX-th object (checked against a real one). */
 async function deepCursor(base, ws, key, client, workspaceId) {
@@ -294,8 +313,14 @@ async function deepCursor(base, ws, key, client, workspaceId) {
   if (!first.next_cursor) throw new Error('the first page of 100 has no next_cursor');
   const keys = decodeCursor(first.next_cursor);
   const lastId = first.data[first.data.length - 1].id;
-  if (!isDeepStrictEqual(keys, [1, lastId])) throw new Error(`next_cursor is ${JSON.stringify(keys)}, not [1, ${lastId}] as assumed: fix the bench`);
-  const found = (await client.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' AND deleted_at IS NULL ORDER BY id OFFSET $2 LIMIT 1`, [workspaceId, DEEP_INDEX - 1])).rows;
+  if (!isDeepStrictEqual(keys, [1, lastId]))
+    throw new Error(`next_cursor is ${JSON.stringify(keys)}, not [1, ${lastId}] as assumed: fix the bench`);
+  const found = (
+    await client.query(
+      `SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' AND deleted_at IS NULL ORDER BY id OFFSET $2 LIMIT 1`,
+      [workspaceId, DEEP_INDEX - 1],
+    )
+  ).rows;
   if (!found.length) return undefined;
   return { afterId: found[0].id, cursor: encodeCursor([1, found[0].id]) };
 }
@@ -340,7 +365,18 @@ async function benchCompare(base, ws, key, runs) {
   const times = [];
   for (let i = 0; i < runs; i++) times.push((await once()).ms);
   const sorted = [...times].sort((a, b) => a - b);
-  return { size, keys: keys.length, changes: expected, createMs, updateMs, coldMs: cold.ms, median: percentile(sorted, 50), max: sorted[sorted.length - 1], runs, label: `GET ${p}/{id}/revisions/compare` };
+  return {
+    size,
+    keys: keys.length,
+    changes: expected,
+    createMs,
+    updateMs,
+    coldMs: cold.ms,
+    median: percentile(sorted, 50),
+    max: sorted[sorted.length - 1],
+    runs,
+    label: `GET ${p}/{id}/revisions/compare`,
+  };
 }
 
 async function runPostgres({ adminUrl, opts, count, compareRuns }) {
@@ -366,17 +402,27 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
       `objects: seeded ${count.toLocaleString('en-US')} published objects on PostgreSQL in ${seconds(seed.totalMs)} ` +
         `(${Math.min(API_CREATED, count)} through the API ${seconds(seed.apiMs)}, ${Math.max(0, count - API_CREATED).toLocaleString('en-US')} with one INSERT ${seconds(seed.insertMs)}, VACUUM ANALYZE ${seconds(seed.analyzeMs)})`,
     );
-    if (shapeProblems.length) for (const p of shapeProblems) console.log(`objects: WARNING: bulk-inserted objects do not read like API-created ones: ${p}`);
-    else console.log('objects: a bulk-inserted object reads exactly like an API-created one (envelope shape, data, kind, status, locales, validation)');
+    if (shapeProblems.length)
+      for (const p of shapeProblems) console.log(`objects: WARNING: bulk-inserted objects do not read like API-created ones: ${p}`);
+    else
+      console.log(
+        'objects: a bulk-inserted object reads exactly like an API-created one (envelope shape, data, kind, status, locales, validation)',
+      );
 
-    const ids = (await client.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [seed.workspaceId])).rows.map((r) => r.id);
+    const ids = (
+      await client.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [
+        seed.workspaceId,
+      ])
+    ).rows.map((r) => r.id);
     const busy = await cpuBusy();
     if (busy > 0.2) console.log(`objects: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
     const rows = await measureRoutes(loadRoutes(server.base, ws, key, ids, deep), opts);
 
     // The statement of the query route, checked, and its plan.
     const statement = queryStatement(seed.workspaceId, QUERY);
-    const apiIds = (await getJson(`${server.base}${objectsPath(ws)}/query`, key, { method: 'POST', body: JSON.stringify(QUERY) })).data.map((o) => o.id);
+    const apiIds = (await getJson(`${server.base}${objectsPath(ws)}/query`, key, { method: 'POST', body: JSON.stringify(QUERY) })).data.map(
+      (o) => o.id,
+    );
     const check = await checkStatement(client, db.name, statement, apiIds, { idColumn: 'id', like: '%c.data IS NULL%' });
     const plan = await preparedPlan(client, statement);
 
@@ -389,7 +435,7 @@ async function runPostgres({ adminUrl, opts, count, compareRuns }) {
       if (!stopped.graceful) console.log('  WARNING: the server did not stop within 20 s of SIGTERM and was killed');
     }
     // BENCH_KEEP_DATABASE=1 keeps it for EXPLAIN by hand.
-    if (process.env.BENCH_KEEP_DATABASE === '1') keepDatabase(db.name), console.log(`objects: kept ${db.url}`);
+    if (process.env.BENCH_KEEP_DATABASE === '1') (keepDatabase(db.name), console.log(`objects: kept ${db.url}`));
     else await dropDatabase(db.name, adminUrl);
     removeTempDir(dataDir);
   }
@@ -409,7 +455,11 @@ async function runEmbedded({ opts, count, analyze }) {
       const started = performance.now();
       const created = new Array(viaApi);
       await inParallel(viaApi, 10, async (i) => {
-        created[i] = await call(server.base, 'POST', objectsPath(ws), key, { ref: `items/${i + 1}`, status: 'published', data: objectData(i + 1) });
+        created[i] = await call(server.base, 'POST', objectsPath(ws), key, {
+          ref: `items/${i + 1}`,
+          status: 'published',
+          data: objectData(i + 1),
+        });
       });
       return { ws, key, created, apiMs: performance.now() - started };
     })().catch((err) => {
@@ -424,7 +474,11 @@ async function runEmbedded({ opts, count, analyze }) {
     const prefix = crockford(Date.now(), 10) + crockford(BigInt(`0x${randomBytes(4).toString('hex')}`) & ((1n << 30n) - 1n), 6);
     if (count > viaApi) await pglite.query(BULK_INSERT, [workspaceId, created[0].bucket_id, prefix, CROCKFORD, viaApi + 1, count, LOREM]);
     if (analyze) await pglite.query('ANALYZE');
-    const ids = (await pglite.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [workspaceId])).rows.map((r) => r.id);
+    const ids = (
+      await pglite.query(`SELECT id FROM entries WHERE workspace_id = $1 AND kind = 'json' AND status = 'published' ORDER BY id`, [
+        workspaceId,
+      ])
+    ).rows.map((r) => r.id);
     const insertMs = performance.now() - t0;
     server = await embedded.serve();
     if (ids.length !== count) throw new Error(`the embedded database holds ${ids.length} objects, expected ${count}`);
@@ -433,7 +487,9 @@ async function runEmbedded({ opts, count, analyze }) {
     console.log(
       `objects: seeded ${count.toLocaleString('en-US')} published objects on the embedded database: ${viaApi} through the API (10 in parallel) in ${seconds(apiMs)} ` +
         `(${(viaApi / (apiMs / 1000)).toFixed(0)} creates/s), ${(count - viaApi).toLocaleString('en-US')} with the same INSERT through PGlite (server stopped) in ${seconds(insertMs)}; ` +
-        (analyze ? 'then ANALYZE (BENCH_EMBEDDED_ANALYZE=1)' : 'no ANALYZE (the embedded database never runs one; BENCH_EMBEDDED_ANALYZE=1 runs one)'),
+        (analyze
+          ? 'then ANALYZE (BENCH_EMBEDDED_ANALYZE=1)'
+          : 'no ANALYZE (the embedded database never runs one; BENCH_EMBEDDED_ANALYZE=1 runs one)'),
     );
     const busy = await cpuBusy();
     if (busy > 0.2) console.log(`objects: WARNING: the CPUs are ${pct(busy)} busy with other work: the next figures will be low and noisy`);
@@ -451,8 +507,6 @@ async function runEmbedded({ opts, count, analyze }) {
 
 // autocannon counts a timeout (no answer within 10 s) as an error too: a timeout is a slow server,
 // any other error or a non-2xx answer means the bench itself did not work.
-
-
 
 function reportPostgres(r, count, opts) {
   const compareRow = {
@@ -487,10 +541,16 @@ function reportPostgres(r, count, opts) {
       `compare of its two revisions: first call ${ms(c.coldMs)} ms, then ${c.runs}× median ${ms(c.median)} ms, max ${ms(c.max)} ms (target < ${TARGETS.compare.p50} ms: ${c.median < TARGETS.compare.p50 ? 'met' : 'MISSED'}${c.max < TARGETS.compare.p50 ? '' : ', max over'})`,
   );
   console.log(`  query statement (rebuilt with dist/ modules as core/query/run.ts does), values ${JSON.stringify(r.statement.values)}:`);
-  if (r.check.problems.length) for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
-  else console.log(`  (same rows as the API answer; its first ${r.check.compared} characters identical to the server's statement in pg_stat_activity)`);
+  if (r.check.problems.length)
+    for (const p of r.check.problems) console.log(`  WARNING: the rebuilt statement may not be the server's: ${p}`);
+  else
+    console.log(
+      `  (same rows as the API answer; its first ${r.check.compared} characters identical to the server's statement in pg_stat_activity)`,
+    );
   for (const line of r.statement.text.split('\n')) console.log(`    ${line}`);
-  console.log('  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):');
+  console.log(
+    '  EXPLAIN (ANALYZE, BUFFERS) of it, prepared as the server prepares it and run 8 times first (the plan PostgreSQL then keeps):',
+  );
   for (const line of r.plan) console.log(`    ${line}`);
 }
 

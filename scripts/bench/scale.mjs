@@ -56,7 +56,19 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
-import { ABILITIES, AUTHORS, BUCKET, BULK_SQL, CONTENT_TYPES, PAGE_QUERY, PERMISSIONS, articleFields, authorOf, entriesPath, queryPath } from './anchor.mjs';
+import {
+  ABILITIES,
+  AUTHORS,
+  BUCKET,
+  BULK_SQL,
+  CONTENT_TYPES,
+  PAGE_QUERY,
+  PERMISSIONS,
+  articleFields,
+  authorOf,
+  entriesPath,
+  queryPath,
+} from './anchor.mjs';
 import {
   DEFAULT_PG_URL,
   SERVER_SESSION_OPTIONS,
@@ -224,7 +236,9 @@ function runCannon(opts, onResponse) {
 async function loadAll(servers, connections, request, { seconds: durationS, warmupSeconds }) {
   const perServer = split(connections, servers.length);
   const run = (duration, onResponse) =>
-    Promise.all(servers.map((s, i) => runCannon({ connections: perServer[i], pipelining: 1, timeout: 10, duration, ...request(s.base) }, onResponse)));
+    Promise.all(
+      servers.map((s, i) => runCannon({ connections: perServer[i], pipelining: 1, timeout: 10, duration, ...request(s.base) }, onResponse)),
+    );
   if (warmupSeconds > 0) await run(warmupSeconds);
   const latencies = [];
   const results = await run(durationS, (_client, statusCode, _bytes, responseTime) => {
@@ -233,7 +247,8 @@ async function loadAll(servers, connections, request, { seconds: durationS, warm
   latencies.sort((a, b) => a - b);
   const sum = (f) => results.reduce((n, r) => n + f(r), 0);
   const statusCodes = {};
-  for (const r of results) for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  for (const r of results)
+    for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = (statusCodes[code] ?? 0) + count;
   return {
     rps: sum((r) => r.requests.average),
     perProcess: results.map((r) => r.requests.average),
@@ -245,7 +260,9 @@ async function loadAll(servers, connections, request, { seconds: durationS, warm
     non2xx: sum((r) => r.non2xx),
     errors: sum((r) => r.errors),
     timeouts: sum((r) => r.timeouts),
-    statusCodes: Object.entries(statusCodes).map(([c, n]) => `${c}×${n}`).join(' '),
+    statusCodes: Object.entries(statusCodes)
+      .map(([c, n]) => `${c}×${n}`)
+      .join(' '),
   };
 }
 
@@ -289,7 +306,21 @@ async function seedRows({ base, ws, key, client, count }) {
   const { workspaceId, types } = await createContentTypes(base, client, ws, BUCKET, CONTENT_TYPES);
   const newUlid = monotonicFactory();
   const seedType = (type, total, fieldsOf, extra) =>
-    seedTypedEntries({ base, ws, key, client, bucket: BUCKET, workspaceId, type: types.get(type), total, viaApi: API_CREATED[type], fieldsOf, bulkSql: BULK_SQL[type], extra, newUlid });
+    seedTypedEntries({
+      base,
+      ws,
+      key,
+      client,
+      bucket: BUCKET,
+      workspaceId,
+      type: types.get(type),
+      total,
+      viaApi: API_CREATED[type],
+      fieldsOf,
+      bulkSql: BULK_SQL[type],
+      extra,
+      newUlid,
+    });
   const authors = await seedType('authors', AUTHORS, (k) => ({ name: `author ${k}` }), []);
   const articles = await seedType('articles', count, (g) => articleFields(g, authors.ids), [authors.ids]);
   await client.query(`VACUUM (ANALYZE) entries, entry_contents, typed_${types.get('authors').id}, typed_${types.get('articles').id}`);
@@ -304,7 +335,10 @@ async function checkAnswers(servers, ws, key, seed, count) {
   for (const [i, s] of servers.entries()) {
     const body = await getJson(`${s.base}${queryPath(ws)}`, key, { method: 'POST', body: JSON.stringify(PAGE_QUERY) });
     const rows = (body.data ?? []).map((r) => ({ title: r.title, amount: Number(r.amount), author: r.author?.name }));
-    if (!isDeepStrictEqual(rows, expected)) problems.push(`process ${i + 1}: query rows ${JSON.stringify(rows).slice(0, 400)}, expected ${JSON.stringify(expected).slice(0, 400)}`);
+    if (!isDeepStrictEqual(rows, expected))
+      problems.push(
+        `process ${i + 1}: query rows ${JSON.stringify(rows).slice(0, 400)}, expected ${JSON.stringify(expected).slice(0, 400)}`,
+      );
     if (i === 0) first = body;
     else if (!isDeepStrictEqual(body, first)) problems.push(`process ${i + 1}: query answer differs from process 1's`);
   }
@@ -319,7 +353,8 @@ async function checkAnswers(servers, ws, key, seed, count) {
       // The same answer from every process, its own BASE_URL (in the rendered links) aside.
       const text = JSON.stringify(a).replaceAll(s.base, '{BASE_URL}');
       if (i === 0) firstRead = text;
-      else if (text !== firstRead) problems.push(`process ${i + 1}: article ${g} differs from process 1's: ${text.slice(0, 300)} vs ${firstRead.slice(0, 300)}`);
+      else if (text !== firstRead)
+        problems.push(`process ${i + 1}: article ${g} differs from process 1's: ${text.slice(0, 300)} vs ${firstRead.slice(0, 300)}`);
     }
   }
   return problems;
@@ -353,19 +388,30 @@ async function run({ adminUrl, opts, count, counts, poolSize }) {
     })().catch((err) => {
       throw withServerOutput(servers[0], err);
     });
-    console.log(`scale: seeded ${count.toLocaleString('en-US')} published articles and ${AUTHORS.toLocaleString('en-US')} authors in ${seconds(seed.totalMs)} (through process 1, behind the pooler)`);
+    console.log(
+      `scale: seeded ${count.toLocaleString('en-US')} published articles and ${AUTHORS.toLocaleString('en-US')} authors in ${seconds(seed.totalMs)} (through process 1, behind the pooler)`,
+    );
 
     const questions = [
       {
         name: 'read by id',
         request: (base) => {
           const randomPath = () => `${entriesPath(ws)}/${seed.articles[Math.floor(Math.random() * seed.articles.length)]}`;
-          return { url: `${base}${randomPath()}`, headers: { Authorization: `Bearer ${key}` }, requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: randomPath() }) }] };
+          return {
+            url: `${base}${randomPath()}`,
+            headers: { Authorization: `Bearer ${key}` },
+            requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: randomPath() }) }],
+          };
         },
       },
       {
         name: 'query',
-        request: (base) => ({ url: `${base}${queryPath(ws)}`, method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(PAGE_QUERY) }),
+        request: (base) => ({
+          url: `${base}${queryPath(ws)}`,
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(PAGE_QUERY),
+        }),
       },
     ];
 
@@ -374,8 +420,11 @@ async function run({ adminUrl, opts, count, counts, poolSize }) {
       const active = servers.slice(0, n);
       const found = await checkAnswers(active, ws, key, seed, count);
       for (const p of found) problems.push(`${n} processes: ${p}`);
-      console.log(`scale: ${n} process${n > 1 ? 'es' : ''} (ports ${active.map((s) => new URL(s.base).port).join(', ')}): ${found.length ? `${found.length} PROBLEMS in the answers before the load` : 'the query and the reads by id answer the same, expected rows from every process'}`);
-      if (opts.serverWarmupSeconds > 0) await loadAll(active, opts.connections, questions[0].request, { seconds: opts.serverWarmupSeconds, warmupSeconds: 0 });
+      console.log(
+        `scale: ${n} process${n > 1 ? 'es' : ''} (ports ${active.map((s) => new URL(s.base).port).join(', ')}): ${found.length ? `${found.length} PROBLEMS in the answers before the load` : 'the query and the reads by id answer the same, expected rows from every process'}`,
+      );
+      if (opts.serverWarmupSeconds > 0)
+        await loadAll(active, opts.connections, questions[0].request, { seconds: opts.serverWarmupSeconds, warmupSeconds: 0 });
       for (const q of questions) {
         const stopSampling = sampleConnections(client);
         let r;
@@ -402,7 +451,9 @@ async function run({ adminUrl, opts, count, counts, poolSize }) {
 
 function report({ rows, problems }, poolSize, opts) {
   const invalid = (r) => r.non2xx > 0 || r.errors > 0 || r.ok === 0;
-  console.log(`scale summary (${opts.connections} connections split across the processes, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s each; PgBouncer transaction mode, default_pool_size ${poolSize}):`);
+  console.log(
+    `scale summary (${opts.connections} connections split across the processes, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s each; PgBouncer transaction mode, default_pool_size ${poolSize}):`,
+  );
   const lines = tableLines(
     [
       { title: 'processes', width: 9, value: (r) => r.processes },
@@ -418,8 +469,13 @@ function report({ rows, problems }, poolSize, opts) {
     rows,
   );
   for (const line of lines) console.log(line);
-  console.log('  (server conns / listeners: the most client backends of the database seen in pg_stat_activity during the load, sampled every 200 ms; listeners: application_name "workspace-api listener ...", direct connections)');
-  for (const r of rows.filter(invalid)) console.log(`  WARNING: ${r.processes} processes, ${r.question}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.ok} 2xx (status codes: ${r.statusCodes})`);
+  console.log(
+    '  (server conns / listeners: the most client backends of the database seen in pg_stat_activity during the load, sampled every 200 ms; listeners: application_name "workspace-api listener ...", direct connections)',
+  );
+  for (const r of rows.filter(invalid))
+    console.log(
+      `  WARNING: ${r.processes} processes, ${r.question}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.ok} 2xx (status codes: ${r.statusCodes})`,
+    );
   const maxServers = Math.max(...rows.map((r) => r.servers));
   const flat = maxServers <= poolSize;
   console.log(
@@ -436,11 +492,14 @@ export async function benchScale(options = {}) {
     ...loadOptions(options, { serverWarmupSeconds: 5 }),
   };
   const count = Number(options.entries ?? env.BENCH_SCALE_ENTRIES ?? 20_000);
-  const counts = String(options.processes ?? env.BENCH_SCALE_PROCESSES ?? '1,2,4').split(',').map(Number);
+  const counts = String(options.processes ?? env.BENCH_SCALE_PROCESSES ?? '1,2,4')
+    .split(',')
+    .map(Number);
   const poolSize = Number(options.poolSize ?? env.BENCH_SCALE_POOL_SIZE ?? 8);
   const adminUrl = options.pgUrl ?? env.BENCH_PG_URL ?? DEFAULT_PG_URL;
   if (!(count >= 1000)) throw new Error('BENCH_SCALE_ENTRIES must be at least 1000');
-  if (!counts.length || counts.some((n, i) => !(Number.isInteger(n) && n >= 1) || (i > 0 && n <= counts[i - 1]))) throw new Error('BENCH_SCALE_PROCESSES must be increasing positive integers, e.g. 1,2,4');
+  if (!counts.length || counts.some((n, i) => !(Number.isInteger(n) && n >= 1) || (i > 0 && n <= counts[i - 1])))
+    throw new Error('BENCH_SCALE_PROCESSES must be increasing positive integers, e.g. 1,2,4');
   if (!(Number.isInteger(poolSize) && poolSize >= 1)) throw new Error('BENCH_SCALE_POOL_SIZE must be a positive integer');
 
   if (!existsSync(PGBOUNCER)) {
@@ -469,7 +528,10 @@ export async function benchScale(options = {}) {
     const result = await run({ adminUrl, opts, count, counts, poolSize });
     const { invalid } = report(result, poolSize, opts);
     console.log(`scale: section took ${seconds(performance.now() - started)}`);
-    if (invalid) console.log('scale: WARNING: some answers were not 2xx or not as expected, or the connections exceeded the pool: those figures are not valid');
+    if (invalid)
+      console.log(
+        'scale: WARNING: some answers were not 2xx or not as expected, or the connections exceeded the pool: those figures are not valid',
+      );
     return { ...result, invalid };
   } finally {
     await cleanupAsync();

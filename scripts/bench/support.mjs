@@ -154,7 +154,8 @@ export function removeTempDir(dir) {
 }
 
 // Variables of the caller's environment that would change what is measured.
-const STRIPPED_ENV = /^(?:(?:DATABASE_URL|DATA_DIR|TEST_CLOCK|APP_ENV|REDIS_URL|REDIS_PREFIX|STORAGE_DRIVER|IMAGE_PROXY_URL|IMAGE_ORIGIN_URL|BASE_URL|HOST|PORT|ADMIN_TOKEN|APP_KEY|LOG_LEVEL|TRUST_PROXY|TRUST_PROXY_HOPS)$|RATE_LIMIT_|S3_)/;
+const STRIPPED_ENV =
+  /^(?:(?:DATABASE_URL|DATA_DIR|TEST_CLOCK|APP_ENV|REDIS_URL|REDIS_PREFIX|STORAGE_DRIVER|IMAGE_PROXY_URL|IMAGE_ORIGIN_URL|BASE_URL|HOST|PORT|ADMIN_TOKEN|APP_KEY|LOG_LEVEL|TRUST_PROXY|TRUST_PROXY_HOPS)$|RATE_LIMIT_|S3_)/;
 
 /**
  * Starts dist/server/src/main.js on a free port (PostgreSQL at `databaseUrl`, or the embedded
@@ -244,7 +245,10 @@ export async function call(base, method, p, token, body) {
 }
 
 /** A workspace, a creator with `permissions` and an API key on it with `abilities` (default `*`). */
-export async function setup(base, { ws = 'bench', permissions = ['view-file', 'create-file'], email = 'bench@example.com', abilities = ['*'] } = {}) {
+export async function setup(
+  base,
+  { ws = 'bench', permissions = ['view-file', 'create-file'], email = 'bench@example.com', abilities = ['*'] } = {},
+) {
   await call(base, 'POST', '/admin/v1/workspaces', ADMIN_TOKEN, { name: ws });
   const user = await call(base, 'POST', `/admin/v1/workspaces/${ws}/users`, ADMIN_TOKEN, { email, permissions });
   const { key } = await call(base, 'POST', `/admin/v1/workspaces/${ws}/api-keys`, ADMIN_TOKEN, {
@@ -372,12 +376,16 @@ export function checkBuild(label) {
 // Other work on the machine (a test run, a build) shows in every figure: sample how busy the CPUs
 // are just before a run (the load average would still count the previous run of a bench).
 export async function cpuBusy(sampleMs = 1000) {
-  const total = () => os.cpus().reduce((acc, c) => {
-    const t = c.times;
-    acc.idle += t.idle;
-    acc.all += t.user + t.nice + t.sys + t.idle + t.irq;
-    return acc;
-  }, { idle: 0, all: 0 });
+  const total = () =>
+    os.cpus().reduce(
+      (acc, c) => {
+        const t = c.times;
+        acc.idle += t.idle;
+        acc.all += t.user + t.nice + t.sys + t.idle + t.irq;
+        return acc;
+      },
+      { idle: 0, all: 0 },
+    );
   const a = total();
   await new Promise((r) => setTimeout(r, sampleMs));
   const b = total();
@@ -390,7 +398,10 @@ export const pct = (x) => `${(x * 100).toFixed(0)} %`;
 
 /** A JSON answer of an authenticated call; any non-2xx status throws. */
 export async function getJson(url, key, init = {}) {
-  const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${key}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}), ...init.headers } });
+  const res = await fetch(url, {
+    ...init,
+    headers: { Authorization: `Bearer ${key}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}), ...init.headers },
+  });
   const text = await res.text();
   if (res.status < 200 || res.status > 299) throw new Error(`${init.method ?? 'GET'} ${url}: HTTP ${res.status} ${text.slice(0, 300)}`);
   return JSON.parse(text);
@@ -448,12 +459,17 @@ export function printRouteTable(title, rows, routeWidth = 68) {
     rows,
   );
   for (const line of lines) console.log(line);
-  if (withCpu) console.log('    (CPU ms/resp: the server process\'s CPU time (user + system, all threads, /proc) during the measured run ÷ its responses)');
+  if (withCpu)
+    console.log(
+      "    (CPU ms/resp: the server process's CPU time (user + system, all threads, /proc) during the measured run ÷ its responses)",
+    );
   for (const row of rows.filter(failed)) {
     console.log(`    WARNING: ${row.label}: ${row.non2xx} non-2xx, ${row.errors - row.timeouts} errors (status codes: ${row.statusCodes})`);
   }
   for (const row of rows.filter((r) => r.timeouts > 0)) {
-    console.log(`    NOTE: ${row.label}: ${row.timeouts} requests had no answer within 10 s (autocannon's timeout); its percentiles leave them out`);
+    console.log(
+      `    NOTE: ${row.label}: ${row.timeouts} requests had no answer within 10 s (autocannon's timeout); its percentiles leave them out`,
+    );
   }
 }
 
@@ -487,10 +503,15 @@ export async function checkRoutes(routes, base) {
   for (const r of routes) {
     const sample = r.sample?.() ?? {};
     const url = sample.path ? `${base}${sample.path}` : r.path ? `${base}${r.path()}` : r.url;
-    const res = await fetch(url, { method: sample.method ?? r.request?.method ?? 'GET', headers: r.headers, body: sample.body ?? r.request?.body });
+    const res = await fetch(url, {
+      method: sample.method ?? r.request?.method ?? 'GET',
+      headers: r.headers,
+      body: sample.body ?? r.request?.body,
+    });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${r.label}: HTTP ${res.status} before the load: ${text.slice(0, 300)}`);
-    if (!(await r.check(r.ceiling ? text : JSON.parse(text), sample))) throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 1200)}`);
+    if (!(await r.check(r.ceiling ? text : JSON.parse(text), sample)))
+      throw new Error(`${r.label}: unexpected answer before the load: ${text.slice(0, 1200)}`);
   }
 }
 
@@ -502,7 +523,8 @@ export async function checkRoutes(routes, base) {
  */
 export async function measureSteady(routes, opts) {
   const warm = routes.find((r) => r.warmup) ?? routes.find((r) => r.route === 'read');
-  if (warm && opts.serverWarmupSeconds > 0) await measure(warm.url, warm.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, warm.request);
+  if (warm && opts.serverWarmupSeconds > 0)
+    await measure(warm.url, warm.headers, { ...opts, warmupSeconds: 0, seconds: opts.serverWarmupSeconds }, warm.request);
   const rows = [];
   for (const r of routes) rows.push({ ...r, ...(await measure(r.url, r.headers, opts, r.request)) });
   return rows;
@@ -511,7 +533,13 @@ export async function measureSteady(routes, opts) {
 /** Each route through the API with 1 connection, one run (a warm-up first, not counted). */
 export async function measureSingle(routes, opts) {
   const rows = [];
-  for (const r of routes) rows.push({ ...r, label: `${r.label} (1 connection)`, ...(await measure(r.url, r.headers, { ...opts, connections: 1 }, r.request)), seconds: opts.seconds });
+  for (const r of routes)
+    rows.push({
+      ...r,
+      label: `${r.label} (1 connection)`,
+      ...(await measure(r.url, r.headers, { ...opts, connections: 1 }, r.request)),
+      seconds: opts.seconds,
+    });
   return rows;
 }
 
@@ -523,16 +551,21 @@ export function combineRounds(runs, secondsEach) {
     ok: sum('ok'),
     total: sum('total'),
     seconds: secondsEach * runs.length,
-    p50: percentile(runs.map((r) => r.p50).sort((a, b) => a - b), 50),
+    p50: percentile(
+      runs.map((r) => r.p50).sort((a, b) => a - b),
+      50,
+    ),
     p99: Math.max(...runs.map((r) => r.p99)),
     non2xx: sum('non2xx'),
     errors: sum('errors'),
     timeouts: sum('timeouts'),
-    statusCodes: runs.map((r) => r.statusCodes).filter(Boolean).join(' '),
+    statusCodes: runs
+      .map((r) => r.statusCodes)
+      .filter(Boolean)
+      .join(' '),
     lastError: runs.findLast((r) => r.lastError)?.lastError,
   };
 }
-
 
 /**
  * `statement` ({text, values}) through `connections` pg clients of their own (the server's session
@@ -567,7 +600,8 @@ export const SERVER_SESSION_OPTIONS = '-c max_parallel_workers_per_gather=0 -c r
  * id, the bucket's id and the types' rows by name (`{name, id, bucket_id}`).
  */
 export async function createContentTypes(base, client, ws, bucket, contentTypes) {
-  for (const type of contentTypes) await call(base, 'POST', `/admin/v1/workspaces/${ws}/buckets/${bucket}/content-types`, ADMIN_TOKEN, type);
+  for (const type of contentTypes)
+    await call(base, 'POST', `/admin/v1/workspaces/${ws}/buckets/${bucket}/content-types`, ADMIN_TOKEN, type);
   const [{ id: workspaceId }] = (await client.query('SELECT id FROM workspaces WHERE name = $1', [ws])).rows;
   const types = new Map(
     (
@@ -577,7 +611,8 @@ export async function createContentTypes(base, client, ws, bucket, contentTypes)
       )
     ).rows.map((r) => [r.name, r]),
   );
-  for (const t of contentTypes) if (!types.has(t.name)) throw new Error(`content type ${t.name} not found in the database after creating it`);
+  for (const t of contentTypes)
+    if (!types.has(t.name)) throw new Error(`content type ${t.name} not found in the database after creating it`);
   return { workspaceId, bucketId: types.get(contentTypes[0].name).bucket_id, types };
 }
 
@@ -610,12 +645,29 @@ SELECT ins.id, 'en-US', ${doc}
  * the types of a run so that ids increase in creation order). Returns the ids in order, the
  * API-created entries as answered, and the time of each part.
  */
-export async function seedTypedEntries({ base, ws, key, client, bucket, workspaceId, type, total, viaApi, fieldsOf, bulkSql, extra = [], newUlid }) {
+export async function seedTypedEntries({
+  base,
+  ws,
+  key,
+  client,
+  bucket,
+  workspaceId,
+  type,
+  total,
+  viaApi,
+  fieldsOf,
+  bulkSql,
+  extra = [],
+  newUlid,
+}) {
   const ids = [];
   const created = [];
   let t = performance.now();
   for (let n = 1; n <= Math.min(viaApi, total); n++) {
-    const entry = await call(base, 'POST', `/api/v1/${ws}/entries?contentBucket=${bucket}&contentType=${type.name}`, key, { fields: fieldsOf(n), status: 'published' });
+    const entry = await call(base, 'POST', `/api/v1/${ws}/entries?contentBucket=${bucket}&contentType=${type.name}`, key, {
+      fields: fieldsOf(n),
+      status: 'published',
+    });
     created.push(entry);
     ids.push(entry.id);
   }
@@ -637,7 +689,12 @@ export async function typedEntryRow(client, entryId) {
                    contract_name, validation_issues, validation_checked_at, validation_pending, validation_failed, tags, deleted_at,
                    created_at = updated_at AS times_equal, published_at IS NOT DISTINCT FROM (CASE WHEN status = 'published' THEN updated_at END) AS published_at_ok,
                    (SELECT array_agg(locale) FROM entry_contents c WHERE c.entry_pk = x.id) AS content_locales`;
-  return (await client.query(`SELECT ${columns} FROM (SELECT e.*, t.name AS content_type_name FROM entries e JOIN content_types t ON t.id = e.content_type_id WHERE e.entry_id = $1) x`, [entryId])).rows[0];
+  return (
+    await client.query(
+      `SELECT ${columns} FROM (SELECT e.*, t.name AS content_type_name FROM entries e JOIN content_types t ON t.id = e.content_type_id WHERE e.entry_id = $1) x`,
+      [entryId],
+    )
+  ).rows[0];
 }
 
 /**
@@ -690,11 +747,22 @@ export async function preparedPlan(client, statement) {
  * pg_stat_activity shows of the server's connections matching `like` (their last statement,
  * truncated to track_activity_query_size, so the rows tell the rest).
  */
-export async function checkStatement(client, dbName, statement, apiIds, { idColumn, idsOf = (rows) => rows.map((r) => r[idColumn]), like }) {
+export async function checkStatement(
+  client,
+  dbName,
+  statement,
+  apiIds,
+  { idColumn, idsOf = (rows) => rows.map((r) => r[idColumn]), like },
+) {
   const problems = [];
   const ids = idsOf((await client.query(statement.text, statement.values)).rows).slice(0, apiIds.length);
   if (!isDeepStrictEqual(ids, apiIds)) problems.push(`rows differ from the API answer: ${ids.join(',')} vs ${apiIds.join(',')}`);
-  const seen = (await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE $2`, [dbName, like])).rows.map((r) => r.query);
+  const seen = (
+    await client.query(`SELECT query FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND query LIKE $2`, [
+      dbName,
+      like,
+    ])
+  ).rows.map((r) => r.query);
   const same = seen.filter((q) => statement.text.startsWith(q));
   if (!seen.length) problems.push('pg_stat_activity showed no query statement of the server to compare with');
   else if (!same.length) problems.push(`the text differs from the server's (pg_stat_activity): ${seen[0].slice(0, 300)}…`);
@@ -733,7 +801,18 @@ export async function measureOnClients(clients, statement, { seconds, warmupSeco
   const latencies = [];
   const r = await run(seconds, latencies);
   latencies.sort((a, b) => a - b);
-  return { rps: r.total / (r.elapsedMs / 1000), total: r.total, ok: r.total, p50: percentile(latencies, 50), p99: percentile(latencies, 99), non2xx: 0, errors: r.errors, timeouts: 0, statusCodes: '', lastError: r.lastError };
+  return {
+    rps: r.total / (r.elapsedMs / 1000),
+    total: r.total,
+    ok: r.total,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    non2xx: 0,
+    errors: r.errors,
+    timeouts: 0,
+    statusCodes: '',
+    lastError: r.lastError,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -161,14 +161,19 @@ async function model(args: string[]): Promise<void> {
     return;
   }
   if (sub !== 'pull' && sub !== 'plan' && sub !== 'apply') usageError(`unknown model command "${sub}"`, MODEL_USAGE);
-  const parsed = parse(rest, MODEL_USAGE, {
-    out: { type: 'string' },
-    file: { type: 'string' },
-    version: { type: 'string' },
-    types: { type: 'string' },
-    json: { type: 'boolean' },
-    'allow-destructive': { type: 'boolean' },
-  }, sub === 'apply' ? 600 : 30);
+  const parsed = parse(
+    rest,
+    MODEL_USAGE,
+    {
+      out: { type: 'string' },
+      file: { type: 'string' },
+      version: { type: 'string' },
+      types: { type: 'string' },
+      json: { type: 'boolean' },
+      'allow-destructive': { type: 'boolean' },
+    },
+    sub === 'apply' ? 600 : 30,
+  );
   if (!parsed) return;
   const v = parsed.values;
   const file = (sub === 'pull' ? v.out : v.file) as string | undefined;
@@ -205,17 +210,40 @@ function passphraseFrom(file: string | boolean | undefined, usage: string): stri
 
 async function archive(command: 'export' | 'import', args: string[]): Promise<void> {
   // An import names no workspace of the server yet: --workspace is not asked for.
-  const parsed = parse(args, ARCHIVE_USAGE, { out: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' }, 'passphrase-file': { type: 'string' } }, 600, command === 'export');
+  const parsed = parse(
+    args,
+    ARCHIVE_USAGE,
+    { out: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' }, 'passphrase-file': { type: 'string' } },
+    600,
+    command === 'export',
+  );
   if (!parsed) return;
   const file = (command === 'export' ? parsed.values.out : parsed.values.file) as string | undefined;
   if (!file) usageError(command === 'export' ? '--out is required' : '--file is required', ARCHIVE_USAGE);
   const progress = { write: (text: string) => process.stderr.write(text), tty: process.stderr.isTTY === true };
-  const options = { ...parsed.connection, file, name: parsed.values.name as string | undefined, passphrase: passphraseFrom(parsed.values['passphrase-file'], ARCHIVE_USAGE), progress };
+  const options = {
+    ...parsed.connection,
+    file,
+    name: parsed.values.name as string | undefined,
+    passphrase: passphraseFrom(parsed.values['passphrase-file'], ARCHIVE_USAGE),
+    progress,
+  };
   process.stderr.write(`${await (command === 'export' ? exportArchive(options) : importArchive(options))}\n`);
 }
 
 async function backupOrRestore(command: 'backup' | 'restore', args: string[]): Promise<void> {
-  const parsed = parse(args, BACKUP_USAGE, { out: { type: 'string' }, from: { type: 'string' }, workspace: { type: 'string', multiple: true }, 'passphrase-file': { type: 'string' } }, 600, false);
+  const parsed = parse(
+    args,
+    BACKUP_USAGE,
+    {
+      out: { type: 'string' },
+      from: { type: 'string' },
+      workspace: { type: 'string', multiple: true },
+      'passphrase-file': { type: 'string' },
+    },
+    600,
+    false,
+  );
   if (!parsed) return;
   const dir = (command === 'backup' ? parsed.values.out : parsed.values.from) as string | undefined;
   if (!dir) usageError(command === 'backup' ? '--out is required' : '--from is required', BACKUP_USAGE);

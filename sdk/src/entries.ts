@@ -24,18 +24,31 @@ type Answer<T> = { data?: T; error?: components['schemas']['Error'] | components
  * against the spec's schema (an unknown property or operator does not compile); the rows are
  * aggregate rows exactly when the query has `aggregate`.
  */
-export function queryEntries<Q extends EntryQuery>(client: PublicClient, workspace: string, bucket: string, query: Q & Exact<EntryQuery, Q>) {
-  return client.POST('/api/v1/{workspace}/{bucket}/entries/query', { params: { path: { workspace, bucket } }, body: query }) as Promise<Answer<EntryQueryResult<Q>>>;
+export function queryEntries<Q extends EntryQuery>(
+  client: PublicClient,
+  workspace: string,
+  bucket: string,
+  query: Q & Exact<EntryQuery, Q>,
+) {
+  return client.POST('/api/v1/{workspace}/{bucket}/entries/query', { params: { path: { workspace, bucket } }, body: query }) as Promise<
+    Answer<EntryQueryResult<Q>>
+  >;
 }
 
 /**
  * Runs named queries in one request (`POST /api/v1/{workspace}/{bucket}/entries/query/batch`):
  * 1 to 10, each an ordinary query; `results` holds each answer under its name.
  */
-export function queryEntriesBatch<Qs extends Record<string, EntryQuery>>(client: PublicClient, workspace: string, bucket: string, queries: Qs & { [K in keyof Qs]: Exact<EntryQuery, Qs[K]> }) {
-  return client.POST('/api/v1/{workspace}/{bucket}/entries/query/batch', { params: { path: { workspace, bucket } }, body: { queries } }) as Promise<
-    Answer<Omit<EntryQueryBatchResponse, 'results'> & { results: { [K in keyof Qs]: EntryQueryResult<Qs[K]> } }>
-  >;
+export function queryEntriesBatch<Qs extends Record<string, EntryQuery>>(
+  client: PublicClient,
+  workspace: string,
+  bucket: string,
+  queries: Qs & { [K in keyof Qs]: Exact<EntryQuery, Qs[K]> },
+) {
+  return client.POST('/api/v1/{workspace}/{bucket}/entries/query/batch', {
+    params: { path: { workspace, bucket } },
+    body: { queries },
+  }) as Promise<Answer<Omit<EntryQueryBatchResponse, 'results'> & { results: { [K in keyof Qs]: EntryQueryResult<Qs[K]> } }>>;
 }
 
 /**
@@ -65,7 +78,6 @@ export interface BatchOptions {
   timeoutMs?: number;
 }
 
-
 /**
  * Sends a batch write with an Idempotency-Key and retries it with the same key when the outcome
  * is uncertain: the server then either replays the committed result or runs the batch once.
@@ -73,7 +85,13 @@ export interface BatchOptions {
  * when no attempt got an answer, rejects with the last error, which carries the key as
  * `idempotencyKey` (retry with it later: the outcome is still uncertain).
  */
-export async function batchEntries(client: PublicClient, workspace: string, bucket: string, body: EntryBatchRequest, options: BatchOptions = {}) {
+export async function batchEntries(
+  client: PublicClient,
+  workspace: string,
+  bucket: string,
+  body: EntryBatchRequest,
+  options: BatchOptions = {},
+) {
   const idempotencyKey = options.idempotencyKey ?? crypto.randomUUID();
   const retries = options.retries ?? 3;
   let delay = options.retryDelayMs ?? 250;

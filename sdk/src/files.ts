@@ -19,7 +19,9 @@ const quote = (s: string) => s.replace(/["\r\n\\]/g, '_');
 
 /** A multipart body streamed from `source`, so large files are never held in memory. */
 function multipartStream(source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, name: string, type: string, boundary: string) {
-  const head = encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quote(name)}"\r\nContent-Type: ${type}\r\n\r\n`);
+  const head = encoder.encode(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quote(name)}"\r\nContent-Type: ${type}\r\n\r\n`,
+  );
   const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
   const iterable: AsyncIterable<Uint8Array> =
     Symbol.asyncIterator in source

@@ -79,7 +79,15 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
 }
 
 export { emails, type EmailMessage } from './emails.js';
-export { auth, type AuthOptions, type AuthLoginBody, type AuthVerifyBody, type AuthCode, type AuthToken, type AuthSession } from './auth.js';
+export {
+  auth,
+  type AuthOptions,
+  type AuthLoginBody,
+  type AuthVerifyBody,
+  type AuthCode,
+  type AuthToken,
+  type AuthSession,
+} from './auth.js';
 export { verifyWebhookSignature, parseWebhookEvent, type WebhookEvent } from './webhooks.js';
 export { uploadFile, refreshTemporaryUrls, type FileObject, type UploadInput, type UploadOptions } from './files.js';
 export {
@@ -113,7 +121,23 @@ export {
   type AnyObject,
   type Result,
 } from './content/client.js';
-export type { RenderedEntry, EntryReference, ContentShape, ContentTypeShape, FieldDescriptor, BucketName, TypeName, ContractName } from './content/model.js';
+export type {
+  RenderedEntry,
+  EntryReference,
+  ContentShape,
+  ContentTypeShape,
+  FieldDescriptor,
+  BucketName,
+  TypeName,
+  ContractName,
+} from './content/model.js';
 export type { ProjectionPath, FilterPath, SortPath, EntryFilterOf, RowOf, DefaultRowOf, MetaSelector } from './content/query.js';
-export { pipelines, PipelineTimeoutError, type Pipelines, type RunOptions, type PipelineExecution, type PipelineExecutionQueued } from './pipelines.js';
+export {
+  pipelines,
+  PipelineTimeoutError,
+  type Pipelines,
+  type RunOptions,
+  type PipelineExecution,
+  type PipelineExecutionQueued,
+} from './pipelines.js';
 export { paginate, pages, PageError, type CursorPath, type PageOf, type ItemOf, type PageParams } from './pagination.js';

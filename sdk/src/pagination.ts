@@ -19,9 +19,13 @@ export type PageOf<P extends CursorPath> = Extract<JsonOk<OperationOf<P>>, Page>
 /** One item of `P`'s pages. */
 export type ItemOf<P extends CursorPath> = PageOf<P> extends { data: (infer T)[] } ? T : never;
 /** The request parameters of `P` (path and query), without `cursor`. */
-export type PageParams<P extends CursorPath> = OperationOf<P> extends { parameters: infer Params }
-  ? { path?: Params extends { path?: infer X } ? X : never; query?: Params extends { query?: infer Q } ? Omit<NonNullable<Q>, 'cursor'> : never }
-  : never;
+export type PageParams<P extends CursorPath> =
+  OperationOf<P> extends { parameters: infer Params }
+    ? {
+        path?: Params extends { path?: infer X } ? X : never;
+        query?: Params extends { query?: infer Q } ? Omit<NonNullable<Q>, 'cursor'> : never;
+      }
+    : never;
 
 /** An error answer while paging: the status and the API's error body. */
 export class PageError extends Error {
@@ -34,14 +38,21 @@ export class PageError extends Error {
 }
 
 /** Every page of a cursor-paged list, starting at the first (or at `cursor`). */
-export async function* pages<P extends CursorPath>(client: PublicClient, path: P, params: PageParams<P>, cursor?: string): AsyncGenerator<PageOf<P>> {
+export async function* pages<P extends CursorPath>(
+  client: PublicClient,
+  path: P,
+  params: PageParams<P>,
+  cursor?: string,
+): AsyncGenerator<PageOf<P>> {
   let next: string | null | undefined = cursor;
   do {
     const asked = (params.query ?? {}) as Record<string, unknown>;
     const plain = path === '/api/v1/{workspace}/entries' && !['per_page', 'cursor', 'view'].some((k) => asked[k] !== undefined);
     const query = { ...asked, ...(plain ? { per_page: 100 } : {}), ...(next ? { cursor: next } : {}) };
     // The path is one of the cursor paths; openapi-fetch's overloads cannot follow a generic path.
-    const { data, error, response } = await (client.GET as unknown as (p: string, init: unknown) => Promise<{ data?: Page | unknown[]; error?: unknown; response: Response }>)(path, {
+    const { data, error, response } = await (
+      client.GET as unknown as (p: string, init: unknown) => Promise<{ data?: Page | unknown[]; error?: unknown; response: Response }>
+    )(path, {
       params: { path: params.path, query },
     });
     if (!data) throw new PageError(response.status, error);

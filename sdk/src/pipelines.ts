@@ -41,9 +41,14 @@ export interface Pipelines {
 /** The pipelines of `workspace`. */
 export function pipelines(client: PublicClient, workspace: string): Pipelines {
   const status = async (id: string) =>
-    (await client.GET('/api/v1/{workspace}/pipelines/executions/{id}', { params: { path: { workspace, id } } })) as Outcome<PipelineExecution>;
+    (await client.GET('/api/v1/{workspace}/pipelines/executions/{id}', {
+      params: { path: { workspace, id } },
+    })) as Outcome<PipelineExecution>;
   const run = async (name: string, input: Record<string, unknown> = {}, options: RunOptions = {}) => {
-    const queued = (await client.POST('/api/v1/{workspace}/pipelines/{name}/executions', { params: { path: { workspace, name } }, body: { input } })) as Outcome<PipelineExecutionQueued>;
+    const queued = (await client.POST('/api/v1/{workspace}/pipelines/{name}/executions', {
+      params: { path: { workspace, name } },
+      body: { input },
+    })) as Outcome<PipelineExecutionQueued>;
     if (!options.wait || queued.error) return queued;
     const deadline = Date.now() + (options.timeoutMs ?? 300_000);
     let interval = options.intervalMs ?? 200;

@@ -24,14 +24,22 @@ function constantTimeEqual(a: string, b: string): boolean {
  * True when `signature` (the `X-Webhook-Signature` header, `sha256=<hex>`) is the HMAC-SHA256 of
  * the raw body with the subscription's secret. Pass the body exactly as received, before parsing.
  */
-export async function verifyWebhookSignature(rawBody: string | Uint8Array, signature: string | null | undefined, secret: string): Promise<boolean> {
+export async function verifyWebhookSignature(
+  rawBody: string | Uint8Array,
+  signature: string | null | undefined,
+  secret: string,
+): Promise<boolean> {
   if (!signature || !/^sha256=[0-9a-f]{64}$/.test(signature)) return false;
   const body = typeof rawBody === 'string' ? encoder.encode(rawBody) : rawBody;
   return constantTimeEqual(signature, `sha256=${await hmacHex(secret, body)}`);
 }
 
 /** Verifies a delivery and returns its event; throws when the signature does not match. */
-export async function parseWebhookEvent(rawBody: string | Uint8Array, signature: string | null | undefined, secret: string): Promise<WebhookEvent> {
+export async function parseWebhookEvent(
+  rawBody: string | Uint8Array,
+  signature: string | null | undefined,
+  secret: string,
+): Promise<WebhookEvent> {
   if (!(await verifyWebhookSignature(rawBody, signature, secret))) throw new Error('invalid webhook signature');
   return JSON.parse(typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody)) as WebhookEvent;
 }

@@ -112,22 +112,24 @@ async function analyzeEmbedded(app: AppContext): Promise<number> {
 }
 
 function registerTasks(tasks: TaskRegistry): TaskRegistry {
-  return tasks
-    .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
-    .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
-    .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
-    .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
-    .register({ name: 'entries:typed-storage', cadence: 'minutely', run: (app) => fillTypedStorage(app) })
-    // Queued after each removal of fields; the minutely run picks up whatever a crash left pending.
-    .register({ name: 'entries:field-cleanup', cadence: 'minutely', run: (app) => cleanUpRemovedFields(app) })
-    .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
-    // Queued after each contract change; the minutely run picks up whatever a crash left pending.
-    .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
-    .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
-    .register({ name: 'pipelines:prune', cadence: 'daily', run: pruneExecutions })
-    .register({ name: 'email:redact-codes', cadence: 'minutely', run: (app) => redactExpiredCodes(app, OTP_TTL_SECONDS) })
-    .register({ name: 'email:prune', cadence: 'daily', run: pruneOutbox })
-    .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded });
+  return (
+    tasks
+      .register({ name: 'rate-limits:prune', cadence: 'hourly', run: (app) => pruneRateLimits(app.db) })
+      .register({ name: 'files:prune-storage', cadence: 'daily', run: pruneStorage })
+      .register({ name: 'objects:prune-trash', cadence: 'hourly', run: (app) => pruneTrash(app) })
+      .register({ name: 'entries:publish-scheduled', cadence: 'minutely', run: (app) => publishScheduled(app) })
+      .register({ name: 'entries:typed-storage', cadence: 'minutely', run: (app) => fillTypedStorage(app) })
+      // Queued after each removal of fields; the minutely run picks up whatever a crash left pending.
+      .register({ name: 'entries:field-cleanup', cadence: 'minutely', run: (app) => cleanUpRemovedFields(app) })
+      .register({ name: 'idempotency:prune', cadence: 'hourly', run: pruneIdempotency })
+      // Queued after each contract change; the minutely run picks up whatever a crash left pending.
+      .register({ name: 'objects:revalidate', cadence: 'minutely', run: (app) => revalidatePending(app) })
+      .register({ name: 'auth:prune', cadence: 'hourly', run: pruneAuth })
+      .register({ name: 'pipelines:prune', cadence: 'daily', run: pruneExecutions })
+      .register({ name: 'email:redact-codes', cadence: 'minutely', run: (app) => redactExpiredCodes(app, OTP_TTL_SECONDS) })
+      .register({ name: 'email:prune', cadence: 'daily', run: pruneOutbox })
+      .register({ name: 'database:analyze', cadence: 'hourly', run: analyzeEmbedded })
+  );
 }
 
 export interface RunningServer {
@@ -152,7 +154,9 @@ export async function createKoa(app: AppContext): Promise<Koa> {
   });
   koa.use(requestId);
   koa.use(requestLog(app.requestLogs, app.clock));
-  koa.use(errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
+  koa.use(
+    errorResponder((err, id) => app.log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })),
+  );
   // Browsers may call the public API from any page; which origins a key accepts is the key's own
   // restriction (auth.ts), checked on the actual request. The management API is not for browsers.
   const publicCors = cors({
@@ -182,7 +186,12 @@ function specOperations(): Operations {
 
 function lookupCaches(): AppContext['lookups'] {
   const keys = new LookupCache<KeyRow>();
-  return { keys, contentTypes: keys.follower(1_000), authWorkspaces: keys.follower(1_000), entryTypes: keys.follower(100_000, 10 * 60_000) };
+  return {
+    keys,
+    contentTypes: keys.follower(1_000),
+    authWorkspaces: keys.follower(1_000),
+    entryTypes: keys.follower(100_000, 10 * 60_000),
+  };
 }
 
 export async function createAppContext(config: Config, log: Logger = createLogger()): Promise<AppContext> {
@@ -192,10 +201,13 @@ export async function createAppContext(config: Config, log: Logger = createLogge
     const differ = await sessionSettingsDiffer(db, config.databaseStatementTimeoutMs);
     // Not refused: the server answers correctly without them, only slower or without a time bound.
     if (differ.length) {
-      log.error('behind the pooler the server connections lack these settings: set them on the role (ALTER ROLE … SET) or in the pooler\'s connect_query', {
-        settings: differ,
-        connect_query: sessionConnectQuery(config.databaseStatementTimeoutMs),
-      });
+      log.error(
+        "behind the pooler the server connections lack these settings: set them on the role (ALTER ROLE … SET) or in the pooler's connect_query",
+        {
+          settings: differ,
+          connect_query: sessionConnectQuery(config.databaseStatementTimeoutMs),
+        },
+      );
     }
   }
   const jobs = new JobQueue(db, log);
@@ -260,7 +272,9 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
     const body = JSON.stringify({ message: MESSAGES.malformedRequest });
-    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -283,16 +297,19 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
   // A failed start (the database unreachable for a moment) is retried with backoff until the
   // server closes: a server that answers must not go on without its queue and scheduler.
   const startBackground = (attempt: number) => {
-    delay = setTimeout(() => {
-      background = withSchemaLock(app.db, () => app.jobs.start())
-        .then(() => app.scheduler.start())
-        // Libraries loaded lazily, warmed now so that the first image does not wait for them.
-        .then(() => import('sharp').then(() => undefined))
-        .catch((err) => {
-          app.log.error('job queue failed to start; retrying', { attempt, error: err instanceof Error ? err.stack : String(err) });
-          if (!closing) startBackground(attempt + 1);
-        });
-    }, attempt === 0 ? config.schedulerTickMs : Math.min(30_000, config.schedulerTickMs * 2 ** attempt));
+    delay = setTimeout(
+      () => {
+        background = withSchemaLock(app.db, () => app.jobs.start())
+          .then(() => app.scheduler.start())
+          // Libraries loaded lazily, warmed now so that the first image does not wait for them.
+          .then(() => import('sharp').then(() => undefined))
+          .catch((err) => {
+            app.log.error('job queue failed to start; retrying', { attempt, error: err instanceof Error ? err.stack : String(err) });
+            if (!closing) startBackground(attempt + 1);
+          });
+      },
+      attempt === 0 ? config.schedulerTickMs : Math.min(30_000, config.schedulerTickMs * 2 ** attempt),
+    );
   };
   startBackground(0);
   return {

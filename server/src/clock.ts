@@ -35,7 +35,9 @@ export class Clock {
       const iso = `${new Date(Math.floor(micros / 1000)).toISOString().slice(0, 19)}.${String(micros % 1_000_000).padStart(6, '0')}Z`;
       return sql`${iso}::timestamptz`;
     }
-    return this.offset === 0 ? raw('statement_timestamp()') : sql`(statement_timestamp() + make_interval(secs => ${this.offset / 1000}::float8))`;
+    return this.offset === 0
+      ? raw('statement_timestamp()')
+      : sql`(statement_timestamp() + make_interval(secs => ${this.offset / 1000}::float8))`;
   }
 
   /** A column expression reading the shared offset, for a query that runs anyway; undefined when fixed. */

@@ -170,7 +170,10 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 function statementTimeoutMs(env: Env): number {
   const ms = integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS);
-  if (ms > MAX_STATEMENT_TIMEOUT_MS) throw new ConfigError(`DATABASE_STATEMENT_TIMEOUT_MS must be at most ${MAX_STATEMENT_TIMEOUT_MS}, got "${env.DATABASE_STATEMENT_TIMEOUT_MS}"`);
+  if (ms > MAX_STATEMENT_TIMEOUT_MS)
+    throw new ConfigError(
+      `DATABASE_STATEMENT_TIMEOUT_MS must be at most ${MAX_STATEMENT_TIMEOUT_MS}, got "${env.DATABASE_STATEMENT_TIMEOUT_MS}"`,
+    );
   return ms;
 }
 
@@ -185,8 +188,10 @@ function trustProxyHops(env: Env): number {
   const trust = env.TRUST_PROXY === undefined || env.TRUST_PROXY === '' ? undefined : boolean(env, 'TRUST_PROXY', false);
   const hops = integer(env, 'TRUST_PROXY_HOPS', trust ? 1 : 0);
   if (hops > MAX_PROXY_HOPS) throw new ConfigError(`TRUST_PROXY_HOPS must be at most ${MAX_PROXY_HOPS}, got "${env.TRUST_PROXY_HOPS}"`);
-  if (trust === true && hops === 0) throw new ConfigError(`TRUST_PROXY=1 needs TRUST_PROXY_HOPS of at least 1, got "${env.TRUST_PROXY_HOPS}"`);
-  if (trust === false && hops > 0) throw new ConfigError(`TRUST_PROXY_HOPS=${hops} needs TRUST_PROXY on (or unset), got TRUST_PROXY="${env.TRUST_PROXY}"`);
+  if (trust === true && hops === 0)
+    throw new ConfigError(`TRUST_PROXY=1 needs TRUST_PROXY_HOPS of at least 1, got "${env.TRUST_PROXY_HOPS}"`);
+  if (trust === false && hops > 0)
+    throw new ConfigError(`TRUST_PROXY_HOPS=${hops} needs TRUST_PROXY on (or unset), got TRUST_PROXY="${env.TRUST_PROXY}"`);
   return hops;
 }
 
@@ -218,7 +223,8 @@ function origins(env: Env, name: string): string[] {
         throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
       }
       const bare = (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username && !url.password;
-      if (!['http:', 'https:'].includes(url.protocol) || !bare) throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
+      if (!['http:', 'https:'].includes(url.protocol) || !bare)
+        throw new ConfigError(`${name} must list origins such as https://example.com, got "${s}"`);
       return url.origin;
     });
 }
@@ -249,7 +255,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (testClock && appEnv === 'production') throw new ConfigError('TEST_CLOCK=1 is refused when APP_ENV=production');
   const databasePooler = oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none');
   if (databasePooler === 'transaction' && !(env.DATABASE_URL && env.DATABASE_DIRECT_URL)) {
-    throw new ConfigError('DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)');
+    throw new ConfigError(
+      'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)',
+    );
   }
   return {
     port,

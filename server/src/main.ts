@@ -11,7 +11,8 @@ async function main(): Promise<void> {
   console.log(`workspace-api listening on ${config.baseUrl} (${database}); API reference: ${config.baseUrl}/docs`);
   // The token is shown once, when it is generated; later starts only say where it is kept.
   if (config.adminTokenGenerated) console.log(`management API token (ADMIN_TOKEN, kept in ${config.dataDir}): ${config.adminToken}`);
-  else if (config.adminTokenFile) console.log(`management API token (ADMIN_TOKEN): not shown again; it is kept in ${config.adminTokenFile}`);
+  else if (config.adminTokenFile)
+    console.log(`management API token (ADMIN_TOKEN): not shown again; it is kept in ${config.adminTokenFile}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -21,13 +21,25 @@ const now = async () => new Date((await s.admin.get('/admin/v1/clock')).body.now
 
 async function authWorkspace(settings: Record<string, unknown> = {}) {
   const ws = await createWorkspace(s.admin);
-  const res = await s.admin.patch(`/admin/v1/workspaces/${ws.name}`, { auth_enabled: true, auth_redirect_uris: [REDIRECT], mail_from: 'login@acme.example', ...settings });
+  const res = await s.admin.patch(`/admin/v1/workspaces/${ws.name}`, {
+    auth_enabled: true,
+    auth_redirect_uris: [REDIRECT],
+    mail_from: 'login@acme.example',
+    ...settings,
+  });
   expect(res.status).toBe(200);
   return ws.name;
 }
 
 const auth = (ws: string, route: string) => `/api/v1/${ws}/auth/${route}`;
-const outbox = async (ws: string) => (await s.admin.get(`/admin/v1/workspaces/${ws}/outbox`)).body.data as { to: string[]; from: string; subject: string; text: string; kind: string }[];
+const outbox = async (ws: string) =>
+  (await s.admin.get(`/admin/v1/workspaces/${ws}/outbox`)).body.data as {
+    to: string[];
+    from: string;
+    subject: string;
+    text: string;
+    kind: string;
+  }[];
 
 /** The code of the newest mail to `email`. */
 async function otpOf(ws: string, email: string): Promise<string> {
@@ -75,7 +87,13 @@ describe('the flow', () => {
     expect(login.status).toBe(204);
     expect(login.text).toBe('');
     const [mail] = await outbox(ws);
-    expect(mail).toMatchObject({ kind: 'auth-otp', from: 'login@acme.example', to: ['ada@example.com'], subject: `Your sign-in code for ${ws}`, status: 'stored' });
+    expect(mail).toMatchObject({
+      kind: 'auth-otp',
+      from: 'login@acme.example',
+      to: ['ada@example.com'],
+      subject: `Your sign-in code for ${ws}`,
+      status: 'stored',
+    });
     expect(mail.text).not.toContain('http');
     const otp = await otpOf(ws, 'ada@example.com');
 
@@ -105,7 +123,11 @@ describe('the flow', () => {
     expect(session.status).toBe(200);
     expect(session.body).toEqual({ user: token.body.user, expires_at: token.body.expires_at });
     const users = await s.admin.get(`/admin/v1/workspaces/${ws}/app-users`);
-    expect(users.body).toEqual({ data: [{ ...token.body.user, created_at: expect.stringMatching(TIMESTAMP) }], next_cursor: null, next_page_url: null });
+    expect(users.body).toEqual({
+      data: [{ ...token.body.user, created_at: expect.stringMatching(TIMESTAMP) }],
+      next_cursor: null,
+      next_page_url: null,
+    });
 
     const logout = await me.delete(auth(ws, 'session'));
     expect(logout.status).toBe(204);
@@ -242,7 +264,9 @@ describe('one-time codes', () => {
   it('lets exactly one of 20 parallel verifications of one code succeed', async () => {
     const ws = await authWorkspace();
     const otp = await login(ws, 'race@example.com');
-    const results = await Promise.all(Array.from({ length: 20 }, () => anon().post(auth(ws, 'verify'), { email: 'race@example.com', otp })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => anon().post(auth(ws, 'verify'), { email: 'race@example.com', otp })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     const refused = results.filter((r) => r.status !== 200);
     expect(refused).toHaveLength(19);
@@ -323,7 +347,8 @@ describe('authorization codes', () => {
     const tampered = code.slice(0, -2) + (code.endsWith('AA') ? 'BB' : 'AA');
     const fresh = await codeFor(ws, 'b@example.com');
     expect((await exchange(fresh.slice(0, -2) + (fresh.endsWith('AA') ? 'BB' : 'AA'))).body).toEqual(WRONG_CODE);
-    for (const bad of ['x', tampered, `wsat_${fresh.slice(5)}`, fresh.toUpperCase()]) expect((await exchange(bad)).body).toEqual(WRONG_CODE);
+    for (const bad of ['x', tampered, `wsat_${fresh.slice(5)}`, fresh.toUpperCase()])
+      expect((await exchange(bad)).body).toEqual(WRONG_CODE);
     // The refusals did not use it up.
     expect((await exchange(fresh)).status).toBe(200);
     const late = await codeFor(ws, 'c@example.com');
@@ -425,8 +450,12 @@ describe('bad input', () => {
   it('refuses malformed, oversized and non-JSON bodies', async () => {
     const ws = await authWorkspace();
     for (const route of ['login', 'verify', 'token']) {
-      expect((await anon().post(auth(ws, route), undefined, { raw: '{"email":', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
-      expect((await anon().post(auth(ws, route), undefined, { raw: 'email=a', headers: { 'Content-Type': 'text/plain' } })).status).toBe(415);
+      expect(
+        (await anon().post(auth(ws, route), undefined, { raw: '{"email":', headers: { 'Content-Type': 'application/json' } })).status,
+      ).toBe(400);
+      expect((await anon().post(auth(ws, route), undefined, { raw: 'email=a', headers: { 'Content-Type': 'text/plain' } })).status).toBe(
+        415,
+      );
       expect((await anon().post(auth(ws, route), { email: 'a@example.com', pad: 'x'.repeat(9000) })).status).toBe(413);
     }
     expect(await authRows(ws)).toEqual({ otps: 0, codes: 0, tokens: 0, users: 0, mails: 0 });

@@ -42,7 +42,10 @@ it('limits email per API key and queues nothing past the limit', async () => {
   expect(await outbox(workspace.name)).toHaveLength(2);
   // Another key has its own count.
   const other = await setupWorkspace(s.admin, { permissions: ['send-email'] });
-  expect((await client(s.url, other.key.key).post(`/api/v1/${other.workspace.name}/emails`, { to: 'a@example.com', subject: 'x', text: 'y' })).status).toBe(204);
+  expect(
+    (await client(s.url, other.key.key).post(`/api/v1/${other.workspace.name}/emails`, { to: 'a@example.com', subject: 'x', text: 'y' }))
+      .status,
+  ).toBe(204);
 });
 
 it('limits login per email address (any case) and per IP address, sending nothing past them', async () => {

@@ -38,17 +38,32 @@ async function rssGrowth(pid: number, work: () => Promise<void>): Promise<number
 }
 
 /** `method path` on `base` as the admin, with `body` streamed from a file or none; the answer saved to `out` when given. */
-function request(base: string, method: string, target: string, opts: { body?: string; out?: string } = {}): Promise<{ status: number; text: string }> {
+function request(
+  base: string,
+  method: string,
+  target: string,
+  opts: { body?: string; out?: string } = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${target}`, { method, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, ...(opts.body ? { 'Content-Type': 'application/gzip', 'Content-Length': statSync(opts.body).size } : {}) } }, (res) => {
-      if (opts.out && res.statusCode === 200) {
-        pipeline(res, createWriteStream(opts.out)).then(() => resolve({ status: 200, text: '' }), reject);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = http.request(
+      `${base}${target}`,
+      {
+        method,
+        headers: {
+          Authorization: `Bearer ${ADMIN_TOKEN}`,
+          ...(opts.body ? { 'Content-Type': 'application/gzip', 'Content-Length': statSync(opts.body).size } : {}),
+        },
+      },
+      (res) => {
+        if (opts.out && res.statusCode === 200) {
+          pipeline(res, createWriteStream(opts.out)).then(() => resolve({ status: 200, text: '' }), reject);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     if (opts.body) createReadStream(opts.body).pipe(req);
     else req.end();
@@ -113,8 +128,14 @@ describeWithPostgres('a workspace archive streams', () => {
       answer = await request(to.url, 'POST', '/admin/v1/workspace-imports', { body: file });
     });
     expect(answer.status).toBe(201);
-    expect(JSON.parse(answer.text)).toMatchObject({ workspace: { name: ws! }, rows: { entries: ENTRIES + 1, entry_contents: ENTRIES + 1 }, files: { count: 1 } });
-    console.log(`archive ${(statSync(file).size / MB).toFixed(1)} MB; RSS growth: export ${(exportGrowth / MB).toFixed(1)} MB, import ${(importGrowth / MB).toFixed(1)} MB`);
+    expect(JSON.parse(answer.text)).toMatchObject({
+      workspace: { name: ws! },
+      rows: { entries: ENTRIES + 1, entry_contents: ENTRIES + 1 },
+      files: { count: 1 },
+    });
+    console.log(
+      `archive ${(statSync(file).size / MB).toFixed(1)} MB; RSS growth: export ${(exportGrowth / MB).toFixed(1)} MB, import ${(importGrowth / MB).toFixed(1)} MB`,
+    );
     expect(exportGrowth).toBeLessThan(BOUND);
     expect(importGrowth).toBeLessThan(BOUND);
   }, 240_000);
@@ -138,7 +159,10 @@ describeWithPostgres('a workspace archive streams', () => {
         return hashes;
       };
       // All but the archive's last bytes; once the import has stored the file's content, the connection closed.
-      const req = http.request(`${t.url}/admin/v1/workspace-imports`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip', 'Content-Length': archive.length } });
+      const req = http.request(`${t.url}/admin/v1/workspace-imports`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip', 'Content-Length': archive.length },
+      });
       req.on('error', () => undefined);
       req.write(archive.subarray(0, archive.length - 64));
       await eventually(async () => (await stored()).length === 1);
@@ -148,7 +172,11 @@ describeWithPostgres('a workspace archive streams', () => {
       expect((await t.admin.get(`/admin/v1/workspaces/${w.ws}`)).status).toBe(404);
       expect((await t.admin.get('/admin/v1/workspaces')).body.data).toEqual([]);
       // The same archive whole imports (nothing of the interrupted one is in its way).
-      const whole = await fetch(`${t.url}/admin/v1/workspace-imports`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip' }, body: new Uint8Array(archive) });
+      const whole = await fetch(`${t.url}/admin/v1/workspace-imports`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/gzip' },
+        body: new Uint8Array(archive),
+      });
       expect(whole.status).toBe(201);
     } finally {
       await Promise.all([s.close(), t.close()]);

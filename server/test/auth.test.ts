@@ -90,7 +90,8 @@ describe('workspace rules', () => {
 describe('origin restrictions', () => {
   it('accepts a listed origin and refuses a missing or other one with 403 Forbidden', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { origins: ['https://app.example.com', 'http://localhost:5173'] });
-    const call = (origin?: string) => request(s.url, 'GET', keyRoute(workspace.name), { token: key.key, headers: origin ? { Origin: origin } : {} });
+    const call = (origin?: string) =>
+      request(s.url, 'GET', keyRoute(workspace.name), { token: key.key, headers: origin ? { Origin: origin } : {} });
     expect((await call('https://app.example.com')).status).toBe(200);
     expect((await call('http://localhost:5173')).status).toBe(200);
     for (const origin of [undefined, 'https://evil.example.com', 'https://app.example.com.evil.com', 'http://app.example.com']) {
@@ -148,7 +149,14 @@ describe('authorize: ability AND creator permission', () => {
   it('passes with both', () => {
     expect(denied(['files:read'], ['view-file'], ['files:read'], ['view-file'])).toBeUndefined();
     expect(denied(['*'], ['view-file'], ['files:read'], ['view-file'])).toBeUndefined();
-    expect(denied(['entries:history', 'entries:write'], ['list-entries', 'view-entry'], ['entries:history', 'entries:write'], ['list-entries', 'view-entry'])).toBeUndefined();
+    expect(
+      denied(
+        ['entries:history', 'entries:write'],
+        ['list-entries', 'view-entry'],
+        ['entries:history', 'entries:write'],
+        ['list-entries', 'view-entry'],
+      ),
+    ).toBeUndefined();
   });
 
   it.each([

@@ -23,11 +23,15 @@ describeWithPostgres('request-shaped prepared statements', () => {
   });
 
   const shaped = (n: number) => `SELECT $1::int + ${n} AS v`;
-  const held = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`)).rows[0].n;
+  const held = async () =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`)).rows[0].n;
 
   /** Asks `text` `times` times, checking its answer. */
   const ask = async (n: number, times = 2, pad = 0) => {
-    for (let i = 0; i < times; i++) expect((await db.query<{ v: number }>(`${shaped(n)}${pad ? ` -- ${'x'.repeat(pad)}` : ''}`, [1], 'bounded')).rows).toEqual([{ v: 1 + n }]);
+    for (let i = 0; i < times; i++)
+      expect((await db.query<{ v: number }>(`${shaped(n)}${pad ? ` -- ${'x'.repeat(pad)}` : ''}`, [1], 'bounded')).rows).toEqual([
+        { v: 1 + n },
+      ]);
   };
 
   it('prepares a shape only once it repeats, keeps at most MAX_SHAPED_STATEMENTS per connection, and runs an evicted one again', async () => {
@@ -45,7 +49,9 @@ describeWithPostgres('request-shaped prepared statements', () => {
   });
 
   it('keeps no statement longer than MAX_PREPARED_TEXT, and at most SHAPED_TEXT_BYTES of text', async () => {
-    const longer = async (than: number) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE length(statement) > $1`, [than])).rows[0].n;
+    const longer = async (than: number) =>
+      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE length(statement) > $1`, [than])).rows[0]
+        .n;
     await ask(5000, 3, MAX_PREPARED_TEXT);
     expect(await longer(MAX_PREPARED_TEXT)).toBe(0);
     const size = Math.floor(MAX_PREPARED_TEXT * 0.9);
@@ -58,7 +64,11 @@ describeWithPostgres('request-shaped prepared statements', () => {
 
   it('leaves no plan memory behind for statements asked once, however many and large', async () => {
     const plans = async () =>
-      (await db.query<{ n: number }>(`SELECT coalesce(sum(total_bytes), 0)::int AS n FROM pg_backend_memory_contexts WHERE name LIKE 'CachedPlan%'`)).rows[0].n;
+      (
+        await db.query<{ n: number }>(
+          `SELECT coalesce(sum(total_bytes), 0)::int AS n FROM pg_backend_memory_contexts WHERE name LIKE 'CachedPlan%'`,
+        )
+      ).rows[0].n;
     await plans();
     const before = await plans();
     // 100 distinct statements with large plans (a UNION ALL of 200 branches each).
@@ -69,10 +79,11 @@ describeWithPostgres('request-shaped prepared statements', () => {
     expect((await plans()) - before).toBeLessThan(64 * 1024);
   });
 
-  it('does the same on a transaction\'s connection', async () => {
+  it("does the same on a transaction's connection", async () => {
     await db.transaction(async (tx) => {
       for (let n = 0; n < MAX_SHAPED_STATEMENTS + 5; n++) {
-        for (let i = 0; i < 2; i++) expect((await tx.query<{ v: number }>(shaped(1000 + n), [0], 'bounded')).rows).toEqual([{ v: 1000 + n }]);
+        for (let i = 0; i < 2; i++)
+          expect((await tx.query<{ v: number }>(shaped(1000 + n), [0], 'bounded')).rows).toEqual([{ v: 1000 + n }]);
       }
     });
     expect(await held()).toBe(MAX_SHAPED_STATEMENTS);
@@ -92,11 +103,21 @@ describe('prepared statements on the embedded database', () => {
     await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const prepared = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`)).rows[0].n;
+  const prepared = async () =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 's\\_%'`)).rows[0].n;
 
   it('answers as bound parameters do, whatever the values hold', async () => {
     const text = `SELECT $1::text AS s, $2::text[] AS a, $3::jsonb AS j, $4::numeric::text AS n, $5::boolean AS b, $6::int AS i, $7::timestamptz AS t, $8::text AS nul`;
-    const values = ["it's a \\ back'slash", ['a,b', 'c"d', "e'f", '\\g', '', null], { k: "v'\\" }, '123456789012345678901234567890.000000000001', true, -7, new Date('2024-02-29T12:34:56.789Z'), null];
+    const values = [
+      "it's a \\ back'slash",
+      ['a,b', 'c"d', "e'f", '\\g', '', null],
+      { k: "v'\\" },
+      '123456789012345678901234567890.000000000001',
+      true,
+      -7,
+      new Date('2024-02-29T12:34:56.789Z'),
+      null,
+    ];
     const bound = (await db.query(text, values)).rows;
     expect((await db.query(text, values, true)).rows).toEqual(bound);
     expect((await db.query(text, values, true)).rows).toEqual(bound);

@@ -23,7 +23,8 @@ async function cuttableProxy(target: URL) {
     }
     inbound.pipe(outbound).pipe(inbound);
   });
-  const listen = (port = 0) => new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  const listen = (port = 0) =>
+    new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
   const port = await listen();
   return {
     port,
@@ -59,7 +60,11 @@ describeWithPostgres('PostgreSQL unreachable under a running server', () => {
   it('answers 503 with Retry-After while it is down, writes nothing, and recovers when it is back', async () => {
     const { workspace, key } = await setupWorkspace(s.admin);
     const api = client(s.url, key.key);
-    expect((await request(s.url, 'GET', '/health')).body).toEqual({ status: 'ok', database: 'postgres', checks: { database: 'ok', storage: 'ok' } });
+    expect((await request(s.url, 'GET', '/health')).body).toEqual({
+      status: 'ok',
+      database: 'postgres',
+      checks: { database: 'ok', storage: 'ok' },
+    });
 
     await proxy.cut();
     const health = await request(s.url, 'GET', '/health');

@@ -128,20 +128,23 @@ describeWithBrowser('the API reference at /docs in Chromium, offline', () => {
     // Decode it in the browser and count colours: text, code blocks and the sidebar give hundreds.
     const scratch = await context.newPage();
     try {
-      const colours = await scratch.evaluate(async (dataUrl) => {
-        const img = new Image();
-        img.src = dataUrl;
-        await img.decode();
-        const canvas = document.createElement('canvas');
-        canvas.width = img.width;
-        canvas.height = img.height;
-        const ctx = canvas.getContext('2d')!;
-        ctx.drawImage(img, 0, 0);
-        const data = ctx.getImageData(0, 0, img.width, img.height).data;
-        const seen = new Set<number>();
-        for (let i = 0; i < data.length; i += 4) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
-        return seen.size;
-      }, `data:image/png;base64,${png.toString('base64')}`);
+      const colours = await scratch.evaluate(
+        async (dataUrl) => {
+          const img = new Image();
+          img.src = dataUrl;
+          await img.decode();
+          const canvas = document.createElement('canvas');
+          canvas.width = img.width;
+          canvas.height = img.height;
+          const ctx = canvas.getContext('2d')!;
+          ctx.drawImage(img, 0, 0);
+          const data = ctx.getImageData(0, 0, img.width, img.height).data;
+          const seen = new Set<number>();
+          for (let i = 0; i < data.length; i += 4) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+          return seen.size;
+        },
+        `data:image/png;base64,${png.toString('base64')}`,
+      );
       expect(colours).toBeGreaterThan(32);
     } finally {
       await scratch.close();

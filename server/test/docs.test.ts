@@ -156,7 +156,8 @@ function checkPage(page: string, text: string): { problems: Problem[]; checked: 
     checked++;
     const files = resolvePath(file, root).filter((f) => statSync(f).isFile());
     if (!files.length) continue; // reported as a path above
-    if (!files.some((f) => new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(readFileSync(f, 'utf8')))) missing(`\`${name}\` in \`${file}\``);
+    if (!files.some((f) => new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(readFileSync(f, 'utf8'))))
+      missing(`\`${name}\` in \`${file}\``);
   }
   return { problems, checked };
 }
@@ -193,7 +194,8 @@ it('names only paths, functions and anchors that exist', () => {
 it('links every page of docs/ from README.md, directly or through other pages', () => {
   const seen = new Set<string>(['README.md']);
   const queue = ['README.md'];
-  while (queue.length) for (const next of linkedPages(queue.shift()!)) if (!seen.has(next) && (seen.add(next), next.startsWith('docs/'))) queue.push(next);
+  while (queue.length)
+    for (const next of linkedPages(queue.shift()!)) if (!seen.has(next) && (seen.add(next), next.startsWith('docs/'))) queue.push(next);
   expect(markdownPages().filter((p) => !seen.has(p))).toEqual([]);
 });
 

@@ -37,17 +37,37 @@ const fileForm = (size: number, type = 'application/octet-stream') => {
 describe.each(SIZES)('a body of %d bytes refused before it is read', (size) => {
   const cases: [string, () => [string, RequestInit], number, unknown][] = [
     ['an upload without a key', () => [`/api/v1/${ws}/files`, { method: 'POST', body: fileForm(size) }], 403, { message: 'Forbidden' }],
-    ['an upload with an unknown key', () => [`/api/v1/${ws}/files`, { method: 'POST', body: fileForm(size), headers: { Authorization: 'Bearer wsk_unknown' } }], 403, { message: 'Forbidden' }],
-    ['an upload to an unknown workspace', () => [`/api/v1/no-such-ws/files`, { method: 'POST', body: fileForm(size), headers: { Authorization: `Bearer ${key}` } }], 404, { message: 'Not Found' }],
+    [
+      'an upload with an unknown key',
+      () => [`/api/v1/${ws}/files`, { method: 'POST', body: fileForm(size), headers: { Authorization: 'Bearer wsk_unknown' } }],
+      403,
+      { message: 'Forbidden' },
+    ],
+    [
+      'an upload to an unknown workspace',
+      () => [`/api/v1/no-such-ws/files`, { method: 'POST', body: fileForm(size), headers: { Authorization: `Bearer ${key}` } }],
+      404,
+      { message: 'Not Found' },
+    ],
     [
       'an upload of another content type',
-      () => [`/api/v1/${ws}/files`, { method: 'POST', body: Buffer.alloc(size, 97), headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' } }],
+      () => [
+        `/api/v1/${ws}/files`,
+        { method: 'POST', body: Buffer.alloc(size, 97), headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' } },
+      ],
       415,
       { message: 'Unsupported Media Type: expected multipart/form-data or application/json.' },
     ],
     [
       'a JSON body over a 64 KiB route limit',
-      () => [`/admin/v1/workspaces/${ws}/buckets`, { method: 'POST', body: JSON.stringify({ name: 'a'.repeat(size) }), headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' } }],
+      () => [
+        `/admin/v1/workspaces/${ws}/buckets`,
+        {
+          method: 'POST',
+          body: JSON.stringify({ name: 'a'.repeat(size) }),
+          headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        },
+      ],
       413,
       { message: 'The request body is too large.' },
     ],
@@ -120,7 +140,10 @@ it('answers a JSON upload declared over its limit with 422, then drops a client 
   const { answer, ms } = await rawExchange(head, 1024, 50);
   expect(answer).toMatch(/^HTTP\/1\.1 422 /);
   expect(answer).toMatch(/\r\nConnection: close\r\n/i);
-  expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ message: 'The file may not be greater than 153600 kilobytes.', errors: { file: ['The file may not be greater than 153600 kilobytes.'] } });
+  expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({
+    message: 'The file may not be greater than 153600 kilobytes.',
+    errors: { file: ['The file may not be greater than 153600 kilobytes.'] },
+  });
   // Read for its linger time (5 s), then dropped.
   expect(ms).toBeGreaterThanOrEqual(4_500);
   expect(ms).toBeLessThan(15_000);

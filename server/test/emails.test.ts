@@ -28,10 +28,14 @@ afterAll(async () => {
 });
 
 const SENDER = ['send-email'];
-const outbox = async (s: TestServer, ws: string) => (await s.admin.get(`/admin/v1/workspaces/${ws}/outbox`)).body.data as Record<string, unknown>[];
+const outbox = async (s: TestServer, ws: string) =>
+  (await s.admin.get(`/admin/v1/workspaces/${ws}/outbox`)).body.data as Record<string, unknown>[];
 
 async function sender(s: TestServer, opts: { permissions?: string[]; abilities?: string[] } = {}) {
-  const { workspace, key } = await setupWorkspace(s.admin, { permissions: opts.permissions ?? SENDER, abilities: opts.abilities ?? ['email:send'] });
+  const { workspace, key } = await setupWorkspace(s.admin, {
+    permissions: opts.permissions ?? SENDER,
+    abilities: opts.abilities ?? ['email:send'],
+  });
   return { ws: workspace.name, api: client(s.url, key.key) };
 }
 
@@ -42,7 +46,12 @@ describe('POST /emails without SMTP_URL', () => {
     expect(first.status).toBe(204);
     expect(first.text).toBe('');
     expect((await local.admin.patch(`/admin/v1/workspaces/${ws}`, { mail_from: 'team@acme.example' })).status).toBe(200);
-    const second = await api.post(`/api/v1/${ws}/emails`, { to: ['a@example.com', 'b@example.com'], subject: 'Both', html: '<p>Hi</p>', reply_to: 'help@acme.example' });
+    const second = await api.post(`/api/v1/${ws}/emails`, {
+      to: ['a@example.com', 'b@example.com'],
+      subject: 'Both',
+      html: '<p>Hi</p>',
+      reply_to: 'help@acme.example',
+    });
     expect(second.status).toBe(204);
     expect(await outbox(local, ws)).toEqual([
       {
@@ -61,7 +70,14 @@ describe('POST /emails without SMTP_URL', () => {
         sent_at: null,
       },
       // Before the workspace had a sender: the server's MAIL_FROM (no-reply@ the BASE_URL host).
-      expect.objectContaining({ from: 'no-reply@127.0.0.1', to: ['ada@example.com'], subject: 'Hello', text: 'Hi Ada', html: null, status: 'stored' }),
+      expect.objectContaining({
+        from: 'no-reply@127.0.0.1',
+        to: ['ada@example.com'],
+        subject: 'Hello',
+        text: 'Hi Ada',
+        html: null,
+        status: 'stored',
+      }),
     ]);
     expect((await local.admin.get(`/admin/v1/workspaces/${ws}/outbox?limit=1`)).body.data).toHaveLength(1);
   });
@@ -107,7 +123,9 @@ describe('POST /emails without SMTP_URL', () => {
     const { ws, api } = await sender(local);
     const path = `/api/v1/${ws}/emails`;
     expect((await api.post(path, undefined, { raw: '{"to":', headers: { 'Content-Type': 'application/json' } })).status).toBe(400);
-    expect((await api.post(path, undefined, { raw: 'to=a', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
+    expect(
+      (await api.post(path, undefined, { raw: 'to=a', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })).status,
+    ).toBe(415);
     const big = await api.post(path, { to: 'a@example.com', subject: 'x', text: 'y'.repeat(1_100_000) });
     expect(big.status).toBe(413);
     const long = await api.post(path, { to: 'a@example.com', subject: 'x', text: 'y'.repeat(262_145) });
@@ -162,7 +180,13 @@ describe('delivery through SMTP_URL', () => {
     const { ws, api } = await sender(smtp);
     await smtp.admin.patch(`/admin/v1/workspaces/${ws}`, { mail_from: 'news@acme.example' });
     const subject = `Shipped ${ws}`;
-    const res = await api.post(`/api/v1/${ws}/emails`, { to: ['ada@example.com', 'bob@example.com'], subject, text: 'On its way.', html: '<b>On its way.</b>', reply_to: 'help@acme.example' });
+    const res = await api.post(`/api/v1/${ws}/emails`, {
+      to: ['ada@example.com', 'bob@example.com'],
+      subject,
+      text: 'On its way.',
+      html: '<b>On its way.</b>',
+      reply_to: 'help@acme.example',
+    });
     expect(res.status).toBe(204);
     const done = await sent(ws);
     expect(done).toMatchObject({ status: 'sent', attempts: 1, last_error: null, sent_at: expect.stringMatching(TIMESTAMP) });
@@ -222,7 +246,11 @@ describe('delivery through SMTP_URL', () => {
       [ws, MAX_EMAIL_ATTEMPTS - 1],
     );
     await expect(deliverEmail(app, rows[0].id)).resolves.toBeUndefined();
-    expect((await outbox(smtp, ws))[0]).toMatchObject({ status: 'failed', attempts: MAX_EMAIL_ATTEMPTS, last_error: expect.stringContaining('451') });
+    expect((await outbox(smtp, ws))[0]).toMatchObject({
+      status: 'failed',
+      attempts: MAX_EMAIL_ATTEMPTS,
+      last_error: expect.stringContaining('451'),
+    });
     // A duplicate job of a finished message does nothing.
     const before = sink.attempts;
     await deliverEmail(app, rows[0].id);

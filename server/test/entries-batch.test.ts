@@ -8,8 +8,28 @@ import { describeWithPostgres } from './support/env';
 import { client, type TestResponse } from './support/http';
 import { createKey, createUser } from './support/fixtures';
 import { startReceiver, type Receiver } from './support/receiver';
-import { ENTRY_PERMISSIONS, NOT_PERMITTED, ULID, adminOk, createBucket, keyFor, openReview, resolveReview, type Api } from './support/objects';
-import { FILE_PERMISSIONS, createContentType, createEntry, entriesWorkspace, readEntry, updateEntry, uploadFile, type EntriesWorkspace, type FieldDef } from './support/entries';
+import {
+  ENTRY_PERMISSIONS,
+  NOT_PERMITTED,
+  ULID,
+  adminOk,
+  createBucket,
+  keyFor,
+  openReview,
+  resolveReview,
+  type Api,
+} from './support/objects';
+import {
+  FILE_PERMISSIONS,
+  createContentType,
+  createEntry,
+  entriesWorkspace,
+  readEntry,
+  updateEntry,
+  uploadFile,
+  type EntriesWorkspace,
+  type FieldDef,
+} from './support/entries';
 import { INVALID_LOCALE, NOT_FOUND, batchOk, batchPath, expectErrors, idemKey, postBatch, serverTiming } from './support/entries-query';
 
 let s: TestServer;
@@ -75,7 +95,11 @@ async function setup(): Promise<EntriesWorkspace> {
 function stable(value: any): any {
   if (Array.isArray(value)) return value.map(stable);
   if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('temporary_')).map(([k, v]) => [k, stable(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !k.startsWith('temporary_'))
+      .map(([k, v]) => [k, stable(v)]),
+  );
 }
 
 /** Every published entry of every type (rendered), in both buckets. */
@@ -87,10 +111,18 @@ async function snapshot(w: EntriesWorkspace): Promise<Record<string, any[]>> {
 }
 const unchanged = async (w: EntriesWorkspace, before: Record<string, any[]>) => expect(await snapshot(w)).toEqual(before);
 
-const batch = (w: EntriesWorkspace, body: unknown, opts: { key?: string | null; bucket?: string; api?: Api } = {}) => postBatch(opts.api ?? w.api, w.ws, body, opts);
+const batch = (w: EntriesWorkspace, body: unknown, opts: { key?: string | null; bucket?: string; api?: Api } = {}) =>
+  postBatch(opts.api ?? w.api, w.ws, body, opts);
 const ops = (...operations: unknown[]) => ({ operations });
-const create = (type: string, fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ action: 'create', type, fields, status: 'published', ...extra });
-const names = async (w: EntriesWorkspace, type: string) => ((await w.api.get(w.typed(type))).body as any[]).map((e) => e.fields.name ?? e.fields.title);
+const create = (type: string, fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  action: 'create',
+  type,
+  fields,
+  status: 'published',
+  ...extra,
+});
+const names = async (w: EntriesWorkspace, type: string) =>
+  ((await w.api.get(w.typed(type))).body as any[]).map((e) => e.fields.name ?? e.fields.title);
 /** The rendered entry, drafts included: an empty PATCH (which counts as a write). */
 const peek = (w: EntriesWorkspace, id: string, extra = '') => updateEntry(w, id, {}, extra);
 
@@ -120,8 +152,20 @@ describe('batch writes', () => {
     const res = await batch(
       w,
       ops(
-        { action: 'create', type: 'author', ref: 'ann', fields: { name: 'Ann', email: 'ann@example.com' }, status: 'published', tags: ['t1', 't2'] },
-        { action: 'create', type: 'book', fields: { title: 'New', price: 2.5, at: '2024-03-01 10:20:30', author: { $ref: 'ann' }, authors: [{ $ref: 'ann' }, old.id] }, status: 'published' },
+        {
+          action: 'create',
+          type: 'author',
+          ref: 'ann',
+          fields: { name: 'Ann', email: 'ann@example.com' },
+          status: 'published',
+          tags: ['t1', 't2'],
+        },
+        {
+          action: 'create',
+          type: 'book',
+          fields: { title: 'New', price: 2.5, at: '2024-03-01 10:20:30', author: { $ref: 'ann' }, authors: [{ $ref: 'ann' }, old.id] },
+          status: 'published',
+        },
         { action: 'update', id: book0.id, fields: { price: 3 } },
         { action: 'create', type: 'author', fields: { name: 'Drafty' } },
         { action: 'delete', id: gone.id },
@@ -143,7 +187,15 @@ describe('batch writes', () => {
     expect([...inOrder].sort()).toEqual(inOrder);
     const [annId, newId, , draftId] = res.body.data.map((r: any) => r.id);
     const ann = await readEntry(w, annId);
-    expect(ann).toMatchObject({ id: annId, name: 'Ann', status: 'published', tags: ['t1', 't2'], locales: ['en-US'], lock_version: 0, publish_at: null });
+    expect(ann).toMatchObject({
+      id: annId,
+      name: 'Ann',
+      status: 'published',
+      tags: ['t1', 't2'],
+      locales: ['en-US'],
+      lock_version: 0,
+      publish_at: null,
+    });
     expect(ann.fields).toEqual({ name: 'Ann', email: 'ann@example.com', score: null, born: null, mentor: null });
     const created = await readEntry(w, newId);
     expect(created.fields).toMatchObject({ title: 'New', price: 2.5, at: '2024-03-01T10:20:30Z', code: null, meta: null });
@@ -160,7 +212,9 @@ describe('batch writes', () => {
   it('replaces only supplied properties on update, in the batch locale; locales, tags, publish_at as documented', async () => {
     const e = await createEntry(w, 'author', { fields: { name: 'E', score: 1 }, status: 'published', locales: ['de-DE'], tags: ['a'] });
     await updateEntry(w, e.id, { fields: { name: 'E-de', score: 2 } }, '?locale=de-DE');
-    expect(await batchOk(w.api, w.ws, { locale: 'de-DE', operations: [{ action: 'update', id: e.id, fields: { score: 7 } }] })).toEqual([{ index: 0, action: 'update', id: e.id, lock_version: 2 }]);
+    expect(await batchOk(w.api, w.ws, { locale: 'de-DE', operations: [{ action: 'update', id: e.id, fields: { score: 7 } }] })).toEqual([
+      { index: 0, action: 'update', id: e.id, lock_version: 2 },
+    ]);
     expect((await readEntry(w, e.id)).fields).toMatchObject({ name: 'E', score: 1 });
     expect((await readEntry(w, e.id, '?locale=de-DE')).fields).toMatchObject({ name: 'E-de', score: 7 });
     // locales replace the enabled locales (en-US kept) and remove the values of removed ones; tags replace.
@@ -185,9 +239,9 @@ describe('batch writes', () => {
 
   it('targets draft entries by ID', async () => {
     const d = await createEntry(w, 'part', { fields: { name: 'draft part' } });
-    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: d.id, fields: { name: 'now published' }, status: 'published' }))).toEqual([
-      { index: 0, action: 'update', id: d.id, lock_version: 1 },
-    ]);
+    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: d.id, fields: { name: 'now published' }, status: 'published' }))).toEqual(
+      [{ index: 0, action: 'update', id: d.id, lock_version: 1 }],
+    );
     expect((await readEntry(w, d.id)).fields.name).toBe('now published');
     const d2 = await createEntry(w, 'part', { fields: { name: 'draft to delete' } });
     expect(await batchOk(w.api, w.ws, ops({ action: 'delete', id: d2.id }))).toEqual([{ index: 0, action: 'delete', id: d2.id }]);
@@ -197,8 +251,12 @@ describe('batch writes', () => {
   it('enforces unique fields against other entries and earlier operations of the batch', async () => {
     await createEntry(w, 'book', { fields: { title: 'taken', code: 'TAKEN' } });
     const before = await snapshot(w);
-    expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-1' }), create('book', { title: 'y', code: 'NEW-1' }))), ['operations.1.fields.code']);
-    expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-2' }), create('book', { title: 'y', code: 'TAKEN' }))), ['operations.1.fields.code']);
+    expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-1' }), create('book', { title: 'y', code: 'NEW-1' }))), [
+      'operations.1.fields.code',
+    ]);
+    expectErrors(await batch(w, ops(create('book', { title: 'x', code: 'NEW-2' }), create('book', { title: 'y', code: 'TAKEN' }))), [
+      'operations.1.fields.code',
+    ]);
     // Among several refusals in a run of creates, the first operation's is answered.
     const run = ops(
       create('author', { name: 'A', email: 'same@example.com' }),
@@ -210,7 +268,11 @@ describe('batch writes', () => {
     await unchanged(w, before);
     // A value freed earlier in the batch can be taken later in it.
     const owner = await createEntry(w, 'book', { fields: { title: 'holder', code: 'MOVE' }, status: 'published' });
-    const res = await batchOk(w.api, w.ws, ops({ action: 'update', id: owner.id, fields: { code: null } }, create('book', { title: 'taker', code: 'MOVE' })));
+    const res = await batchOk(
+      w.api,
+      w.ws,
+      ops({ action: 'update', id: owner.id, fields: { code: null } }, create('book', { title: 'taker', code: 'MOVE' })),
+    );
     expect((await readEntry(w, res[1].id)).fields.code).toBe('MOVE');
   });
 });
@@ -234,9 +296,21 @@ describe('all or nothing', () => {
     ['a missing required field', () => ops(...first(), create('book', { price: 1 })), ['operations.2.fields.title']],
     ['a wrong value', () => ops(...first(), create('book', { title: 'x', price: 'x' })), ['operations.2.fields.price']],
     ['an unknown field', () => ops(...first(), { action: 'update', id: fx.part.id, fields: { nope: 1 } }), ['operations.2.fields.nope']],
-    ['a required field emptied by an update', () => ops(...first(), { action: 'update', id: fx.author.id, fields: { name: null } }), ['operations.2.fields.name']],
-    ['a relation to an unknown entry', () => ops(...first(), create('book', { title: 'x', author: UNKNOWN_ULID })), ['operations.2.fields.author']],
-    ['a relation to a type the field does not accept', () => ops(...first(), create('book', { title: 'x', author: fx.part.id })), ['operations.2.fields.author']],
+    [
+      'a required field emptied by an update',
+      () => ops(...first(), { action: 'update', id: fx.author.id, fields: { name: null } }),
+      ['operations.2.fields.name'],
+    ],
+    [
+      'a relation to an unknown entry',
+      () => ops(...first(), create('book', { title: 'x', author: UNKNOWN_ULID })),
+      ['operations.2.fields.author'],
+    ],
+    [
+      'a relation to a type the field does not accept',
+      () => ops(...first(), create('book', { title: 'x', author: fx.part.id })),
+      ['operations.2.fields.author'],
+    ],
     ['an invalid calendar date', () => ops(...first(), create('author', { name: 'x', born: '2023-02-29' })), ['operations.2.fields.born']],
     ['fractional seconds', () => ops(...first(), create('book', { title: 'x', at: '2024-01-01T10:00:00.5Z' })), ['operations.2.fields.at']],
     ['an unconfigured locale', () => ops(...first(), { action: 'update', id: fx.part.id, locales: ['it-IT'] }), ['operations.2.locales.0']],
@@ -247,11 +321,23 @@ describe('all or nothing', () => {
     ['a create without type', () => ops(...first(), { action: 'create', fields: { name: 'x' } }), ['operations.2.type']],
     ['an update without id', () => ops(...first(), { action: 'update', fields: { name: 'x' } }), ['operations.2.id']],
     ['an id that is not a ULID', () => ops(...first(), { action: 'delete', id: 'abc' }), ['operations.2.id']],
-    ['a client-assigned id on create', () => ops(...first(), { action: 'create', type: 'part', id: UNKNOWN_ULID, fields: { name: 'x' } }), ['operations.2.id']],
-    ['expected_version on create', () => ops(...first(), { action: 'create', type: 'part', fields: { name: 'x' }, expected_version: 0 }), ['operations.2.expected_version']],
+    [
+      'a client-assigned id on create',
+      () => ops(...first(), { action: 'create', type: 'part', id: UNKNOWN_ULID, fields: { name: 'x' } }),
+      ['operations.2.id'],
+    ],
+    [
+      'expected_version on create',
+      () => ops(...first(), { action: 'create', type: 'part', fields: { name: 'x' }, expected_version: 0 }),
+      ['operations.2.expected_version'],
+    ],
     ['ref on update', () => ops(...first(), { action: 'update', id: fx.part.id, ref: 'x', fields: {} }), ['operations.2.ref']],
     ['fields on delete', () => ops(...first(), { action: 'delete', id: fx.part.id, fields: { name: 'x' } }), ['operations.2.fields']],
-    ['a per-operation locale', () => ops(...first(), { action: 'update', id: fx.part.id, locale: 'de-DE', fields: { name: 'x' } }), ['operations.2.locale']],
+    [
+      'a per-operation locale',
+      () => ops(...first(), { action: 'update', id: fx.part.id, locale: 'de-DE', fields: { name: 'x' } }),
+      ['operations.2.locale'],
+    ],
     ['an unknown operation property', () => ops(...first(), { action: 'update', id: fx.part.id, colour: 'red' }), ['operations.2.colour']],
     ['an operation that is not an object', () => ops(...first(), 'delete'), ['operations.2']],
     ['skipWebhooks', () => ({ ...ops(...first()), skipWebhooks: true }), ['skipWebhooks']],
@@ -273,12 +359,18 @@ describe('all or nothing', () => {
     const e = await createEntry(w, 'part', { fields: { name: 'v0' }, status: 'published' });
     await updateEntry(w, e.id, { fields: { name: 'v1' } });
     const before = await snapshot(w);
-    expectErrors(await batch(w, ops(...first(), { action: 'update', id: e.id, fields: { name: 'lost' }, expected_version: 0 })), ['operations.2.expected_version']);
+    expectErrors(await batch(w, ops(...first(), { action: 'update', id: e.id, fields: { name: 'lost' }, expected_version: 0 })), [
+      'operations.2.expected_version',
+    ]);
     expectErrors(await batch(w, ops(...first(), { action: 'delete', id: e.id, expected_version: 5 })), ['operations.2.expected_version']);
     expectErrors(await batch(w, ops({ action: 'update', id: e.id, expected_version: -1 })), ['operations.0.expected_version']);
     await unchanged(w, before);
-    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: e.id, fields: { name: 'v2' }, expected_version: 1 }))).toEqual([{ index: 0, action: 'update', id: e.id, lock_version: 2 }]);
-    expect(await batchOk(w.api, w.ws, ops({ action: 'delete', id: e.id, expected_version: 2 }))).toEqual([{ index: 0, action: 'delete', id: e.id }]);
+    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: e.id, fields: { name: 'v2' }, expected_version: 1 }))).toEqual([
+      { index: 0, action: 'update', id: e.id, lock_version: 2 },
+    ]);
+    expect(await batchOk(w.api, w.ws, ops({ action: 'delete', id: e.id, expected_version: 2 }))).toEqual([
+      { index: 0, action: 'delete', id: e.id },
+    ]);
     expect((await w.api.get(w.entry(e.id))).status).toBe(404);
   });
 
@@ -290,7 +382,9 @@ describe('all or nothing', () => {
     expectErrors(await batch(w, ops(...first(), { action: 'delete', id: e.id })), [/^operations\.2(\.\w+)?$/]);
     await unchanged(w, before);
     await resolveReview(s, w.ws, review.id);
-    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: e.id, fields: { name: 'x' } }))).toEqual([{ index: 0, action: 'update', id: e.id, lock_version: 1 }]);
+    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: e.id, fields: { name: 'x' } }))).toEqual([
+      { index: 0, action: 'update', id: e.id, lock_version: 1 },
+    ]);
   });
 
   it('answers 404 for targets outside the bucket or missing, unknown types and buckets, changing nothing', async () => {
@@ -313,7 +407,9 @@ describe('all or nothing', () => {
   });
 
   it('refuses deletes that would cascade into an entry or a file with 422 on operations.<n>.id', async () => {
-    const parts = await Promise.all(['c1', 'c2', 'c3', 'k1'].map((name) => createEntry(w, 'part', { fields: { name }, status: 'published' })));
+    const parts = await Promise.all(
+      ['c1', 'c2', 'c3', 'k1'].map((name) => createEntry(w, 'part', { fields: { name }, status: 'published' })),
+    );
     const file = await uploadFile(w.api, w.ws, 'doc.txt', 'doc');
     const spare = await uploadFile(w.api, w.ws, 'spare.txt', 'spare');
     const o1 = await createEntry(w, 'owner', { fields: { name: 'o1', part: parts[0].id }, status: 'published' });
@@ -343,7 +439,10 @@ describe('all or nothing', () => {
     expect(bad.status).toBe(400);
     const big = await batch(w, ops(create('book', { title: 'big', meta: { blob: 'x'.repeat(1_100_000) } })));
     expect(big.status).toBe(413);
-    const text = await w.api.post(batchPath(w.ws), undefined, { raw: 'operations=1', headers: { 'Idempotency-Key': idemKey(), 'Content-Type': 'text/plain' } });
+    const text = await w.api.post(batchPath(w.ws), undefined, {
+      raw: 'operations=1',
+      headers: { 'Idempotency-Key': idemKey(), 'Content-Type': 'text/plain' },
+    });
     expect(text.status).toBe(415);
     for (const locale of ['*', 'it-IT', 'xx']) {
       const res = await batch(w, { locale, ...ops(create('part', { name: 'x' })) });
@@ -444,21 +543,56 @@ describe('conditional operations', () => {
   it('exists: false passes when nothing matches and fails with 409 condition_failed when a draft matches', async () => {
     await createEntry(w, 'author', { fields: { name: 'Blocker', email: 'dup@example.com' } });
     const before = await snapshot(w);
-    const res = await batch(w, ops(create('author', { name: 'C1', email: 'c1@example.com' }), create('author', { name: 'C2' }, { check: { filter: { email: { eq: 'dup@example.com' } }, exists: false } })));
+    const res = await batch(
+      w,
+      ops(
+        create('author', { name: 'C1', email: 'c1@example.com' }),
+        create('author', { name: 'C2' }, { check: { filter: { email: { eq: 'dup@example.com' } }, exists: false } }),
+      ),
+    );
     expectConditionFailed(res, 1);
     await unchanged(w, before);
-    const passes = await batchOk(w.api, w.ws, ops(create('author', { name: 'C3' }, { check: { filter: { email: { eq: 'free@example.com' } }, exists: false } })));
+    const passes = await batchOk(
+      w.api,
+      w.ws,
+      ops(create('author', { name: 'C3' }, { check: { filter: { email: { eq: 'free@example.com' } }, exists: false } })),
+    );
     expect(passes).toEqual([{ index: 0, action: 'create', id: expect.stringMatching(ULID), lock_version: 0 }]);
     // exists: true needs a match, drafts included.
-    expect((await batch(w, ops(create('author', { name: 'C4' }, { check: { filter: { email: { eq: 'dup@example.com' } }, exists: true } })))).status).toBe(200);
-    expectConditionFailed(await batch(w, ops(create('author', { name: 'C5' }, { check: { filter: { email: { eq: 'nobody@example.com' } }, exists: true } }))), 0);
+    expect(
+      (await batch(w, ops(create('author', { name: 'C4' }, { check: { filter: { email: { eq: 'dup@example.com' } }, exists: true } }))))
+        .status,
+    ).toBe(200);
+    expectConditionFailed(
+      await batch(w, ops(create('author', { name: 'C5' }, { check: { filter: { email: { eq: 'nobody@example.com' } }, exists: true } }))),
+      0,
+    );
     expect(await names(w, 'author')).not.toContain('C5');
   });
 
   it('sees earlier writes of the same batch', async () => {
-    expect((await batch(w, ops(create('author', { name: 'Zed', email: 'zed@example.com' }), create('author', { name: 'Zed 2' }, { check: { filter: { email: { eq: 'zed@example.com' } }, exists: true } })))).status).toBe(200);
+    expect(
+      (
+        await batch(
+          w,
+          ops(
+            create('author', { name: 'Zed', email: 'zed@example.com' }),
+            create('author', { name: 'Zed 2' }, { check: { filter: { email: { eq: 'zed@example.com' } }, exists: true } }),
+          ),
+        )
+      ).status,
+    ).toBe(200);
     const before = await snapshot(w);
-    expectConditionFailed(await batch(w, ops(create('author', { name: 'Yan', email: 'yan@example.com' }), create('author', { name: 'Yan 2' }, { check: { filter: { email: { eq: 'yan@example.com' } }, exists: false } }))), 1);
+    expectConditionFailed(
+      await batch(
+        w,
+        ops(
+          create('author', { name: 'Yan', email: 'yan@example.com' }),
+          create('author', { name: 'Yan 2' }, { check: { filter: { email: { eq: 'yan@example.com' } }, exists: false } }),
+        ),
+      ),
+      1,
+    );
     await unchanged(w, before);
     // An earlier update and an earlier delete are seen too.
     const m = await createEntry(w, 'author', { fields: { name: 'Mover', score: 1 }, status: 'published' });
@@ -479,10 +613,28 @@ describe('conditional operations', () => {
   it('excludes the target of an update or delete with @id ne', async () => {
     const a = await createEntry(w, 'author', { fields: { name: 'Self', email: 'self@example.com' }, status: 'published' });
     const check = { filter: { email: { eq: 'self@example.com' }, '@id': { ne: a.id } }, exists: false };
-    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: a.id, fields: { score: 2 }, check }))).toEqual([{ index: 0, action: 'update', id: a.id, lock_version: 1 }]);
+    expect(await batchOk(w.api, w.ws, ops({ action: 'update', id: a.id, fields: { score: 2 }, check }))).toEqual([
+      { index: 0, action: 'update', id: a.id, lock_version: 1 },
+    ]);
     const before = await snapshot(w);
-    expectConditionFailed(await batch(w, ops({ action: 'update', id: a.id, fields: { score: 3 }, check: { filter: { email: { eq: 'self@example.com' } }, exists: false } })), 0);
-    expectConditionFailed(await batch(w, ops(create('part', { name: 'x' }), { action: 'delete', id: a.id, check: { filter: { email: { eq: 'self@example.com' } }, exists: false } })), 1);
+    expectConditionFailed(
+      await batch(
+        w,
+        ops({ action: 'update', id: a.id, fields: { score: 3 }, check: { filter: { email: { eq: 'self@example.com' } }, exists: false } }),
+      ),
+      0,
+    );
+    expectConditionFailed(
+      await batch(
+        w,
+        ops(create('part', { name: 'x' }), {
+          action: 'delete',
+          id: a.id,
+          check: { filter: { email: { eq: 'self@example.com' } }, exists: false },
+        }),
+      ),
+      1,
+    );
     await unchanged(w, before);
     expect(await batchOk(w.api, w.ws, ops({ action: 'delete', id: a.id, check }))).toEqual([{ index: 0, action: 'delete', id: a.id }]);
   });
@@ -490,19 +642,43 @@ describe('conditional operations', () => {
   it("checks the operation's own content type; an empty filter asks whether any entry of it exists", async () => {
     expectConditionFailed(await batch(w, ops(create('lonely', { name: 'first' }, { check: { filter: {}, exists: true } }))), 0);
     expect(await names(w, 'lonely')).toEqual([]);
-    expect((await batch(w, ops(create('lonely', { name: 'first' }), create('lonely', { name: 'second' }, { check: { filter: {}, exists: true } })))).status).toBe(200);
+    expect(
+      (
+        await batch(
+          w,
+          ops(create('lonely', { name: 'first' }), create('lonely', { name: 'second' }, { check: { filter: {}, exists: true } })),
+        )
+      ).status,
+    ).toBe(200);
     expectConditionFailed(await batch(w, ops(create('lonely', { name: 'third' }, { check: { filter: {}, exists: false } }))), 0);
     // Authors named first exist nowhere: the check of a lonely create does not look at authors.
     await createEntry(w, 'author', { fields: { name: 'only an author' }, status: 'published' });
-    expectConditionFailed(await batch(w, ops(create('lonely', { name: 'x' }, { check: { filter: { name: { eq: 'only an author' } }, exists: true } }))), 0);
+    expectConditionFailed(
+      await batch(w, ops(create('lonely', { name: 'x' }, { check: { filter: { name: { eq: 'only an author' } }, exists: true } }))),
+      0,
+    );
     // An update checks the type of its target.
     const b = await createEntry(w, 'book', { fields: { title: 'Checked book', price: 5 }, status: 'published' });
-    expect((await batch(w, ops({ action: 'update', id: b.id, fields: { price: 6 }, check: { filter: { title: { eq: 'Checked book' } }, exists: true } }))).status).toBe(200);
-    expectErrors(await batch(w, ops({ action: 'update', id: b.id, fields: { price: 7 }, check: { filter: { email: { eq: 'x' } }, exists: true } })), ['operations.0.check.filter.email']);
+    expect(
+      (
+        await batch(
+          w,
+          ops({ action: 'update', id: b.id, fields: { price: 6 }, check: { filter: { title: { eq: 'Checked book' } }, exists: true } }),
+        )
+      ).status,
+    ).toBe(200);
+    expectErrors(
+      await batch(w, ops({ action: 'update', id: b.id, fields: { price: 7 }, check: { filter: { email: { eq: 'x' } }, exists: true } })),
+      ['operations.0.check.filter.email'],
+    );
   });
 
   it('uses the filter operators, $and and $or, in the batch locale without fallback', async () => {
-    const e = await createEntry(w, 'author', { fields: { name: 'Local', score: 10, born: '2000-01-01' }, status: 'published', locales: ['de-DE'] });
+    const e = await createEntry(w, 'author', {
+      fields: { name: 'Local', score: 10, born: '2000-01-01' },
+      status: 'published',
+      locales: ['de-DE'],
+    });
     await updateEntry(w, e.id, { fields: { name: 'Lokal', score: 20 } }, '?locale=de-DE');
     // The checked operation: an empty update of another author (the check looks at authors).
     const holder = await createEntry(w, 'author', { fields: { name: 'Holder' }, status: 'published', locales: ['de-DE'] });
@@ -511,16 +687,36 @@ describe('conditional operations', () => {
     expectConditionFailed(await batch(w, ops(checkOp({ filter: { name: { eq: 'Lokal' } }, exists: true }))), 0);
     expectConditionFailed(await batch(w, { locale: 'de-DE', ...ops(checkOp({ filter: { name: { eq: 'Local' } }, exists: true })) }), 0);
     // born has no de-DE value: no fallback to en-US.
-    expectConditionFailed(await batch(w, { locale: 'de-DE', ...ops(checkOp({ filter: { born: { eq: '2000-01-01' }, name: { eq: 'Lokal' } }, exists: true })) }), 0);
-    expect((await batch(w, ops(checkOp({ filter: { $or: [{ score: { gt: 1000 } }, { name: { startsWith: 'Loc' } }], born: { gte: '1999-12-31' } }, exists: true })))).status).toBe(200);
-    expect((await batch(w, ops(checkOp({ filter: { $and: [{ score: { in: [10, 11] } }, { name: { contains: 'oca' } }] }, exists: true })))).status).toBe(200);
+    expectConditionFailed(
+      await batch(w, { locale: 'de-DE', ...ops(checkOp({ filter: { born: { eq: '2000-01-01' }, name: { eq: 'Lokal' } }, exists: true })) }),
+      0,
+    );
+    expect(
+      (
+        await batch(
+          w,
+          ops(
+            checkOp({
+              filter: { $or: [{ score: { gt: 1000 } }, { name: { startsWith: 'Loc' } }], born: { gte: '1999-12-31' } },
+              exists: true,
+            }),
+          ),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await batch(w, ops(checkOp({ filter: { $and: [{ score: { in: [10, 11] } }, { name: { contains: 'oca' } }] }, exists: true }))))
+        .status,
+    ).toBe(200);
     expectConditionFailed(await batch(w, ops(checkOp({ filter: { score: { ne: 10 }, name: { eq: 'Local' } }, exists: true }))), 0);
   });
 
   it('does not reserve the idempotency key of a batch whose check failed', async () => {
     const blocker = await createEntry(w, 'author', { fields: { name: 'Key blocker', email: 'keyblock@example.com' }, status: 'published' });
     const key = idemKey();
-    const body = ops(create('author', { name: 'Key runner' }, { check: { filter: { email: { eq: 'keyblock@example.com' } }, exists: false } }));
+    const body = ops(
+      create('author', { name: 'Key runner' }, { check: { filter: { email: { eq: 'keyblock@example.com' } }, exists: false } }),
+    );
     expectConditionFailed(await batch(w, body, { key }), 0);
     expect((await w.api.delete(w.entry(blocker.id))).status).toBe(204);
     const res = await batch(w, body, { key });
@@ -538,7 +734,8 @@ describe('conditional operations', () => {
   });
 
   describe('refused checks', () => {
-    const base = (check: unknown) => ops(create('part', { name: 'never' }), { action: 'create', type: 'book', fields: { title: 'never' }, status: 'published', check });
+    const base = (check: unknown) =>
+      ops(create('part', { name: 'never' }), { action: 'create', type: 'book', fields: { title: 'never' }, status: 'published', check });
     const f = (filter: unknown) => ({ filter, exists: true });
     it.each([
       ['a relation field', f({ author: { eq: UNKNOWN_ULID } }), /^operations\.1\.check\.filter\.author(\.eq)?$/],
@@ -556,7 +753,11 @@ describe('conditional operations', () => {
       ['9 nested groups', f(nest(9, { title: { eq: 'x' } })), /^operations\.1\.check(\.filter)?$/],
       ['101 conditions', f({ $or: Array.from({ length: 101 }, (_x, i) => ({ price: { eq: i } })) }), /^operations\.1\.check(\.filter)?$/],
       ['aggregation', { filter: {}, exists: true, aggregate: { count: true } }, /^operations\.1\.check(\.aggregate)?$/],
-      ['a check over 64 KiB', f({ $or: Array.from({ length: 4 }, (_x, i) => ({ title: { eq: `${i}`.padEnd(17_000, 'z') } })) }), /^operations\.1\.check$/],
+      [
+        'a check over 64 KiB',
+        f({ $or: Array.from({ length: 4 }, (_x, i) => ({ title: { eq: `${i}`.padEnd(17_000, 'z') } })) }),
+        /^operations\.1\.check$/,
+      ],
       ['a check that is not an object', true, /^operations\.1\.check$/],
       ['a non-boolean exists', { filter: {}, exists: 'yes' }, /^operations\.1\.check\.exists$/],
     ])('refuses %s with 422 and changes nothing', async (_label, check, key) => {
@@ -567,18 +768,47 @@ describe('conditional operations', () => {
 
     it('accepts 8 nested groups and 100 conditions', async () => {
       const nested = nest(8, { title: { eq: 'no such title' } });
-      expect((await batch(w, ops(create('lonely', { name: 'n8' }), { action: 'create', type: 'book', fields: { title: 'nested 8' }, check: { filter: nested, exists: false } }))).status).toBe(200);
+      expect(
+        (
+          await batch(
+            w,
+            ops(create('lonely', { name: 'n8' }), {
+              action: 'create',
+              type: 'book',
+              fields: { title: 'nested 8' },
+              check: { filter: nested, exists: false },
+            }),
+          )
+        ).status,
+      ).toBe(200);
       const many = { $or: Array.from({ length: 99 }, (_x, i) => ({ price: { eq: 100_000 + i } })) };
-      expect((await batch(w, ops({ action: 'create', type: 'book', fields: { title: 'many 100' }, check: { filter: many, exists: false } }))).status).toBe(200);
+      expect(
+        (await batch(w, ops({ action: 'create', type: 'book', fields: { title: 'many 100' }, check: { filter: many, exists: false } })))
+          .status,
+      ).toBe(200);
       // An `in` is one condition, whatever its 1 to 100 values.
       const values = Array.from({ length: 100 }, (_x, i) => 200_000 + i);
-      expect((await batch(w, ops({ action: 'create', type: 'book', fields: { title: 'in 100' }, check: { filter: { price: { in: values } }, exists: false } }))).status).toBe(200);
+      expect(
+        (
+          await batch(
+            w,
+            ops({
+              action: 'create',
+              type: 'book',
+              fields: { title: 'in 100' },
+              check: { filter: { price: { in: values } }, exists: false },
+            }),
+          )
+        ).status,
+      ).toBe(200);
     });
 
     it('accepts a check of just under 64 KiB', async () => {
       const filter = { $or: Array.from({ length: 4 }, (_x, i) => ({ title: { eq: `${i}`.padEnd(16_000, 'z') } })) };
       expect(JSON.stringify({ filter, exists: false }).length).toBeLessThan(64 * 1024);
-      expect((await batch(w, ops({ action: 'create', type: 'book', fields: { title: 'big check' }, check: { filter, exists: false } }))).status).toBe(200);
+      expect(
+        (await batch(w, ops({ action: 'create', type: 'book', fields: { title: 'big check' }, check: { filter, exists: false } }))).status,
+      ).toBe(200);
     });
   });
 });
@@ -675,22 +905,62 @@ describe('symbolic references', () => {
   const A = () => create('author', { name: 'A' }, { ref: 'a' });
   const cases: [string, () => unknown, (string | RegExp)[]][] = [
     ['an unknown reference', () => ops(A(), create('book', { title: 'x', author: { $ref: 'nope' } })), ['operations.1.fields.author.$ref']],
-    ['a forward reference', () => ops(create('book', { title: 'x', author: { $ref: 'later' } }), create('author', { name: 'L' }, { ref: 'later' })), ['operations.0.fields.author.$ref']],
-    ['a self reference', () => ops(create('author', { name: 'Me', mentor: { $ref: 'me' } }, { ref: 'me' })), ['operations.0.fields.mentor.$ref']],
+    [
+      'a forward reference',
+      () => ops(create('book', { title: 'x', author: { $ref: 'later' } }), create('author', { name: 'L' }, { ref: 'later' })),
+      ['operations.0.fields.author.$ref'],
+    ],
+    [
+      'a self reference',
+      () => ops(create('author', { name: 'Me', mentor: { $ref: 'me' } }, { ref: 'me' })),
+      ['operations.0.fields.mentor.$ref'],
+    ],
     ['a duplicate reference name', () => ops(A(), create('author', { name: 'A again' }, { ref: 'a' })), ['operations.1.ref']],
-    ['names differing only in case are distinct: an unknown one', () => ops(A(), create('book', { title: 'x', author: { $ref: 'A' } })), ['operations.1.fields.author.$ref']],
+    [
+      'names differing only in case are distinct: an unknown one',
+      () => ops(A(), create('book', { title: 'x', author: { $ref: 'A' } })),
+      ['operations.1.fields.author.$ref'],
+    ],
     ['a name starting with a digit', () => ops(create('author', { name: 'x' }, { ref: '1a' })), ['operations.0.ref']],
     ['an empty name', () => ops(create('author', { name: 'x' }, { ref: '' })), ['operations.0.ref']],
     ['a name of 65 characters', () => ops(create('author', { name: 'x' }, { ref: 'r' + 'x'.repeat(64) })), ['operations.0.ref']],
     ['a name with a dot', () => ops(create('author', { name: 'x' }, { ref: 'a.b' })), ['operations.0.ref']],
     ['a name that is not a string', () => ops(create('author', { name: 'x' }, { ref: 5 })), ['operations.0.ref']],
-    ['a reference object with another property', () => ops(A(), create('book', { title: 'x', author: { $ref: 'a', id: 'x' } })), [/^operations\.1\.fields\.author(\.\$ref|\.id)?$/]],
-    ['a reference that is not a string', () => ops(A(), create('book', { title: 'x', author: { $ref: 5 } })), [/^operations\.1\.fields\.author(\.\$ref)?$/]],
-    ['an unknown reference in a multiple relation', () => ops(A(), create('book', { title: 'x', authors: [fx.author.id, { $ref: 'nope' }] })), [/^operations\.1\.fields\.authors(\.1)?\.\$ref$/]],
-    ['a reference in a list on a single relation', () => ops(A(), create('book', { title: 'x', author: [{ $ref: 'a' }] })), [/^operations\.1\.fields\.author/]],
-    ['a reference to a type the field does not accept', () => ops(create('book', { title: 'bk' }, { ref: 'bk' }), create('book', { title: 'x', author: { $ref: 'bk' } })), [/^operations\.1\.fields\.author(\.\$ref)?$/]],
-    ['a reference in an attachment field', () => ops(A(), create('book', { title: 'x', cover: { $ref: 'a' } })), [/^operations\.1\.fields\.cover(\.\$ref)?$/]],
-    ['a reference in a multiple attachment field', () => ops(A(), create('book', { title: 'x', gallery: [fx.file.id, { $ref: 'a' }] })), [/^operations\.1\.fields\.gallery(\.1)?(\.\$ref)?$/]],
+    [
+      'a reference object with another property',
+      () => ops(A(), create('book', { title: 'x', author: { $ref: 'a', id: 'x' } })),
+      [/^operations\.1\.fields\.author(\.\$ref|\.id)?$/],
+    ],
+    [
+      'a reference that is not a string',
+      () => ops(A(), create('book', { title: 'x', author: { $ref: 5 } })),
+      [/^operations\.1\.fields\.author(\.\$ref)?$/],
+    ],
+    [
+      'an unknown reference in a multiple relation',
+      () => ops(A(), create('book', { title: 'x', authors: [fx.author.id, { $ref: 'nope' }] })),
+      [/^operations\.1\.fields\.authors(\.1)?\.\$ref$/],
+    ],
+    [
+      'a reference in a list on a single relation',
+      () => ops(A(), create('book', { title: 'x', author: [{ $ref: 'a' }] })),
+      [/^operations\.1\.fields\.author/],
+    ],
+    [
+      'a reference to a type the field does not accept',
+      () => ops(create('book', { title: 'bk' }, { ref: 'bk' }), create('book', { title: 'x', author: { $ref: 'bk' } })),
+      [/^operations\.1\.fields\.author(\.\$ref)?$/],
+    ],
+    [
+      'a reference in an attachment field',
+      () => ops(A(), create('book', { title: 'x', cover: { $ref: 'a' } })),
+      [/^operations\.1\.fields\.cover(\.\$ref)?$/],
+    ],
+    [
+      'a reference in a multiple attachment field',
+      () => ops(A(), create('book', { title: 'x', gallery: [fx.file.id, { $ref: 'a' }] })),
+      [/^operations\.1\.fields\.gallery(\.1)?(\.\$ref)?$/],
+    ],
     ['a reference in a text field', () => ops(A(), create('book', { title: { $ref: 'a' } })), [/^operations\.1\.fields\.title(\.\$ref)?$/]],
     ['a reference in an update ID', () => ops(A(), { action: 'update', id: { $ref: 'a' }, fields: { name: 'x' } }), ['operations.1.id']],
   ];
@@ -711,13 +981,27 @@ describe('symbolic references', () => {
         create('author', { name: 'F again' }, { ref: 'fwd' }),
       ),
     );
-    expectErrors(res, ['operations.0.fields.author.$ref', 'operations.0.fields.authors.0.$ref', 'operations.2.fields.mentor.$ref', 'operations.3.ref']);
+    expectErrors(res, [
+      'operations.0.fields.author.$ref',
+      'operations.0.fields.authors.0.$ref',
+      'operations.2.fields.mentor.$ref',
+      'operations.3.ref',
+    ]);
     await unchanged(w, before);
   });
 
   it('accepts a reference name of 64 characters, case-sensitive names side by side', async () => {
     const long = 'r' + 'x'.repeat(63);
-    const res = await batchOk(w.api, w.ws, ops(create('author', { name: 'Long' }, { ref: long }), create('author', { name: 'Upper' }, { ref: 'X' }), create('author', { name: 'Lower' }, { ref: 'x' }), create('book', { title: 'longref', authors: [{ $ref: long }, { $ref: 'x' }, { $ref: 'X' }] })));
+    const res = await batchOk(
+      w.api,
+      w.ws,
+      ops(
+        create('author', { name: 'Long' }, { ref: long }),
+        create('author', { name: 'Upper' }, { ref: 'X' }),
+        create('author', { name: 'Lower' }, { ref: 'x' }),
+        create('book', { title: 'longref', authors: [{ $ref: long }, { $ref: 'x' }, { $ref: 'X' }] }),
+      ),
+    );
     expect(res[0].ref).toBe(long);
     expect((await readEntry(w, res[3].id)).fields.authors.map((a: any) => a.name)).toEqual(['Long', 'Lower', 'Upper']);
   });
@@ -856,7 +1140,9 @@ describe('idempotency', () => {
     const api = client(s.url, k.key);
     const key = idemKey();
     expect((await batch(w, body('Recheck'), { key, api })).status).toBe(200);
-    await adminOk(s, 'patch', `/admin/v1/workspaces/${w.ws}/users/${user.id}`, { permissions: ENTRY_PERMISSIONS.filter((p) => p !== 'create-entry') });
+    await adminOk(s, 'patch', `/admin/v1/workspaces/${w.ws}/users/${user.id}`, {
+      permissions: ENTRY_PERMISSIONS.filter((p) => p !== 'create-entry'),
+    });
     expect(await batch(w, body('Recheck'), { key, api })).toMatchObject({ status: 403, body: NOT_PERMITTED });
     expect((await s.admin.delete(`/admin/v1/workspaces/${w.ws}/api-keys/${k.id}`)).status).toBe(204);
     expect(await batch(w, body('Recheck'), { key, api })).toMatchObject({ status: 403, body: { message: 'Forbidden' } });
@@ -905,9 +1191,16 @@ describe('events', () => {
     await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, { url: r.url, events: ['*'], secret: 'a-long-enough-secret' });
     // Refused: validation, condition, authorization.
     expect((await batch(w, ops(create('part', { name: 'refused' }), create('author', {})))).status).toBe(422);
-    expect((await batch(w, ops(create('part', { name: 'refused' }), create('lonely', { name: 'x' }, { check: { filter: {}, exists: true } })))).status).toBe(409);
+    expect(
+      (await batch(w, ops(create('part', { name: 'refused' }), create('lonely', { name: 'x' }, { check: { filter: {}, exists: true } }))))
+        .status,
+    ).toBe(409);
     const key = idemKey();
-    const body = ops(create('part', { name: 'hooked' }), { action: 'update', id: upd.id, fields: { name: 'updated' } }, { action: 'delete', id: del.id });
+    const body = ops(
+      create('part', { name: 'hooked' }),
+      { action: 'update', id: upd.id, fields: { name: 'updated' } },
+      { action: 'delete', id: del.id },
+    );
     const res = await batch(w, body, { key });
     expect(res.status).toBe(200);
     expect((await batch(w, body, { key })).headers.get('idempotent-replayed')).toBe('true');
@@ -925,7 +1218,11 @@ describe('events', () => {
     const w = await setup();
     const r = await startReceiver(() => 500);
     receivers.push(r);
-    await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, { url: r.url, events: ['entry.created'], secret: 'a-long-enough-secret' });
+    await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, {
+      url: r.url,
+      events: ['entry.created'],
+      secret: 'a-long-enough-secret',
+    });
     const [made] = await batchOk(w.api, w.ws, ops(create('part', { name: 'survives' })));
     await r.waitFor(1);
     expect((await readEntry(w, made.id)).fields.name).toBe('survives');

@@ -8,8 +8,26 @@ import { startTestServer, type TestServer } from './support/server';
 import { client, type TestResponse } from './support/http';
 import { TIMESTAMP } from './support/fixtures';
 import { ENTRY_PERMISSIONS, NOT_PERMITTED, adminOk, createBucket, keyFor, rawJson, type Api } from './support/objects';
-import { FILE_PERMISSIONS, createContentType, createEntry, entriesWorkspace, updateEntry, uploadFile, type EntriesWorkspace, type FieldDef } from './support/entries';
-import { INVALID_LOCALE, NOT_FOUND, createEntries, expectErrors, inParallel, queryBatchPath, queryOk, queryPath } from './support/entries-query';
+import {
+  FILE_PERMISSIONS,
+  createContentType,
+  createEntry,
+  entriesWorkspace,
+  updateEntry,
+  uploadFile,
+  type EntriesWorkspace,
+  type FieldDef,
+} from './support/entries';
+import {
+  INVALID_LOCALE,
+  NOT_FOUND,
+  createEntries,
+  expectErrors,
+  inParallel,
+  queryBatchPath,
+  queryOk,
+  queryPath,
+} from './support/entries-query';
 import { fewestStatements } from './support/statements';
 
 let s: TestServer;
@@ -139,25 +157,63 @@ const convert = (id: string) => adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}
 // The items of the operator, sort, locale and paging tests.
 
 const ITEMS: [string, 'draft' | 'published', Record<string, unknown>, string[]][] = [
-  ['i1', 'published', { n: 1, flag: true, day: '2024-01-15', at: '2024-01-15 10:00:00', clock: '09:30', code: 'A%b', labels: ['x', 'y'], meta: { color: 'red', size: 2, ok: true } }, ['de-DE']],
-  ['i2', 'draft', { n: 2.5, flag: false, day: '2024-03-01', at: '2024-03-01T00:00:00Z', clock: '18:00', code: 'Axb', labels: ['y'], meta: { color: 'blue', size: '2' } }, []],
+  [
+    'i1',
+    'published',
+    {
+      n: 1,
+      flag: true,
+      day: '2024-01-15',
+      at: '2024-01-15 10:00:00',
+      clock: '09:30',
+      code: 'A%b',
+      labels: ['x', 'y'],
+      meta: { color: 'red', size: 2, ok: true },
+    },
+    ['de-DE'],
+  ],
+  [
+    'i2',
+    'draft',
+    {
+      n: 2.5,
+      flag: false,
+      day: '2024-03-01',
+      at: '2024-03-01T00:00:00Z',
+      clock: '18:00',
+      code: 'Axb',
+      labels: ['y'],
+      meta: { color: 'blue', size: '2' },
+    },
+    [],
+  ],
   ['i3', 'published', { n: -3, code: 'a_b', labels: [], meta: { color: 'Red' } }, []],
   ['i4', 'draft', { n: null, flag: null, day: null, code: 'axb' }, []],
   ['i5', 'draft', {}, []],
-  ['i6', 'published', { n: 0, flag: false, day: '2023-12-31', at: '2023-12-31T23:59:59+01:00', clock: '00:00', code: '50%', meta: { size: 10 } }, ['fr-FR']],
+  [
+    'i6',
+    'published',
+    { n: 0, flag: false, day: '2023-12-31', at: '2023-12-31T23:59:59+01:00', clock: '00:00', code: '50%', meta: { size: 10 } },
+    ['fr-FR'],
+  ],
 ];
 const items: Record<string, any> = {};
 let itemsReady: Promise<void> | undefined;
 /** Creates the items once (in order, one at a time); i1 also gets de-DE values. */
 function ensureItems(): Promise<void> {
   itemsReady ??= (async () => {
-    for (const [name, status, fields, locales] of ITEMS) items[name] = await createEntry(w, 'item', { fields: { name, ...fields }, status, locales });
+    for (const [name, status, fields, locales] of ITEMS)
+      items[name] = await createEntry(w, 'item', { fields: { name, ...fields }, status, locales });
     items.i1 = await updateEntry(w, items.i1.id, { fields: { name: 'i1-de', n: 100, code: 'de' } }, '?locale=de-DE');
   })();
   return itemsReady;
 }
 /** The item names in ID order. */
-const inIdOrder = (...names: string[]) => names.map((n) => ({ n, id: items[n].id })).sort((a, b) => byIdAsc(a, b)).map((x) => x.n);
+const inIdOrder = (...names: string[]) =>
+  names
+    .map((n) => ({ n, id: items[n].id }))
+    .sort((a, b) => byIdAsc(a, b))
+    .map((x) => x.n);
 const ALL_ITEMS = () => inIdOrder('i1', 'i2', 'i3', 'i4', 'i5', 'i6');
 /** Names of the items the query matches, in result order. */
 async function itemNames(body: Record<string, unknown>): Promise<string[]> {
@@ -172,7 +228,10 @@ describe('selection', () => {
   let fx: Record<string, any>;
   beforeAll(async () => {
     const fr = await createEntry(w, 'country', { fields: { name: 'France', code: 'FR' }, status: 'published' });
-    const ann = await createEntry(w, 'author', { fields: { name: 'Ann', score: 5, country: fr.id, born: '1990-05-01' }, status: 'published' });
+    const ann = await createEntry(w, 'author', {
+      fields: { name: 'Ann', score: 5, country: fr.id, born: '1990-05-01' },
+      status: 'published',
+    });
     const bob = await createEntry(w, 'author', { fields: { name: 'Bob', score: 7 } });
     const cid = await createEntry(w, 'author', { fields: { name: 'Cid', score: 1 }, status: 'published' });
     const dan = await createEntry(w, 'author', { fields: { name: 'Dan' }, status: 'published' });
@@ -200,7 +259,9 @@ describe('selection', () => {
       },
       status: 'published',
     });
-    const b2 = await createEntry(w, 'book', { fields: { title: 'B2', author: cid.id, authors: [cid.id, dan.id], contributor: ann.id, cover: f3.id, gallery: [f3.id, f2.id] } });
+    const b2 = await createEntry(w, 'book', {
+      fields: { title: 'B2', author: cid.id, authors: [cid.id, dan.id], contributor: ann.id, cover: f3.id, gallery: [f3.id, f2.id] },
+    });
     const b3 = await createEntry(w, 'book', { fields: { title: 'B3' }, publish_at: '2031-05-06T10:20:30+02:00' });
     // Invisible from now on: a deleted entry, an entry converted to an object, a deleted file.
     expect((await w.api.delete(w.entry(cid.id))).status).toBe(204);
@@ -267,7 +328,21 @@ describe('selection', () => {
     });
     // Known fields without values are null: nothing is synthesized.
     const b3 = emptyMultiple(await book(fx.b3.id), 'labels', 'ratings');
-    expect(b3).toEqual({ title: 'B3', price: null, pages: null, available: null, released: null, clock: null, at: null, meta: null, author: null, authors: [], contributor: null, cover: null, gallery: [] });
+    expect(b3).toEqual({
+      title: 'B3',
+      price: null,
+      pages: null,
+      available: null,
+      released: null,
+      clock: null,
+      at: null,
+      meta: null,
+      author: null,
+      authors: [],
+      contributor: null,
+      cover: null,
+      gallery: [],
+    });
   });
 
   it('fields [] gives an empty object per result', async () => {
@@ -277,7 +352,13 @@ describe('selection', () => {
 
   it('selects own fields by name, values keeping their JSON types', async () => {
     const row = await book(fx.b1.id, ['title', 'price', 'available', 'labels', 'meta']);
-    expect(row).toEqual({ title: 'B1', price: 10.5, available: true, labels: ['x', 'y'], meta: { color: 'red', dims: { w: 2 }, list: [1, 2] } });
+    expect(row).toEqual({
+      title: 'B1',
+      price: 10.5,
+      available: true,
+      labels: ['x', 'y'],
+      meta: { color: 'red', dims: { w: 2 }, list: [1, 2] },
+    });
     const res = await q({ type: 'book', fields: ['price'], filter: { '@id': { eq: fx.b1.id } } });
     expect(res.text).toContain('"price":10.5');
   });
@@ -356,11 +437,24 @@ describe('selection', () => {
       cover: fx.f1.id,
       gallery: [fx.f2.id, fx.f1.id],
     });
-    expect(await book(fx.b2.id, ['author', 'authors', 'cover', 'gallery'])).toEqual({ author: null, authors: [], cover: null, gallery: [fx.f2.id] });
+    expect(await book(fx.b2.id, ['author', 'authors', 'cover', 'gallery'])).toEqual({
+      author: null,
+      authors: [],
+      cover: null,
+      gallery: [fx.f2.id],
+    });
   });
 
   it('follows attachments to file properties', async () => {
-    const row = await book(fx.b1.id, ['cover.id', 'cover.name', 'cover.mime_type', 'cover.size', 'cover.download_url', 'gallery.name', 'gallery.id']);
+    const row = await book(fx.b1.id, [
+      'cover.id',
+      'cover.name',
+      'cover.mime_type',
+      'cover.size',
+      'cover.download_url',
+      'gallery.name',
+      'gallery.id',
+    ]);
     expect(row).toEqual({
       cover: { id: fx.f1.id, name: 'one.txt', mime_type: fx.f1.mime_type, size: fx.f1.size, download_url: fx.f1.download_url },
       gallery: [
@@ -372,15 +466,26 @@ describe('selection', () => {
   });
 
   it('selects scalar JSON property paths (null when missing) and whole JSON fields as stored', async () => {
-    expect(await book(fx.b1.id, ['meta.color', 'meta.dims.w', 'meta.nope'])).toEqual({ meta: { color: 'red', dims: { w: 2 }, nope: null } });
+    expect(await book(fx.b1.id, ['meta.color', 'meta.dims.w', 'meta.nope'])).toEqual({
+      meta: { color: 'red', dims: { w: 2 }, nope: null },
+    });
     expect(await book(fx.b3.id, ['meta.color'])).toEqual({ meta: { color: null } });
     expect(await book(fx.b1.id, ['meta'])).toEqual({ meta: { color: 'red', dims: { w: 2 }, list: [1, 2] } });
   });
 
   it('selects JSON properties named __proto__ or constructor like any other', async () => {
-    const res = await rawJson(w.api, 'POST', w.typed('book'), '{"fields":{"title":"Proto","meta":{"__proto__":{"x":1},"constructor":{"prototype":2}}}}');
+    const res = await rawJson(
+      w.api,
+      'POST',
+      w.typed('book'),
+      '{"fields":{"title":"Proto","meta":{"__proto__":{"x":1},"constructor":{"prototype":2}}}}',
+    );
     expect(res.status).toBe(201);
-    const got = await queryOk(w.api, w.ws, { type: 'book', fields: ['meta.__proto__.x', 'meta.constructor.prototype'], filter: { 'meta.__proto__.x': { eq: 1 } } });
+    const got = await queryOk(w.api, w.ws, {
+      type: 'book',
+      fields: ['meta.__proto__.x', 'meta.constructor.prototype'],
+      filter: { 'meta.__proto__.x': { eq: 1 } },
+    });
     expect(got.data).toHaveLength(1);
     expect(JSON.stringify(got.data[0])).toBe('{"meta":{"__proto__":{"x":1},"constructor":{"prototype":2}}}');
   });
@@ -407,7 +512,8 @@ describe('selection', () => {
   });
 
   it('filters, sorts and narrows through relations over visible references only, drafts included', async () => {
-    const titles = async (body: Record<string, unknown>) => (await ok({ type: 'book', fields: ['title'], ...body })).data.map((r: any) => r.title);
+    const titles = async (body: Record<string, unknown>) =>
+      (await ok({ type: 'book', fields: ['title'], ...body })).data.map((r: any) => r.title);
     // b1 is the only book whose authors include the draft Bob.
     expect(await titles({ filter: { 'authors.name': { eq: 'Bob' } } })).toEqual(['B1']);
     expect(await titles({ filter: { authors: { includes: fx.bob.id } } })).toEqual(['B1']);
@@ -420,7 +526,9 @@ describe('selection', () => {
     expect(await titles({ filter: { title: { in: ['B1', 'B2', 'B3'] }, 'author.name': { eq: null } } })).toEqual(['B2', 'B3']);
     expect(await titles({ filter: { 'contributor.name': { eq: 'Ivy' } } })).toEqual(['B1']);
     // A published root expands a draft related entry; @status narrows the roots only.
-    expect((await ok({ type: 'book', fields: ['authors.name'], filter: { '@status': { eq: 'published' }, title: { eq: 'B1' } } })).data).toEqual([{ authors: [{ name: 'Bob' }, { name: 'Ann' }] }]);
+    expect(
+      (await ok({ type: 'book', fields: ['authors.name'], filter: { '@status': { eq: 'published' }, title: { eq: 'B1' } } })).data,
+    ).toEqual([{ authors: [{ name: 'Bob' }, { name: 'Ann' }] }]);
     // Sorting by a single-relation path: missing last.
     const sorted = await titles({ filter: { title: { in: ['B1', 'B2', 'B3'] } }, sort: [{ field: 'author.name', direction: 'desc' }] });
     const [b2, b3] = [fx.b2, fx.b3].sort(byIdAsc);
@@ -529,7 +637,8 @@ describe('filter operators', () => {
     expect(await where({ '@id': { in: [items.i1.id.toLowerCase(), items.i5.id] } })).toEqual(inIdOrder('i1', 'i5'));
     // Timestamps of the years 0001 to 9999 only (PostgreSQL reads no year 0000): a 422, not a 500.
     expect(await where({ '@created_at': { gt: '0001-01-01T00:00:00+14:00' } })).toEqual(ALL_ITEMS());
-    for (const op of ['gt', 'eq'] as const) expectErrors(await q({ type: 'item', filter: { '@created_at': { [op]: '0000-01-01T00:00:00Z' } } }), [`filter.@created_at.${op}`]);
+    for (const op of ['gt', 'eq'] as const)
+      expectErrors(await q({ type: 'item', filter: { '@created_at': { [op]: '0000-01-01T00:00:00Z' } } }), [`filter.@created_at.${op}`]);
     expectErrors(await q({ type: 'item', filter: { '@publish_at': { in: ['0000-06-01'] } } }), ['filter.@publish_at.in']);
     expect(await where({ '@lock_version': { gte: 1 } })).toEqual(['i1']);
     expect(await where({ '@published_at': { eq: null } })).toEqual(inIdOrder('i2', 'i4', 'i5'));
@@ -538,9 +647,13 @@ describe('filter operators', () => {
   it('combines with $and and $or, nested, and with sibling conditions', async () => {
     expect(await where({ $or: [{ n: { eq: 1 } }, { code: { eq: 'axb' } }] })).toEqual(inIdOrder('i1', 'i4'));
     expect(await where({ $and: [{ n: { gte: 0 } }, { flag: { eq: false } }] })).toEqual(inIdOrder('i2', 'i6'));
-    expect(await where({ $or: [{ $and: [{ n: { gt: 0 } }, { flag: { eq: false } }] }, { code: { eq: '50%' } }] })).toEqual(inIdOrder('i2', 'i6'));
+    expect(await where({ $or: [{ $and: [{ n: { gt: 0 } }, { flag: { eq: false } }] }, { code: { eq: '50%' } }] })).toEqual(
+      inIdOrder('i2', 'i6'),
+    );
     expect(await where({ flag: { ne: null }, $or: [{ n: { lt: 1 } }, { code: { eq: 'Axb' } }] })).toEqual(inIdOrder('i2', 'i6'));
-    expect(await where({ $and: [{ $or: [{ n: { eq: -3 } }, { n: { eq: 0 } }] }, { '@status': { eq: 'published' } }] })).toEqual(inIdOrder('i3', 'i6'));
+    expect(await where({ $and: [{ $or: [{ n: { eq: -3 } }, { n: { eq: 0 } }] }, { '@status': { eq: 'published' } }] })).toEqual(
+      inIdOrder('i3', 'i6'),
+    );
   });
 
   it('includes drafts and published entries; an empty or omitted filter matches all', async () => {
@@ -609,14 +722,32 @@ describe('sorting', () => {
   });
 
   it('sorts number values of any size and precision exactly, as number fields take them', async () => {
-    await createContentType(s, w.ws, 'general', { name: 'measure', fields: [{ name: 'label', type: 'text' }, { name: 'v', type: 'number' }] });
+    await createContentType(s, w.ws, 'general', {
+      name: 'measure',
+      fields: [
+        { name: 'label', type: 'text' },
+        { name: 'v', type: 'number' },
+      ],
+    });
     // Beyond DECIMAL(38,12): 27 integer digits, 101 fractional places (the Objects rule is not the typed one).
-    const values: [string, string][] = [['big', '1e26'], ['tiny', '1e-101'], ['neg', '-0.0000000000005'], ['zero', '0'], ['huge', '123456789012345678901234567890.5']];
+    const values: [string, string][] = [
+      ['big', '1e26'],
+      ['tiny', '1e-101'],
+      ['neg', '-0.0000000000005'],
+      ['zero', '0'],
+      ['huge', '123456789012345678901234567890.5'],
+    ];
     for (const [label, v] of values) {
-      const res = await rawJson(w.api, 'POST', `${w.entries}?contentBucket=general&contentType=measure`, `{"fields":{"label":"${label}","v":${v}}}`);
+      const res = await rawJson(
+        w.api,
+        'POST',
+        `${w.entries}?contentBucket=general&contentType=measure`,
+        `{"fields":{"label":"${label}","v":${v}}}`,
+      );
       expect(res.status).toBe(201);
     }
-    const order = async (direction: string) => (await ok({ type: 'measure', fields: ['label'], sort: [{ field: 'v', direction }], limit: 10 })).data.map((r: any) => r.label);
+    const order = async (direction: string) =>
+      (await ok({ type: 'measure', fields: ['label'], sort: [{ field: 'v', direction }], limit: 10 })).data.map((r: any) => r.label);
     expect(await order('asc')).toEqual(['neg', 'zero', 'tiny', 'big', 'huge']);
     expect(await order('desc')).toEqual(['huge', 'big', 'tiny', 'zero', 'neg']);
   });
@@ -631,7 +762,13 @@ describe('sorting', () => {
   });
 
   it('applies up to five keys in precedence order', async () => {
-    expect(await sorted({ field: 'flag', direction: 'asc' }, { field: 'n', direction: 'desc' })).toEqual(['i2', 'i6', 'i1', 'i3', ...inIdOrder('i4', 'i5')]);
+    expect(await sorted({ field: 'flag', direction: 'asc' }, { field: 'n', direction: 'desc' })).toEqual([
+      'i2',
+      'i6',
+      'i1',
+      'i3',
+      ...inIdOrder('i4', 'i5'),
+    ]);
     const five = await sorted(
       { field: '@status', direction: 'desc' },
       { field: 'flag', direction: 'desc' },
@@ -640,11 +777,19 @@ describe('sorting', () => {
       { field: '@created_at', direction: 'asc' },
     );
     // published: i1 (true), i6 (false), i3 (no flag); drafts: i2 (false), then i4, i5 (no flag, no day, no n).
-    expect(five).toEqual(['i1', 'i6', 'i3', 'i2', ...[items.i4, items.i5].sort((a, b) => (a.created_at < b.created_at ? -1 : 1)).map((e) => e.fields.name)]);
+    expect(five).toEqual([
+      'i1',
+      'i6',
+      'i3',
+      'i2',
+      ...[items.i4, items.i5].sort((a, b) => (a.created_at < b.created_at ? -1 : 1)).map((e) => e.fields.name),
+    ]);
   });
 
   it('sorts by metadata', async () => {
-    const byCreated = [...ITEMS.map(([n]) => n)].sort((a, b) => (items[a].created_at < items[b].created_at ? -1 : items[a].created_at > items[b].created_at ? 1 : 0));
+    const byCreated = [...ITEMS.map(([n]) => n)].sort((a, b) =>
+      items[a].created_at < items[b].created_at ? -1 : items[a].created_at > items[b].created_at ? 1 : 0,
+    );
     expect(await sorted({ field: '@created_at', direction: 'desc' })).toEqual([...byCreated].reverse());
     expect(await sorted({ field: '@lock_version', direction: 'desc' })).toEqual(['i1', ...inIdOrder('i2', 'i3', 'i4', 'i5', 'i6')]);
   });
@@ -656,7 +801,14 @@ describe('sorting', () => {
     ['an unknown field', [{ field: 'nope', direction: 'asc' }], ['sort.0.field']],
     ['an invalid direction', [{ field: 'n', direction: 'up' }], ['sort.0.direction']],
     ['a missing field', [{ direction: 'asc' }], ['sort.0.field']],
-    ['the second key', [{ field: 'n', direction: 'asc' }, { field: 'labels', direction: 'asc' }], ['sort.1.field']],
+    [
+      'the second key',
+      [
+        { field: 'n', direction: 'asc' },
+        { field: 'labels', direction: 'asc' },
+      ],
+      ['sort.1.field'],
+    ],
     ['a sort that is not an array', { field: 'n', direction: 'asc' }, ['sort']],
   ])('refuses %s with 422', async (_label, sort, keys) => {
     expectErrors(await q({ type: 'item', sort }), keys);
@@ -676,17 +828,30 @@ describe('locale', () => {
 
   it('reads, filters and sorts the values of the requested locale only, without fallback', async () => {
     const de = await ok({ type: 'item', locale: 'de-DE', fields: ['name', 'n', 'code'], limit: 100 });
-    expect(de.data).toEqual(ALL_ITEMS().map((n) => (n === 'i1' ? { name: 'i1-de', n: 100, code: 'de' } : { name: null, n: null, code: null })));
+    expect(de.data).toEqual(
+      ALL_ITEMS().map((n) => (n === 'i1' ? { name: 'i1-de', n: 100, code: 'de' } : { name: null, n: null, code: null })),
+    );
     expect(await itemNames({ locale: 'de-DE', filter: { n: { ne: null } } })).toEqual(['i1-de']);
     expect(await itemNames({ locale: 'de-DE', filter: { name: { eq: 'i1' } } })).toEqual([]);
     expect(await itemNames({ filter: { name: { eq: 'i1-de' } } })).toEqual([]);
     const sortedDe = await ok({ type: 'item', locale: 'de-DE', fields: ['@id'], sort: [{ field: 'n', direction: 'asc' }], limit: 100 });
-    expect(sortedDe.data.map((r: any) => r['@id'])).toEqual([items.i1.id, ...ALL_ITEMS().filter((n) => n !== 'i1').map((n) => items[n].id)]);
+    expect(sortedDe.data.map((r: any) => r['@id'])).toEqual([
+      items.i1.id,
+      ...ALL_ITEMS()
+        .filter((n) => n !== 'i1')
+        .map((n) => items[n].id),
+    ]);
     // fr-FR is enabled on i6 but has no values there.
-    expect((await ok({ type: 'item', locale: 'fr-FR', fields: ['name'], filter: { '@id': { eq: items.i6.id } } })).data).toEqual([{ name: null }]);
+    expect((await ok({ type: 'item', locale: 'fr-FR', fields: ['name'], filter: { '@id': { eq: items.i6.id } } })).data).toEqual([
+      { name: null },
+    ]);
     // en-US is the default.
-    expect((await ok({ type: 'item', fields: ['name', 'n'], filter: { '@id': { eq: items.i1.id } } })).data).toEqual([{ name: 'i1', n: 1 }]);
-    expect((await ok({ type: 'item', locale: 'en-US', fields: ['name'], filter: { '@id': { eq: items.i1.id } } })).data).toEqual([{ name: 'i1' }]);
+    expect((await ok({ type: 'item', fields: ['name', 'n'], filter: { '@id': { eq: items.i1.id } } })).data).toEqual([
+      { name: 'i1', n: 1 },
+    ]);
+    expect((await ok({ type: 'item', locale: 'en-US', fields: ['name'], filter: { '@id': { eq: items.i1.id } } })).data).toEqual([
+      { name: 'i1' },
+    ]);
   });
 
   it.each(['*', 'it-IT', 'xx', 'not a locale'])('answers the locale %j with 400 Invalid locale.', async (locale) => {
@@ -706,8 +871,14 @@ describe('paging', () => {
     const all = ALL_ITEMS();
     const first = await page(undefined, 2);
     expect(first).toEqual({ data: all.slice(0, 2).map((name) => ({ name })), pagination: { offset: 0, limit: 2, hasMore: true } });
-    expect(await page(3, 2)).toEqual({ data: all.slice(3, 5).map((name) => ({ name })), pagination: { offset: 3, limit: 2, hasMore: true } });
-    expect(await page(4, 2)).toEqual({ data: all.slice(4, 6).map((name) => ({ name })), pagination: { offset: 4, limit: 2, hasMore: false } });
+    expect(await page(3, 2)).toEqual({
+      data: all.slice(3, 5).map((name) => ({ name })),
+      pagination: { offset: 3, limit: 2, hasMore: true },
+    });
+    expect(await page(4, 2)).toEqual({
+      data: all.slice(4, 6).map((name) => ({ name })),
+      pagination: { offset: 4, limit: 2, hasMore: false },
+    });
     expect(await page(5, 1)).toEqual({ data: [{ name: all[5] }], pagination: { offset: 5, limit: 1, hasMore: false } });
     expect(await page(6, undefined)).toEqual({ data: [], pagination: { offset: 6, limit: 20, hasMore: false } });
     expect(await page(10_000, 100)).toEqual({ data: [], pagination: { offset: 10_000, limit: 100, hasMore: false } });
@@ -734,7 +905,8 @@ describe('limits', () => {
   beforeAll(async () => {
     await ensureItems();
     chain = [];
-    for (let i = 0; i < 5; i++) chain.push(await createEntry(w, 'node', { fields: { name: `n${i}`, ...(i ? { next: chain[i - 1].id } : {}) } }));
+    for (let i = 0; i < 5; i++)
+      chain.push(await createEntry(w, 'node', { fields: { name: `n${i}`, ...(i ? { next: chain[i - 1].id } : {}) } }));
   });
   const nest = (depth: number): Record<string, unknown> => {
     let f: Record<string, unknown> = { n: { eq: 1 } };
@@ -763,29 +935,42 @@ describe('limits', () => {
     const values = [1, ...Array.from({ length: 99 }, (_x, i) => 1001 + i)];
     expect(await where({ n: { in: values } })).toEqual(['i1']);
     // With 98 more operators and its group: 100 in all.
-    expect(await where({ $or: [{ n: { in: values } }, ...Array.from({ length: 98 }, (_x, i) => ({ n: { eq: 5000 + i } }))] })).toEqual(['i1']);
-    expectErrors(await q({ type: 'item', filter: { $or: [{ n: { in: values } }, ...Array.from({ length: 99 }, (_x, i) => ({ n: { eq: 5000 + i } }))] } }), ['filter']);
+    expect(await where({ $or: [{ n: { in: values } }, ...Array.from({ length: 98 }, (_x, i) => ({ n: { eq: 5000 + i } }))] })).toEqual([
+      'i1',
+    ]);
+    expectErrors(
+      await q({
+        type: 'item',
+        filter: { $or: [{ n: { in: values } }, ...Array.from({ length: 99 }, (_x, i) => ({ n: { eq: 5000 + i } }))] },
+      }),
+      ['filter'],
+    );
     expectErrors(await q({ type: 'item', filter: { n: { in: [...values, 7] } } }), ['filter.n.in']);
   });
 
   it('counts the relation levels of nested some filters with those of their paths', async () => {
     const m: any[] = [];
     for (let i = 0; i < 5; i++) m.push(await createEntry(w, 'node', { fields: { name: `m${i}`, ...(i ? { many: [m[i - 1].id] } : {}) } }));
-    const some = (levels: number, inner: Record<string, unknown>): Record<string, unknown> => (levels ? { many: { some: some(levels - 1, inner) } } : inner);
+    const some = (levels: number, inner: Record<string, unknown>): Record<string, unknown> =>
+      levels ? { many: { some: some(levels - 1, inner) } } : inner;
     const match = (filter: unknown) => ok({ type: 'node', fields: ['name'], filter }).then((r) => r.data.map((x: any) => x.name));
     expect(await match(some(3, { name: { eq: 'm0' } }))).toEqual(['m3']);
     expect(await match(some(1, { 'many.many.name': { eq: 'm0' } }))).toEqual(['m3']);
     expect(await match(some(2, { 'next.@id': { eq: null }, name: { eq: 'm1' } }))).toEqual(['m3']);
     expectErrors(await q({ type: 'node', filter: some(4, { name: { eq: 'm0' } }) }), ['filter.many.some.many.some.many.some.many.some']);
-    expectErrors(await q({ type: 'node', filter: some(1, { 'many.many.many.name': { eq: 'm0' } }) }), ['filter.many.some.many.many.many.name']);
-    expectErrors(await q({ type: 'node', filter: some(3, { 'next.name': { eq: 'm0' } }) }), ['filter.many.some.many.some.many.some.next.name']);
+    expectErrors(await q({ type: 'node', filter: some(1, { 'many.many.many.name': { eq: 'm0' } }) }), [
+      'filter.many.some.many.many.many.name',
+    ]);
+    expectErrors(await q({ type: 'node', filter: some(3, { 'next.name': { eq: 'm0' } }) }), [
+      'filter.many.some.many.some.many.some.next.name',
+    ]);
   });
 
   it('follows at most 3 relation levels in fields, filters and sorts', async () => {
     const [n0, n1, , , n4] = chain;
-    expect((await ok({ type: 'node', fields: ['next.next.next.name', 'next.next.next.@id'], filter: { '@id': { eq: n4.id } } })).data).toEqual([
-      { next: { next: { next: { name: 'n1', '@id': n1.id } } } },
-    ]);
+    expect(
+      (await ok({ type: 'node', fields: ['next.next.next.name', 'next.next.next.@id'], filter: { '@id': { eq: n4.id } } })).data,
+    ).toEqual([{ next: { next: { next: { name: 'n1', '@id': n1.id } } } }]);
     expect((await ok({ type: 'node', fields: ['name'], filter: { 'next.next.next.name': { eq: 'n0' } } })).data).toEqual([{ name: 'n3' }]);
     expect((await ok({ type: 'node', fields: ['name'], filter: { 'next.next.next.@id': { eq: n0.id } } })).data).toEqual([{ name: 'n3' }]);
     expectErrors(await q({ type: 'node', fields: ['name', 'next.next.next.next.name'] }), ['fields.1']);
@@ -821,14 +1006,26 @@ describe('the budget of 1000 referenced entries', () => {
       Array.from({ length: 41 * 25 }, (_x, i) => ({ fields: { name: `l${i}`, weight: 1 }, status: 'published' })),
     );
     hubs = [];
-    for (let h = 0; h < 41; h++) hubs.push(await createEntry(w, 'hub', { fields: { name: `hub${String(h).padStart(2, '0')}`, many: leaves.slice(h * 25, h * 25 + 25).map((l) => l.id) } }));
+    for (let h = 0; h < 41; h++)
+      hubs.push(
+        await createEntry(w, 'hub', {
+          fields: { name: `hub${String(h).padStart(2, '0')}`, many: leaves.slice(h * 25, h * 25 + 25).map((l) => l.id) },
+        }),
+      );
     // 30 references; the 30th names a leaf that no other hub references.
     const beyond = await createEntry(w, 'leaf', { fields: { name: 'beyond', weight: 1 }, status: 'published' });
     wideLeaves = [...leaves.slice(0, 29), beyond];
     wideHub = await createEntry(w, 'hub', { fields: { name: 'wide', many: wideLeaves.map((l) => l.id) } });
   }, 180_000);
 
-  const hubQuery = (limit: number, offset = 0) => ({ type: 'hub', fields: ['name', 'many.name'], filter: { name: { startsWith: 'hub' } }, sort: [{ field: 'name', direction: 'asc' }], limit, offset });
+  const hubQuery = (limit: number, offset = 0) => ({
+    type: 'hub',
+    fields: ['name', 'many.name'],
+    filter: { name: { startsWith: 'hub' } },
+    sort: [{ field: 'name', direction: 'asc' }],
+    limit,
+    offset,
+  });
 
   it('returns 1000 referenced entries in full and refuses 1025 with 422 on fields, never truncating', async () => {
     const full = await ok(hubQuery(40));
@@ -843,10 +1040,14 @@ describe('the budget of 1000 referenced entries', () => {
 
   it('filters and aggregates over every stored reference, beyond the first 25', async () => {
     const last = wideLeaves[29];
-    expect((await ok({ type: 'hub', fields: ['name'], filter: { many: { some: { name: { eq: last.fields.name } } } } })).data).toEqual([{ name: 'wide' }]);
+    expect((await ok({ type: 'hub', fields: ['name'], filter: { many: { some: { name: { eq: last.fields.name } } } } })).data).toEqual([
+      { name: 'wide' },
+    ]);
     expect((await ok({ type: 'hub', fields: ['name'], filter: { many: { includes: last.id } } })).data).toEqual([{ name: 'wide' }]);
     expect((await ok({ type: 'hub', fields: ['name', 'many'], filter: { '@id': { eq: wideHub.id } } })).data[0].many).toHaveLength(30);
-    expect((await ok({ type: 'hub', aggregate: { sum: ['many.weight'] }, filter: { name: { eq: 'wide' } } })).data).toEqual([{ sum: { 'many.weight': '30' } }]);
+    expect((await ok({ type: 'hub', aggregate: { sum: ['many.weight'] }, filter: { name: { eq: 'wide' } } })).data).toEqual([
+      { sum: { 'many.weight': '30' } },
+    ]);
   });
 
   it('counts the budget across the members of a batch query', async () => {
@@ -877,7 +1078,12 @@ describe('authorization and missing resources', () => {
   });
 
   it('needs the creator permission list-entries', async () => {
-    const api = await keyFor(s, w.ws, ['*'], ENTRY_PERMISSIONS.filter((p) => p !== 'list-entries'));
+    const api = await keyFor(
+      s,
+      w.ws,
+      ['*'],
+      ENTRY_PERMISSIONS.filter((p) => p !== 'list-entries'),
+    );
     const res = await q({ type: 'item' }, api);
     expect([res.status, res.body]).toEqual([403, NOT_PERMITTED]);
   });
@@ -933,10 +1139,18 @@ describe('aggregation', () => {
     const p4 = await createEntry(w, 'product', { fields: { name: 'Hat', price: 3 }, status: 'published' });
     const p5 = await createEntry(w, 'product', { fields: { name: 'Ink' }, status: 'published' });
     const p6 = await createEntry(w, 'product', { fields: { name: 'Gem', price: 100 }, status: 'published' });
-    const sale = (fields: Record<string, unknown>, status = 'published', locales: string[] = []) => createEntry(w, 'sale', { fields, status, locales });
+    const sale = (fields: Record<string, unknown>, status = 'published', locales: string[] = []) =>
+      createEntry(w, 'sale', { fields, status, locales });
     const s1 = await sale({ region: 'north', amount: 10, paid: true, day: '2024-01-05', product: p1.id, products: [p1.id, p2.id] });
     const s2 = await sale({ region: 'south', amount: 2.5, paid: false, day: '2024-01-05', product: p3.id, products: [p3.id] }, 'draft');
-    const s3 = await sale({ region: 'north', amount: 0.1, paid: false, day: '2024-02-10', product: p1.id, products: [p1.id, p1.id, p2.id] });
+    const s3 = await sale({
+      region: 'north',
+      amount: 0.1,
+      paid: false,
+      day: '2024-02-10',
+      product: p1.id,
+      products: [p1.id, p1.id, p2.id],
+    });
     const s4 = await sale({ amount: 0.2, products: [p4.id, p6.id] }, 'draft');
     const s5 = await sale({ region: 'south', paid: true, day: '2024-02-10', products: [p5.id] });
     const s6 = await sale({ region: 'east', amount: -4, product: p2.id, products: [] }, 'published', ['de-DE']);
@@ -950,26 +1164,39 @@ describe('aggregation', () => {
   const agg = (body: Record<string, unknown>) => ok({ type: 'sale', ...body });
 
   it('counts every match in one row, 0 included; the page is fixed', async () => {
-    expect(await agg({ aggregate: { count: true } })).toEqual({ data: [{ count: 6 }], pagination: { offset: 0, limit: 1, hasMore: false } });
-    expect(await agg({ aggregate: { count: true }, filter: { region: { eq: 'west' } } })).toEqual({ data: [{ count: 0 }], pagination: { offset: 0, limit: 1, hasMore: false } });
+    expect(await agg({ aggregate: { count: true } })).toEqual({
+      data: [{ count: 6 }],
+      pagination: { offset: 0, limit: 1, hasMore: false },
+    });
+    expect(await agg({ aggregate: { count: true }, filter: { region: { eq: 'west' } } })).toEqual({
+      data: [{ count: 0 }],
+      pagination: { offset: 0, limit: 1, hasMore: false },
+    });
     expect((await agg({ aggregate: { count: true }, filter: { '@status': { eq: 'draft' } } })).data).toEqual([{ count: 2 }]);
   });
 
   it('sums exactly, averages rounded to 12 places, min and max exactly; null and missing ignored', async () => {
     const res = await agg({ aggregate: { count: true, sum: ['amount'], avg: ['amount'], min: ['amount'], max: ['amount'] } });
-    expect(res.data).toEqual([{ count: 6, sum: { amount: '8.8' }, avg: { amount: '1.760000000000' }, min: { amount: '-4' }, max: { amount: '10' } }]);
+    expect(res.data).toEqual([
+      { count: 6, sum: { amount: '8.8' }, avg: { amount: '1.760000000000' }, min: { amount: '-4' }, max: { amount: '10' } },
+    ]);
     // Only what is asked: no count without count: true.
     expect((await agg({ aggregate: { sum: ['amount'] } })).data).toEqual([{ sum: { amount: '8.8' } }]);
     expect((await agg({ aggregate: { max: ['amount'] }, filter: { region: { eq: 'north' } } })).data).toEqual([{ max: { amount: '10' } }]);
   });
 
   it('gives null for each numeric result without contributors, a count of the roots still', async () => {
-    expect((await agg({ aggregate: { count: true, sum: ['amount'], avg: ['amount'], min: ['amount'], max: ['amount'] }, filter: { region: { eq: 'west' } } })).data).toEqual([
-      { count: 0, sum: { amount: null }, avg: { amount: null }, min: { amount: null }, max: { amount: null } },
-    ]);
-    expect((await agg({ aggregate: { count: true, sum: ['amount'], avg: ['amount'] }, filter: { '@id': { eq: fx.s5.id } } })).data).toEqual([
-      { count: 1, sum: { amount: null }, avg: { amount: null } },
-    ]);
+    expect(
+      (
+        await agg({
+          aggregate: { count: true, sum: ['amount'], avg: ['amount'], min: ['amount'], max: ['amount'] },
+          filter: { region: { eq: 'west' } },
+        })
+      ).data,
+    ).toEqual([{ count: 0, sum: { amount: null }, avg: { amount: null }, min: { amount: null }, max: { amount: null } }]);
+    expect((await agg({ aggregate: { count: true, sum: ['amount'], avg: ['amount'] }, filter: { '@id': { eq: fx.s5.id } } })).data).toEqual(
+      [{ count: 1, sum: { amount: null }, avg: { amount: null } }],
+    );
   });
 
   it('counts each root once when several related entries satisfy some', async () => {
@@ -984,9 +1211,15 @@ describe('aggregation', () => {
     expect(await ids({ products: { some: { name: { eq: 'Hat' } } } })).toEqual([]);
     expect(await ids({ products: { some: { 'maker.name': { eq: 'Bolt' } } } })).toEqual([fx.s2.id]);
     // some qualifies the root; the selected array keeps every related entry.
-    expect((await ok({ type: 'sale', fields: ['products.name'], filter: { '@id': { eq: fx.s1.id }, products: { some: { name: { eq: 'Cup' } } } } })).data).toEqual([
-      { products: [{ name: 'Pen' }, { name: 'Cup' }] },
-    ]);
+    expect(
+      (
+        await ok({
+          type: 'sale',
+          fields: ['products.name'],
+          filter: { '@id': { eq: fx.s1.id }, products: { some: { name: { eq: 'Cup' } } } },
+        })
+      ).data,
+    ).toEqual([{ products: [{ name: 'Pen' }, { name: 'Cup' }] }]);
     expectErrors(await q({ type: 'sale', filter: { product: { some: { name: { eq: 'Pen' } } } } }), [/^filter\.product(\.some)?$/]);
     expectErrors(await q({ type: 'sale', filter: { products: { some: { nope: { eq: 1 } } } } }), ['filter.products.some.nope']);
     expectErrors(await q({ type: 'sale', filter: { products: { some: { price: { gt: 'x' } } } } }), ['filter.products.some.price.gt']);
@@ -1026,8 +1259,14 @@ describe('aggregation', () => {
       ],
       pagination: { offset: 2, limit: 2, hasMore: false },
     });
-    expect(await agg({ ...body, offset: 3, limit: 1 })).toEqual({ data: [{ group: { region: null }, count: 1 }], pagination: { offset: 3, limit: 1, hasMore: false } });
-    expect(await agg({ ...body, filter: { region: { eq: 'west' } } })).toEqual({ data: [], pagination: { offset: 0, limit: 20, hasMore: false } });
+    expect(await agg({ ...body, offset: 3, limit: 1 })).toEqual({
+      data: [{ group: { region: null }, count: 1 }],
+      pagination: { offset: 3, limit: 1, hasMore: false },
+    });
+    expect(await agg({ ...body, filter: { region: { eq: 'west' } } })).toEqual({
+      data: [],
+      pagination: { offset: 0, limit: 20, hasMore: false },
+    });
   });
 
   it('groups by booleans, dates, metadata and tuples in requested order, null last per dimension', async () => {
@@ -1053,7 +1292,9 @@ describe('aggregation', () => {
       { group: { region: 'south', paid: true }, count: 1 },
       { group: { region: null, paid: null }, count: 1 },
     ]);
-    expect((await agg({ groupBy: ['paid', 'region'], aggregate: { count: true }, filter: { '@status': { eq: 'published' } } })).data).toEqual([
+    expect(
+      (await agg({ groupBy: ['paid', 'region'], aggregate: { count: true }, filter: { '@status': { eq: 'published' } } })).data,
+    ).toEqual([
       { group: { paid: false, region: 'north' }, count: 1 },
       { group: { paid: true, region: 'north' }, count: 1 },
       { group: { paid: true, region: 'south' }, count: 1 },
@@ -1103,18 +1344,26 @@ describe('aggregation', () => {
       { group: { region: null }, count: 1, sum: { 'products.price': null } },
     ]);
     // Relation filters qualify roots, not contributors.
-    expect((await agg({ aggregate: { sum: ['products.price'] }, filter: { products: { some: { name: { eq: 'Cup' } } } } })).data).toEqual([{ sum: { 'products.price': '13' } }]);
+    expect((await agg({ aggregate: { sum: ['products.price'] }, filter: { products: { some: { name: { eq: 'Cup' } } } } })).data).toEqual([
+      { sum: { 'products.price': '13' } },
+    ]);
     // A path of three relations.
-    expect((await agg({ aggregate: { sum: ['product.maker.parent.rating'] } })).data).toEqual([{ sum: { 'product.maker.parent.rating': null } }]);
+    expect((await agg({ aggregate: { sum: ['product.maker.parent.rating'] } })).data).toEqual([
+      { sum: { 'product.maker.parent.rating': null } },
+    ]);
   });
 
   it('reads root and related values in the requested locale without fallback', async () => {
-    expect((await agg({ locale: 'de-DE', aggregate: { count: true, sum: ['amount', 'products.price'] } })).data).toEqual([{ count: 6, sum: { amount: '1', 'products.price': '9' } }]);
+    expect((await agg({ locale: 'de-DE', aggregate: { count: true, sum: ['amount', 'products.price'] } })).data).toEqual([
+      { count: 6, sum: { amount: '1', 'products.price': '9' } },
+    ]);
     expect((await agg({ locale: 'de-DE', groupBy: ['region'], aggregate: { count: true } })).data).toEqual([
       { group: { region: 'ost' }, count: 1 },
       { group: { region: null }, count: 5 },
     ]);
-    expect((await agg({ locale: 'de-DE', groupBy: ['product.name'], aggregate: { count: true } })).data).toEqual([{ group: { 'product.name': null }, count: 6 }]);
+    expect((await agg({ locale: 'de-DE', groupBy: ['product.name'], aggregate: { count: true } })).data).toEqual([
+      { group: { 'product.name': null }, count: 6 },
+    ]);
   });
 
   it.each([
@@ -1196,9 +1445,23 @@ describe('decimal results', () => {
 
   it('sum exact without trailing zeros, avg rounded once half away from zero with 12 places, min and max exact', async () => {
     const res = await ok({ type: 'num', groupBy: ['g'], aggregate: { count: true, sum: ['v'], avg: ['v'], min: ['v'], max: ['v'] } });
-    const row = (g: string, count: number, sum: string | null, avg: string | null, min: string | null, max: string | null) => ({ group: { g }, count, sum: { v: sum }, avg: { v: avg }, min: { v: min }, max: { v: max } });
+    const row = (g: string, count: number, sum: string | null, avg: string | null, min: string | null, max: string | null) => ({
+      group: { g },
+      count,
+      sum: { v: sum },
+      avg: { v: avg },
+      min: { v: min },
+      max: { v: max },
+    });
     expect(res.data).toEqual([
-      row('big', 2, '99999999999999999999999999.000000000001', '49999999999999999999999999.500000000001', '0.000000000001', '99999999999999999999999999'),
+      row(
+        'big',
+        2,
+        '99999999999999999999999999.000000000001',
+        '49999999999999999999999999.500000000001',
+        '0.000000000001',
+        '99999999999999999999999999',
+      ),
       row('exact', 2, '0.3', '0.150000000000', '0.1', '0.2'),
       row('negtie', 2, '-0.000000000001', '-0.000000000001', '-0.000000000001', '0'),
       row('nulls', 2, null, null, null, null),
@@ -1242,7 +1505,9 @@ describe('the decimal contract', () => {
     ['ok-zeroexp', '0'],
     ['ok-128', '1'],
   ])('accepts %s as %s', async (g, sum) => {
-    expect((await ok({ type: 'prec', filter: only(g), aggregate: { sum: ['w', 'v'], min: ['v'] } })).data).toEqual([{ sum: { w: '1', v: sum }, min: { v: sum } }]);
+    expect((await ok({ type: 'prec', filter: only(g), aggregate: { sum: ['w', 'v'], min: ['v'] } })).data).toEqual([
+      { sum: { w: '1', v: sum }, min: { v: sum } },
+    ]);
   });
 
   it.each(['x-bad-frac', 'x-bad-int', 'x-bad-exp', 'x-bad-small'])('refuses %s with 422 on the path, never rounding', async (g) => {
@@ -1254,17 +1519,28 @@ describe('the decimal contract', () => {
   it('refuses a stored JSON number longer than 128 characters, even when its digits fit', async () => {
     const [entry] = await createEntries(w, 'prec', [{ fields: { g: 'x-long', v: 1, w: 1 }, status: 'published' }]);
     // 1 with 130 fractional zeros: fits DECIMAL(38,12) once trailing zeros go, but is 132 characters as stored.
-    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 130))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    await s.server.app.db.query(
+      `UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 130))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`,
+      [entry.id],
+    );
     expectErrors(await q({ type: 'prec', filter: only('x-long'), aggregate: { sum: ['v'] } }), ['aggregate.sum.0']);
-    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 126))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    await s.server.app.db.query(
+      `UPDATE entry_contents SET data = jsonb_set(data, '{v}', ('1.' || repeat('0', 126))::jsonb) WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`,
+      [entry.id],
+    );
     expect((await ok({ type: 'prec', filter: only('x-long'), aggregate: { sum: ['v'] } })).data).toEqual([{ sum: { v: '1' } }]);
   });
 
   it('refuses a bad contributor outside the requested page of groups, and ignores roots the filter excludes', async () => {
     expectErrors(await q({ type: 'prec', groupBy: ['g'], aggregate: { count: true, sum: ['v'] }, limit: 1 }), ['aggregate.sum.0']);
     const fine = await ok({ type: 'prec', groupBy: ['g'], aggregate: { count: true, sum: ['w'] }, limit: 1 });
-    expect(fine).toEqual({ data: [{ group: { g: 'a-ok' }, count: 1, sum: { w: '1' } }], pagination: { offset: 0, limit: 1, hasMore: true } });
-    expect((await ok({ type: 'prec', filter: { g: { in: ['oktrail', 'oksci'] } }, aggregate: { count: true, sum: ['v'] } })).data).toEqual([{ count: 2, sum: { v: '1.229999999995' } }]);
+    expect(fine).toEqual({
+      data: [{ group: { g: 'a-ok' }, count: 1, sum: { w: '1' } }],
+      pagination: { offset: 0, limit: 1, hasMore: true },
+    });
+    expect((await ok({ type: 'prec', filter: { g: { in: ['oktrail', 'oksci'] } }, aggregate: { count: true, sum: ['v'] } })).data).toEqual([
+      { count: 2, sum: { v: '1.229999999995' } },
+    ]);
   });
 });
 
@@ -1272,7 +1548,11 @@ describe('the decimal contract', () => {
 
 describe('group keys', () => {
   it('groups strings case-sensitively, trailing whitespace included', async () => {
-    await createEntries(w, 'label', ['Red', 'red', 'red ', 'red', ' red', null].map((name) => ({ fields: name === null ? {} : { name } })));
+    await createEntries(
+      w,
+      'label',
+      ['Red', 'red', 'red ', 'red', ' red', null].map((name) => ({ fields: name === null ? {} : { name } })),
+    );
     const res = await ok({ type: 'label', groupBy: ['name'], aggregate: { count: true } });
     expect(res.data).toHaveLength(5);
     expect(res.data[4]).toEqual({ group: { name: null }, count: 1 });
@@ -1283,7 +1563,11 @@ describe('group keys', () => {
   it('refuses a string key over 512 UTF-8 bytes with 422 on groupBy.<n>, even beyond the page', async () => {
     const max = 'é'.repeat(256);
     const over = 'zz' + 'é'.repeat(256);
-    await createEntries(w, 'longkey', ['a', max, over].map((name) => ({ fields: { name } })));
+    await createEntries(
+      w,
+      'longkey',
+      ['a', max, over].map((name) => ({ fields: { name } })),
+    );
     expectErrors(await q({ type: 'longkey', groupBy: ['name'], aggregate: { count: true }, limit: 1 }), ['groupBy.0']);
     const fine = await ok({ type: 'longkey', groupBy: ['name'], aggregate: { count: true }, filter: { name: { ne: over } } });
     expect(fine.data).toEqual([
@@ -1310,34 +1594,163 @@ describe('calendar buckets', () => {
     await createEntries(
       w,
       'event',
-      rows.map(([name, at, kind, day]) => ({ fields: { name, kind, ...(at ? { at } : {}), ...(day ? { day } : {}) }, status: 'published' })),
+      rows.map(([name, at, kind, day]) => ({
+        fields: { name, kind, ...(at ? { at } : {}), ...(day ? { day } : {}) },
+        status: 'published',
+      })),
     );
   });
 
   const buckets = async (interval: string, timezone?: string, extra: Record<string, unknown> = {}) => {
-    const res = await ok({ type: 'event', groupBy: [{ field: 'at', interval, ...(timezone ? { timezone } : {}) }], aggregate: { count: true }, ...extra });
+    const res = await ok({
+      type: 'event',
+      groupBy: [{ field: 'at', interval, ...(timezone ? { timezone } : {}) }],
+      aggregate: { count: true },
+      ...extra,
+    });
     return res.data.map((r: any) => [r.group.at, r.count]);
   };
 
   it.each([
-    ['day', 'Europe/Berlin', [['2024-03-30', 1], ['2024-03-31', 2], ['2024-04-01', 1], ['2024-10-27', 2], ['2025-01-01', 1], [null, 1]]],
-    ['day', undefined, [['2024-03-30', 2], ['2024-03-31', 2], ['2024-10-26', 1], ['2024-10-27', 1], ['2024-12-31', 1], [null, 1]]],
-    ['day', 'UTC', [['2024-03-30', 2], ['2024-03-31', 2], ['2024-10-26', 1], ['2024-10-27', 1], ['2024-12-31', 1], [null, 1]]],
-    ['day', 'Asia/Kolkata', [['2024-03-31', 2], ['2024-04-01', 2], ['2024-10-27', 1], ['2024-10-28', 1], ['2025-01-01', 1], [null, 1]]],
-    ['week', 'Europe/Berlin', [['2024-03-25', 3], ['2024-04-01', 1], ['2024-10-21', 2], ['2024-12-30', 1], [null, 1]]],
-    ['week', undefined, [['2024-03-25', 4], ['2024-10-21', 2], ['2024-12-30', 1], [null, 1]]],
-    ['month', 'Europe/Berlin', [['2024-03-01', 3], ['2024-04-01', 1], ['2024-10-01', 2], ['2025-01-01', 1], [null, 1]]],
-    ['month', undefined, [['2024-03-01', 4], ['2024-10-01', 2], ['2024-12-01', 1], [null, 1]]],
-    ['quarter', 'Europe/Berlin', [['2024-01-01', 3], ['2024-04-01', 1], ['2024-10-01', 2], ['2025-01-01', 1], [null, 1]]],
-    ['quarter', undefined, [['2024-01-01', 4], ['2024-10-01', 3], [null, 1]]],
-    ['year', 'Europe/Berlin', [['2024-01-01', 6], ['2025-01-01', 1], [null, 1]]],
-    ['year', undefined, [['2024-01-01', 7], [null, 1]]],
+    [
+      'day',
+      'Europe/Berlin',
+      [
+        ['2024-03-30', 1],
+        ['2024-03-31', 2],
+        ['2024-04-01', 1],
+        ['2024-10-27', 2],
+        ['2025-01-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'day',
+      undefined,
+      [
+        ['2024-03-30', 2],
+        ['2024-03-31', 2],
+        ['2024-10-26', 1],
+        ['2024-10-27', 1],
+        ['2024-12-31', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'day',
+      'UTC',
+      [
+        ['2024-03-30', 2],
+        ['2024-03-31', 2],
+        ['2024-10-26', 1],
+        ['2024-10-27', 1],
+        ['2024-12-31', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'day',
+      'Asia/Kolkata',
+      [
+        ['2024-03-31', 2],
+        ['2024-04-01', 2],
+        ['2024-10-27', 1],
+        ['2024-10-28', 1],
+        ['2025-01-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'week',
+      'Europe/Berlin',
+      [
+        ['2024-03-25', 3],
+        ['2024-04-01', 1],
+        ['2024-10-21', 2],
+        ['2024-12-30', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'week',
+      undefined,
+      [
+        ['2024-03-25', 4],
+        ['2024-10-21', 2],
+        ['2024-12-30', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'month',
+      'Europe/Berlin',
+      [
+        ['2024-03-01', 3],
+        ['2024-04-01', 1],
+        ['2024-10-01', 2],
+        ['2025-01-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'month',
+      undefined,
+      [
+        ['2024-03-01', 4],
+        ['2024-10-01', 2],
+        ['2024-12-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'quarter',
+      'Europe/Berlin',
+      [
+        ['2024-01-01', 3],
+        ['2024-04-01', 1],
+        ['2024-10-01', 2],
+        ['2025-01-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'quarter',
+      undefined,
+      [
+        ['2024-01-01', 4],
+        ['2024-10-01', 3],
+        [null, 1],
+      ],
+    ],
+    [
+      'year',
+      'Europe/Berlin',
+      [
+        ['2024-01-01', 6],
+        ['2025-01-01', 1],
+        [null, 1],
+      ],
+    ],
+    [
+      'year',
+      undefined,
+      [
+        ['2024-01-01', 7],
+        [null, 1],
+      ],
+    ],
   ])('%s buckets in %s: local start dates of observed periods only, null last', async (interval, timezone, expected) => {
     expect(await buckets(interval, timezone)).toEqual(expected);
   });
 
   it('pages buckets and combines them with other dimensions (observed combinations only)', async () => {
-    const res = await ok({ type: 'event', groupBy: [{ field: 'at', interval: 'day', timezone: 'Europe/Berlin' }], aggregate: { count: true }, offset: 2, limit: 2 });
+    const res = await ok({
+      type: 'event',
+      groupBy: [{ field: 'at', interval: 'day', timezone: 'Europe/Berlin' }],
+      aggregate: { count: true },
+      offset: 2,
+      limit: 2,
+    });
     expect(res).toEqual({
       data: [
         { group: { at: '2024-04-01' }, count: 1 },
@@ -1345,7 +1758,11 @@ describe('calendar buckets', () => {
       ],
       pagination: { offset: 2, limit: 2, hasMore: true },
     });
-    const combined = await ok({ type: 'event', groupBy: [{ field: 'at', interval: 'year', timezone: 'Europe/Berlin' }, 'kind'], aggregate: { count: true } });
+    const combined = await ok({
+      type: 'event',
+      groupBy: [{ field: 'at', interval: 'year', timezone: 'Europe/Berlin' }, 'kind'],
+      aggregate: { count: true },
+    });
     expect(combined.data).toEqual([
       { group: { at: '2024-01-01', kind: 'a' }, count: 3 },
       { group: { at: '2024-01-01', kind: 'b' }, count: 3 },
@@ -1360,8 +1777,12 @@ describe('calendar buckets', () => {
       { group: { day: '2024-04-01' }, count: 1 },
       { group: { day: null }, count: 6 },
     ];
-    expect((await ok({ type: 'event', groupBy: [{ field: 'day', interval: 'month' }], aggregate: { count: true } })).data).toEqual(expected);
-    expect((await ok({ type: 'event', groupBy: [{ field: 'day', interval: 'month', timezone: 'UTC' }], aggregate: { count: true } })).data).toEqual(expected);
+    expect((await ok({ type: 'event', groupBy: [{ field: 'day', interval: 'month' }], aggregate: { count: true } })).data).toEqual(
+      expected,
+    );
+    expect(
+      (await ok({ type: 'event', groupBy: [{ field: 'day', interval: 'month', timezone: 'UTC' }], aggregate: { count: true } })).data,
+    ).toEqual(expected);
     expect((await ok({ type: 'event', groupBy: [{ field: 'day', interval: 'week' }], aggregate: { count: true } })).data).toEqual([
       { group: { day: '2024-03-25' }, count: 1 },
       { group: { day: '2024-04-01' }, count: 1 },
@@ -1373,7 +1794,11 @@ describe('calendar buckets', () => {
     ['an unknown timezone', { field: 'at', interval: 'day', timezone: 'Mars/Olympus' }, ['groupBy.0.timezone']],
     ['a timezone that is not a string', { field: 'at', interval: 'day', timezone: 5 }, ['groupBy.0.timezone']],
     ['an empty timezone', { field: 'at', interval: 'day', timezone: '' }, ['groupBy.0.timezone']],
-    ['a named timezone on a date-only field', { field: 'day', interval: 'month', timezone: 'Europe/Berlin' }, [/^groupBy\.0(\.timezone)?$/]],
+    [
+      'a named timezone on a date-only field',
+      { field: 'day', interval: 'month', timezone: 'Europe/Berlin' },
+      [/^groupBy\.0(\.timezone)?$/],
+    ],
     ['an unknown interval', { field: 'at', interval: 'hour' }, [/^groupBy\.0(\.interval)?$/]],
     ['a missing interval', { field: 'at' }, [/^groupBy\.0(\.interval)?$/]],
     ['a missing field', { interval: 'day' }, [/^groupBy\.0(\.field)?$/]],
@@ -1384,9 +1809,16 @@ describe('calendar buckets', () => {
   });
 
   it('refuses dates whose local time leaves years 1 to 9999 with 422 on groupBy.<n>, even beyond the page', async () => {
-    await createEntries(w, 'edge', ['0001-01-01T02:00:00Z', '2024-05-01T00:00:00Z', '9999-12-31T20:00:00Z'].map((at) => ({ fields: { at } })));
-    const year = (timezone: string, extra: Record<string, unknown> = {}) => q({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone }], aggregate: { count: true }, ...extra });
-    expect((await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone: 'UTC' }], aggregate: { count: true } })).data).toEqual([
+    await createEntries(
+      w,
+      'edge',
+      ['0001-01-01T02:00:00Z', '2024-05-01T00:00:00Z', '9999-12-31T20:00:00Z'].map((at) => ({ fields: { at } })),
+    );
+    const year = (timezone: string, extra: Record<string, unknown> = {}) =>
+      q({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone }], aggregate: { count: true }, ...extra });
+    expect(
+      (await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone: 'UTC' }], aggregate: { count: true } })).data,
+    ).toEqual([
       { group: { at: '0001-01-01' }, count: 1 },
       { group: { at: '2024-01-01' }, count: 1 },
       { group: { at: '9999-01-01' }, count: 1 },
@@ -1394,7 +1826,12 @@ describe('calendar buckets', () => {
     // New York is behind UTC (year 0 for the first), Tokyo ahead (year 10000 for the last).
     expectErrors(await year('America/New_York', { limit: 1, offset: 1 }), ['groupBy.0']);
     expectErrors(await year('Asia/Tokyo', { limit: 1 }), ['groupBy.0']);
-    const inRange = await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year', timezone: 'Asia/Tokyo' }], aggregate: { count: true }, filter: { at: { lt: '9000-01-01T00:00:00Z' } } });
+    const inRange = await ok({
+      type: 'edge',
+      groupBy: [{ field: 'at', interval: 'year', timezone: 'Asia/Tokyo' }],
+      aggregate: { count: true },
+      filter: { at: { lt: '9000-01-01T00:00:00Z' } },
+    });
     expect(inRange.data).toEqual([
       { group: { at: '0001-01-01' }, count: 1 },
       { group: { at: '2024-01-01' }, count: 1 },
@@ -1403,17 +1840,35 @@ describe('calendar buckets', () => {
 
   it('answers 422 on groupBy.<n>, not 500, for a stored date the API could not have written', async () => {
     const [entry] = await createEntries(w, 'edge', [{ fields: { at: '2024-06-01T00:00:00Z' } }]);
-    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"2024-13-45T99:00:00Z"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    await s.server.app.db.query(
+      `UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"2024-13-45T99:00:00Z"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`,
+      [entry.id],
+    );
     expectErrors(await q({ type: 'edge', groupBy: [{ field: 'at', interval: 'month' }], aggregate: { count: true } }), ['groupBy.0']);
-    await s.server.app.db.query(`UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"not a date"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [entry.id]);
+    await s.server.app.db.query(
+      `UPDATE entry_contents SET data = jsonb_set(data, '{at}', '"not a date"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`,
+      [entry.id],
+    );
     // A value of another shape is no date at all: the null group.
-    const res = await ok({ type: 'edge', groupBy: [{ field: 'at', interval: 'year' }], aggregate: { count: true }, filter: { '@id': { eq: entry.id } } });
+    const res = await ok({
+      type: 'edge',
+      groupBy: [{ field: 'at', interval: 'year' }],
+      aggregate: { count: true },
+      filter: { '@id': { eq: entry.id } },
+    });
     expect(res.data).toEqual([{ group: { at: null }, count: 1 }]);
   });
 
   it('refuses the same field twice, even with different intervals', async () => {
     expectErrors(
-      await q({ type: 'event', groupBy: [{ field: 'at', interval: 'month' }, { field: 'at', interval: 'year' }], aggregate: { count: true } }),
+      await q({
+        type: 'event',
+        groupBy: [
+          { field: 'at', interval: 'month' },
+          { field: 'at', interval: 'year' },
+        ],
+        aggregate: { count: true },
+      }),
       ['groupBy.1'],
     );
     expectErrors(await q({ type: 'event', groupBy: ['at', { field: 'at', interval: 'year' }], aggregate: { count: true } }), ['groupBy.1']);
@@ -1435,7 +1890,13 @@ describe('batch queries', () => {
     const res = await batch({ queries: { a, b, 'c-1_x': c, D: d } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ results: { a: await ok(a), b: await ok(b), 'c-1_x': await ok(c), D: await ok(d) } });
-    expect(res.body.results.a).toEqual({ data: [{ name: 'i2', n: 2.5 }, { name: 'i1', n: 1 }], pagination: { offset: 0, limit: 2, hasMore: true } });
+    expect(res.body.results.a).toEqual({
+      data: [
+        { name: 'i2', n: 2.5 },
+        { name: 'i1', n: 1 },
+      ],
+      pagination: { offset: 0, limit: 2, hasMore: true },
+    });
     expect(res.body.results.D.data).toEqual([{ name: 'i1-de' }]);
     expect(Object.keys(res.body.results).sort()).toEqual(['D', 'a', 'b', 'c-1_x']);
   });
@@ -1452,7 +1913,7 @@ describe('batch queries', () => {
     ['a name starting with an underscore', { _a: member() }, ['queries._a']],
     ['a name with a dot', { 'a.b': member() }, ['queries.a.b']],
     ['a name with a space', { 'a b': member() }, ['queries.a b']],
-    ['a non-ASCII name', { 'é': member() }, ['queries.é']],
+    ['a non-ASCII name', { é: member() }, ['queries.é']],
     ['a name of 65 characters', { ['q' + 'x'.repeat(64)]: member() }, [`queries.q${'x'.repeat(64)}`]],
     ['no queries', {}, ['queries']],
     ['11 queries', Object.fromEntries(Array.from({ length: 11 }, (_x, i) => [`q${i}`, member({ limit: 1 })])), ['queries']],
@@ -1504,9 +1965,20 @@ describe('batch queries', () => {
     expectErrors(await batch({ queries: { ...big(4), ...defaults(6) } }), [/^queries/]);
     expectErrors(await batch({ queries: { ...big(5), count: { type: 'item', aggregate: { count: true } } } }), [/^queries/]);
     // 4 x 100 + 99 + 1 aggregate row = 500.
-    expect((await batch({ queries: { ...big(4), near: member({ limit: 99 }), count: { type: 'item', aggregate: { count: true } } } })).status).toBe(200);
+    expect(
+      (await batch({ queries: { ...big(4), near: member({ limit: 99 }), count: { type: 'item', aggregate: { count: true } } } })).status,
+    ).toBe(200);
     // A grouped aggregate counts its page.
-    expectErrors(await batch({ queries: { ...big(4), near: member({ limit: 99 }), grouped: { type: 'item', groupBy: ['flag'], aggregate: { count: true }, limit: 2 } } }), [/^queries/]);
+    expectErrors(
+      await batch({
+        queries: {
+          ...big(4),
+          near: member({ limit: 99 }),
+          grouped: { type: 'item', groupBy: ['flag'], aggregate: { count: true }, limit: 2 },
+        },
+      }),
+      [/^queries/],
+    );
   });
 
   it('answers 404 for a missing type naming the query, or a missing bucket; no results', async () => {
@@ -1557,7 +2029,12 @@ describe('batch queries', () => {
   it('needs entries:query and list-entries: 403', async () => {
     const reader = await keyFor(s, w.ws, ['entries:read', 'entries:write'], [...ENTRY_PERMISSIONS]);
     expect(await batch({ queries: { a: member() } }, reader)).toMatchObject({ status: 403, body: NOT_PERMITTED });
-    const noList = await keyFor(s, w.ws, ['entries:query'], ENTRY_PERMISSIONS.filter((p) => p !== 'list-entries'));
+    const noList = await keyFor(
+      s,
+      w.ws,
+      ['entries:query'],
+      ENTRY_PERMISSIONS.filter((p) => p !== 'list-entries'),
+    );
     expect(await batch({ queries: { a: member() } }, noList)).toMatchObject({ status: 403, body: NOT_PERMITTED });
     const exact = await keyFor(s, w.ws, ['entries:query'], ['list-entries']);
     expect((await batch({ queries: { a: member() } }, exact)).status).toBe(200);
@@ -1612,21 +2089,66 @@ describe('the projection written by PostgreSQL (entries:render)', () => {
   let leaves: any[];
   let file: { id: number };
   beforeAll(async () => {
-    await createContentType(s, w.ws, 'general', { name: 'rleaf', fields: [{ name: 'name', type: 'text' }, { name: 'pic', type: 'attachment' }] });
+    await createContentType(s, w.ws, 'general', {
+      name: 'rleaf',
+      fields: [
+        { name: 'name', type: 'text' },
+        { name: 'pic', type: 'attachment' },
+      ],
+    });
     await createContentType(s, w.ws, 'general', {
       name: 'rmid',
-      fields: [{ name: 'name', type: 'text' }, { name: 'leaf', type: 'relation', targets: ['rleaf'] }, { name: 'leaves', type: 'relation', targets: ['rleaf'], multiple: true }],
+      fields: [
+        { name: 'name', type: 'text' },
+        { name: 'leaf', type: 'relation', targets: ['rleaf'] },
+        { name: 'leaves', type: 'relation', targets: ['rleaf'], multiple: true },
+      ],
     });
-    await createContentType(s, w.ws, 'general', { name: 'rtop', fields: [{ name: 'title', type: 'text' }, { name: 'mids', type: 'relation', targets: ['rmid'], multiple: true }] });
-    await createContentType(s, w.ws, 'general', { name: 'rhub', fields: [{ name: 'links', type: 'relation', targets: ['rleaf'], multiple: true }, { name: 'extra', type: 'relation', targets: ['rleaf'] }] });
+    await createContentType(s, w.ws, 'general', {
+      name: 'rtop',
+      fields: [
+        { name: 'title', type: 'text' },
+        { name: 'mids', type: 'relation', targets: ['rmid'], multiple: true },
+      ],
+    });
+    await createContentType(s, w.ws, 'general', {
+      name: 'rhub',
+      fields: [
+        { name: 'links', type: 'relation', targets: ['rleaf'], multiple: true },
+        { name: 'extra', type: 'relation', targets: ['rleaf'] },
+      ],
+    });
     file = await uploadFile(w.api, w.ws, 'pic.txt', 'pic');
-    leaves = await createEntries(w, 'rleaf', Array.from({ length: 1001 }, (_, i) => ({ fields: { name: `leaf ${i}`, ...(i < 3 ? { pic: file.id } : {}) }, status: 'published' })));
+    leaves = await createEntries(
+      w,
+      'rleaf',
+      Array.from({ length: 1001 }, (_, i) => ({ fields: { name: `leaf ${i}`, ...(i < 3 ? { pic: file.id } : {}) }, status: 'published' })),
+    );
   });
 
   it('reads a page with relations two levels deep and their files in one statement, whatever its size', async () => {
-    const mids = await createEntries(w, 'rmid', [0, 1, 2].map((i) => ({ fields: { name: `mid ${i}`, leaf: leaves[i].id, leaves: [leaves[i].id, leaves[(i + 1) % 3].id] }, status: 'published' })));
-    const tops = await createEntries(w, 'rtop', Array.from({ length: 6 }, (_, i) => ({ fields: { title: `top ${i}`, mids: [mids[i % 3].id, mids[(i + 1) % 3].id] }, status: 'published' })));
-    const body = (limit: number) => ({ type: 'rtop', fields: ['@id', 'title', 'mids.name', 'mids.leaf.name', 'mids.leaves.pic.id', 'mids.leaves.pic.temporary_url'], sort: [{ field: 'title', direction: 'asc' }], limit });
+    const mids = await createEntries(
+      w,
+      'rmid',
+      [0, 1, 2].map((i) => ({
+        fields: { name: `mid ${i}`, leaf: leaves[i].id, leaves: [leaves[i].id, leaves[(i + 1) % 3].id] },
+        status: 'published',
+      })),
+    );
+    const tops = await createEntries(
+      w,
+      'rtop',
+      Array.from({ length: 6 }, (_, i) => ({
+        fields: { title: `top ${i}`, mids: [mids[i % 3].id, mids[(i + 1) % 3].id] },
+        status: 'published',
+      })),
+    );
+    const body = (limit: number) => ({
+      type: 'rtop',
+      fields: ['@id', 'title', 'mids.name', 'mids.leaf.name', 'mids.leaves.pic.id', 'mids.leaves.pic.temporary_url'],
+      sort: [{ field: 'title', direction: 'asc' }],
+      limit,
+    });
     const page = await queryOk(w.api, w.ws, body(6));
     expect(page.data.map((r) => r['@id'])).toEqual(tops.map((t) => t.id));
     const row = page.data[1];
@@ -1635,17 +2157,28 @@ describe('the projection written by PostgreSQL (entries:render)', () => {
       ['mid 2', 'leaf 2', [file.id, file.id]],
     ]);
     expect(row.mids[0].leaves[0].pic.temporary_url).toMatch(/\/files\/\d+\/temporary\?uuid=.+&expires=\d+&signature=[0-9a-f]{64}$/);
-    const count = (limit: number) => fewestStatements(s, async () => expect((await w.api.post(queryPath(w.ws), body(limit))).status).toBe(200), () => s.server.app.responses?.drop());
+    const count = (limit: number) =>
+      fewestStatements(
+        s,
+        async () => expect((await w.api.post(queryPath(w.ws), body(limit))).status).toBe(200),
+        () => s.server.app.responses?.drop(),
+      );
     expect([await count(1), await count(6)]).toEqual([1, 1]);
   });
 
-  const over = (path: string) => `The ${path} field references more than 1000 entries and files in one response; narrow the selection or the page.`;
+  const over = (path: string) =>
+    `The ${path} field references more than 1000 entries and files in one response; narrow the selection or the page.`;
 
   it('counts referenced entries against the 1,000 budget, refusing a page past it (422), alone or across a batch', async () => {
     // A field holds at most 1,000 references: two fields reach past the budget, entries counted once each.
-    const hub = async (links: string[], extra: string) => (await createEntry(w, 'rhub', { fields: { links, extra }, status: 'published' })).id as string;
+    const hub = async (links: string[], extra: string) =>
+      (await createEntry(w, 'rhub', { fields: { links, extra }, status: 'published' })).id as string;
     const thousand = leaves.slice(0, 1000).map((l) => l.id);
-    const [full, past, one] = [await hub(thousand, leaves[0].id), await hub(thousand, leaves[1000].id), await hub([leaves[5].id], leaves[5].id)];
+    const [full, past, one] = [
+      await hub(thousand, leaves[0].id),
+      await hub(thousand, leaves[1000].id),
+      await hub([leaves[5].id], leaves[5].id),
+    ];
     const linksOf = (id: string) => ({ type: 'rhub', filter: { '@id': { eq: id } }, fields: ['links.@id', 'extra.@id'], limit: 1 });
     const fits = await queryOk(w.api, w.ws, linksOf(full));
     expect(fits.data[0]).toEqual({ links: thousand.map((id) => ({ '@id': id })), extra: { '@id': leaves[0].id } });

@@ -72,7 +72,21 @@ const KITCHEN: FieldDef[] = [
   { name: 'labels', type: 'text', multiple: true },
 ];
 /** The fields of a kitchen entry whose values were never given. */
-const EMPTY_KITCHEN = { title: null, count: null, flag: null, day: null, clock: null, at: null, meta: null, author: null, authors: [], cover: null, gallery: [], code: null, labels: [] };
+const EMPTY_KITCHEN = {
+  title: null,
+  count: null,
+  flag: null,
+  day: null,
+  clock: null,
+  at: null,
+  meta: null,
+  author: null,
+  authors: [],
+  cover: null,
+  gallery: [],
+  code: null,
+  labels: [],
+};
 const EMPTY_NODE = { name: null, next: null, many: [] };
 
 /**
@@ -81,7 +95,8 @@ const EMPTY_NODE = { name: null, next: null, many: [] };
  */
 async function setup(): Promise<EntriesWorkspace> {
   const w = await entriesWorkspace(s);
-  const type = (name: string, fields: FieldDef[], extra: Record<string, unknown> = {}, bucket = 'general') => createContentType(s, w.ws, bucket, { name, fields, ...extra });
+  const type = (name: string, fields: FieldDef[], extra: Record<string, unknown> = {}, bucket = 'general') =>
+    createContentType(s, w.ws, bucket, { name, fields, ...extra });
   await type('author', [
     { name: 'name', type: 'text', required: true },
     { name: 'email', type: 'text', unique: true },
@@ -104,10 +119,14 @@ async function setup(): Promise<EntriesWorkspace> {
     { name: 'spare', type: 'attachment' },
   ]);
   await type('untitled', [{ name: 'n', type: 'number' }]);
-  await type('titled', [
-    { name: 'subtitle', type: 'text' },
-    { name: 'title', type: 'text' },
-  ], { name_field: 'title' });
+  await type(
+    'titled',
+    [
+      { name: 'subtitle', type: 'text' },
+      { name: 'title', type: 'text' },
+    ],
+    { name_field: 'title' },
+  );
   await createBucket(s, w.ws, 'other');
   await type('author', [{ name: 'name', type: 'text', required: true }], {}, 'other');
   await type('elsewhere', [{ name: 'name', type: 'text' }], {}, 'other');
@@ -122,14 +141,23 @@ const sorted = (xs: string[]) => [...xs].sort();
 function asRenderedFile(w: EntriesWorkspace, details: any) {
   return {
     ...details,
-    temporary_url: expect.stringMatching(new RegExp(`^${escapeRe(s.url)}/api/v1/${w.ws}/files/${details.id}/temporary\\?uuid=[^&]+&expires=\\d+&signature=.+$`)),
+    temporary_url: expect.stringMatching(
+      new RegExp(`^${escapeRe(s.url)}/api/v1/${w.ws}/files/${details.id}/temporary\\?uuid=[^&]+&expires=\\d+&signature=.+$`),
+    ),
     temporary_url_expires_at: expect.any(String),
   };
 }
 
 /** The compact reference to `e`, as relation expansion gives it when it stops. */
 function compactOf(w: EntriesWorkspace, e: any, reason: 'cycle' | 'depth' | 'budget') {
-  return { id: e.id, api_url: `${s.url}/api/v1/${w.ws}/entries/${e.id}`, name: e.name, status: e.status, status_label: e.status === 'published' ? 'Published' : 'Draft', _relation: { reason } };
+  return {
+    id: e.id,
+    api_url: `${s.url}/api/v1/${w.ws}/entries/${e.id}`,
+    name: e.name,
+    status: e.status,
+    status_label: e.status === 'published' ? 'Published' : 'Draft',
+    _relation: { reason },
+  };
 }
 
 function expect422(res: TestResponse, keys: (string | RegExp)[]) {
@@ -163,7 +191,9 @@ describe('create', () => {
   beforeAll(async () => {
     w = await setup();
     foreign = await setup();
-    const userFile = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/users/${w.userId}/files`, { file: { name: 'me.txt', content: Buffer.from('me').toString('base64') } });
+    const userFile = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/users/${w.userId}/files`, {
+      file: { name: 'me.txt', content: Buffer.from('me').toString('base64') },
+    });
     fx = {
       author: await createEntry(w, 'author', { fields: { name: 'Ann' }, status: 'published' }),
       draftAuthor: await createEntry(w, 'author', { fields: { name: 'Drafty' } }),
@@ -201,13 +231,31 @@ describe('create', () => {
     expect(await listedIds(w, 'author')).not.toContain(e.id);
     // But it exists: publishing it through an update shows it as created.
     const published = await updateEntry(w, e.id, { status: 'published' });
-    expect(published).toEqual({ ...e, status: 'published', status_label: 'Published', lock_version: 1, updated_at: expect.stringMatching(TIMESTAMP) });
+    expect(published).toEqual({
+      ...e,
+      status: 'published',
+      status_label: 'Published',
+      lock_version: 1,
+      updated_at: expect.stringMatching(TIMESTAMP),
+    });
     expect(await readEntry(w, e.id)).toEqual(published);
   });
 
   it('creates a published entry with tags in their order; delivery reads return it exactly as created', async () => {
-    const e = await createEntry(w, 'author', { fields: { name: 'Pub', email: 'pub@example.com' }, status: 'published', tags: ['news', 'featured', 'a'] });
-    expect(e).toMatchObject({ name: 'Pub', status: 'published', status_label: 'Published', publish_at: null, tags: ['news', 'featured', 'a'], locales: ['en-US'], lock_version: 0 });
+    const e = await createEntry(w, 'author', {
+      fields: { name: 'Pub', email: 'pub@example.com' },
+      status: 'published',
+      tags: ['news', 'featured', 'a'],
+    });
+    expect(e).toMatchObject({
+      name: 'Pub',
+      status: 'published',
+      status_label: 'Published',
+      publish_at: null,
+      tags: ['news', 'featured', 'a'],
+      locales: ['en-US'],
+      lock_version: 0,
+    });
     expect(e.fields).toEqual({ name: 'Pub', email: 'pub@example.com', mentor: null });
     expect(await readEntry(w, e.id)).toEqual(e);
     expect(await listedIds(w, 'author')).toContain(e.id);
@@ -269,7 +317,10 @@ describe('create', () => {
 
   it('refuses a body over 1 MiB (413) and a non-JSON body (415), writing nothing', async () => {
     const before = await listedIds(w, 'kitchen');
-    const big = await w.api.post(w.typed('kitchen'), { fields: { title: 'big', meta: { blob: 'x'.repeat(1_100_000) } }, status: 'published' });
+    const big = await w.api.post(w.typed('kitchen'), {
+      fields: { title: 'big', meta: { blob: 'x'.repeat(1_100_000) } },
+      status: 'published',
+    });
     expect(big.status).toBe(413);
     const text = await w.api.post(w.typed('kitchen'), undefined, { raw: 'title=x', headers: { 'Content-Type': 'text/plain' } });
     expect(text.status).toBe(415);
@@ -311,12 +362,18 @@ describe('create', () => {
     expect((await readEntry(w, id, '?locale=*')).fields).toEqual({ 'en-US': EMPTY_NODE, 'de-DE': { ...EMPTY_NODE, name: 'Knoten' } });
   });
 
-  it.each(['xx-XX', 'it-IT', '*', 'not a locale'])('refuses the write locale %j with 400 Invalid locale., writing nothing', async (locale) => {
-    const before = await listedIds(w, 'node');
-    const res = await w.api.post(w.typed('node', `&locale=${encodeURIComponent(locale)}`), { fields: { name: 'x' }, status: 'published' });
-    expect([res.status, res.body]).toEqual([400, INVALID_LOCALE]);
-    expect(await listedIds(w, 'node')).toEqual(before);
-  });
+  it.each(['xx-XX', 'it-IT', '*', 'not a locale'])(
+    'refuses the write locale %j with 400 Invalid locale., writing nothing',
+    async (locale) => {
+      const before = await listedIds(w, 'node');
+      const res = await w.api.post(w.typed('node', `&locale=${encodeURIComponent(locale)}`), {
+        fields: { name: 'x' },
+        status: 'published',
+      });
+      expect([res.status, res.body]).toEqual([400, INVALID_LOCALE]);
+      expect(await listedIds(w, 'node')).toEqual(before);
+    },
+  );
 
   it('requires the required fields (missing, null or empty) with 422 on fields.<name>', async () => {
     const before = await listedIds(w, 'kitchen');
@@ -470,7 +527,12 @@ describe('create', () => {
       ['relation', 'an array on a single field', () => ({ author: [fx.author.id] }), 'fields.author'],
       ['multiple relation', 'a wrong type at index 1', () => ({ authors: [fx.author.id, fx.node.id] }), 'fields.authors.1'],
       ['multiple relation', 'another bucket at index 0', () => ({ authors: [fx.otherAuthor.id, fx.author.id] }), 'fields.authors.0'],
-      ['multiple relation', 'an unknown ULID at index 2', () => ({ authors: [fx.author.id, fx.author.id, UNKNOWN_ULID] }), 'fields.authors.2'],
+      [
+        'multiple relation',
+        'an unknown ULID at index 2',
+        () => ({ authors: [fx.author.id, fx.author.id, UNKNOWN_ULID] }),
+        'fields.authors.2',
+      ],
       ['multiple relation', 'a single value', () => ({ authors: fx.author.id }), 'fields.authors'],
       ['attachment', "another workspace's file", () => ({ cover: fx.foreignFile.id }), 'fields.cover'],
       ['attachment', 'an unknown file id', () => ({ cover: 2147483000 }), 'fields.cover'],
@@ -479,7 +541,12 @@ describe('create', () => {
       ['attachment', 'zero', () => ({ cover: 0 }), 'fields.cover'],
       ['attachment', 'a fraction', () => ({ cover: 1.5 }), 'fields.cover'],
       ['attachment', 'an array on a single field', () => ({ cover: [fx.file.id] }), 'fields.cover'],
-      ['multiple attachment', "another workspace's file at index 1", () => ({ gallery: [fx.file.id, fx.foreignFile.id] }), /^fields\.gallery(\.1)?$/],
+      [
+        'multiple attachment',
+        "another workspace's file at index 1",
+        () => ({ gallery: [fx.file.id, fx.foreignFile.id] }),
+        /^fields\.gallery(\.1)?$/,
+      ],
       ['multiple attachment', 'a single value', () => ({ gallery: fx.file.id }), 'fields.gallery'],
       ['multiple text', 'a single value', () => ({ labels: 'x' }), 'fields.labels'],
       ['multiple text', 'a number at index 1', () => ({ labels: ['x', 5] }), /^fields\.labels(\.1)?$/],
@@ -493,7 +560,12 @@ describe('create', () => {
   });
 
   it('keeps numbers exactly as written', async () => {
-    const res = await rawJson(w.api, 'POST', w.typed('kitchen'), '{"fields":{"title":"exact","count":12345678901234567890123.5,"meta":{"p":0.1000000000000000055511151231257827}},"status":"published"}');
+    const res = await rawJson(
+      w.api,
+      'POST',
+      w.typed('kitchen'),
+      '{"fields":{"title":"exact","count":12345678901234567890123.5,"meta":{"p":0.1000000000000000055511151231257827}},"status":"published"}',
+    );
     expect(res.status).toBe(201);
     expect(res.text).toContain('"count":12345678901234567890123.5');
     expect(res.text).toContain('0.1000000000000000055511151231257827');
@@ -503,9 +575,17 @@ describe('create', () => {
   });
 
   it('accepts relations to drafts and stores references in order; write answers show drafts, delivery reads skip them', async () => {
-    const e = await createEntry(w, 'kitchen', { fields: { title: 'rel', author: fx.draftAuthor.id, authors: [fx.draftAuthor.id, fx.author.id] }, status: 'published' });
+    const e = await createEntry(w, 'kitchen', {
+      fields: { title: 'rel', author: fx.draftAuthor.id, authors: [fx.draftAuthor.id, fx.author.id] },
+      status: 'published',
+    });
     // The answer of a write is not a delivery read: the draft is rendered.
-    expect(e.fields.author).toMatchObject({ id: fx.draftAuthor.id, status: 'draft', status_label: 'Draft', fields: { name: 'Drafty', email: null, mentor: null } });
+    expect(e.fields.author).toMatchObject({
+      id: fx.draftAuthor.id,
+      status: 'draft',
+      status_label: 'Draft',
+      fields: { name: 'Drafty', email: null, mentor: null },
+    });
     expect(e.fields.authors.map((a: any) => a.id)).toEqual([fx.draftAuthor.id, fx.author.id]);
     const read = await readEntry(w, e.id);
     expect(read.fields.author).toBeNull();
@@ -544,7 +624,11 @@ describe('create', () => {
   });
 
   it('lets exactly one of concurrent creates take a unique value', async () => {
-    const results = await Promise.all(Array.from({ length: 8 }, (_x, i) => w.api.post(w.typed('kitchen'), { fields: { title: `race ${i}`, code: 'RACE-1' }, status: 'published' })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_x, i) =>
+        w.api.post(w.typed('kitchen'), { fields: { title: `race ${i}`, code: 'RACE-1' }, status: 'published' }),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 422, 422, 422, 422, 422, 422, 422]);
     for (const r of results.filter((x) => x.status === 422)) expect(errorKeys(r)).toEqual(['fields.code']);
     const listed = (await w.api.get(w.typed('kitchen'))).body.filter((e: any) => e.fields.code === 'RACE-1');
@@ -625,7 +709,11 @@ describe('delivery reads', () => {
   });
 
   it('gives every enabled locale with locale=*, null values where a translation is missing', async () => {
-    const e = await createEntry(w, 'kitchen', { fields: { title: 'Hello', labels: ['en'], count: 1 }, locales: ['de-DE', 'fr-FR'], status: 'published' });
+    const e = await createEntry(w, 'kitchen', {
+      fields: { title: 'Hello', labels: ['en'], count: 1 },
+      locales: ['de-DE', 'fr-FR'],
+      status: 'published',
+    });
     await updateEntry(w, e.id, { fields: { title: 'Hallo', labels: ['de'] } }, '?locale=de-DE');
     const all = await readEntry(w, e.id, '?locale=*');
     expect(all.fields).toEqual({
@@ -651,7 +739,10 @@ describe('delivery reads', () => {
     expect((await readEntry(w, k.id, '?locale=de-DE')).fields.author.fields.name).toBe('Anna');
     expect((await readEntry(w, k.id)).fields.author.fields.name).toBe('Ann');
     const all = await readEntry(w, k.id, '?locale=*');
-    expect(all.fields['de-DE'].author.fields).toEqual({ 'en-US': { name: 'Ann', email: null, mentor: null }, 'de-DE': { name: 'Anna', email: null, mentor: null } });
+    expect(all.fields['de-DE'].author.fields).toEqual({
+      'en-US': { name: 'Ann', email: null, mentor: null },
+      'de-DE': { name: 'Anna', email: null, mentor: null },
+    });
   });
 
   it.each(['xx-XX', 'it-IT', 'english', 'de_DE'])('answers 400 Invalid locale. for the read locale %j', async (locale) => {
@@ -669,7 +760,8 @@ describe('relation rendering', () => {
   beforeAll(async () => {
     w = await setup();
   });
-  const node = (name: string, fields: Record<string, unknown> = {}, status = 'published') => createEntry(w, 'node', { fields: { name, ...fields }, status });
+  const node = (name: string, fields: Record<string, unknown> = {}, status = 'published') =>
+    createEntry(w, 'node', { fields: { name, ...fields }, status });
 
   it('expands three nested levels; the fourth is a compact reference with reason depth', async () => {
     const e = await node('E');
@@ -683,7 +775,14 @@ describe('relation rendering', () => {
     const l3 = l2.fields.next;
     expect([l1.id, l2.id, l3.id]).toEqual([b.id, c.id, d.id]);
     expect(l1).toEqual({ ...(await readEntry(w, b.id)), fields: { ...EMPTY_NODE, name: 'B', next: l2 } });
-    expect(l3).toMatchObject({ id: d.id, name: 'D', status: 'published', status_label: 'Published', lock_version: 0, fields: { name: 'D', many: [] } });
+    expect(l3).toMatchObject({
+      id: d.id,
+      name: 'D',
+      status: 'published',
+      status_label: 'Published',
+      lock_version: 0,
+      fields: { name: 'D', many: [] },
+    });
     expect(l3.fields.next).toEqual(compactOf(w, e, 'depth'));
     // Depth counts from each root: D read alone expands E.
     expect((await readEntry(w, d.id)).fields.next).toEqual(await readEntry(w, e.id));
@@ -728,7 +827,12 @@ describe('relation rendering', () => {
     // Once the draft is published it appears in its place.
     await updateEntry(w, refs[2].id, { status: 'published' });
     const again = await readEntry(w, root.id);
-    expect(again.fields.many.map((r: any) => r.id)).toEqual(refs.slice(0, 25).filter((_r, i) => i !== 7).map((r) => r.id));
+    expect(again.fields.many.map((r: any) => r.id)).toEqual(
+      refs
+        .slice(0, 25)
+        .filter((_r, i) => i !== 7)
+        .map((r) => r.id),
+    );
   });
 
   it('skips draft references on delivery reads (single and multiple), in lists too', async () => {
@@ -757,7 +861,15 @@ describe('relation rendering', () => {
     expect(full).toHaveLength(100);
     expect(compact.length).toBeGreaterThan(0);
     expect(full.length + compact.length).toBeLessThanOrEqual(125);
-    for (const c of compact) expect(c).toEqual({ id: expect.stringMatching(ULID), api_url: `${s.url}/api/v1/${w.ws}/entries/${c.id}`, name: expect.stringMatching(/^[cg]\d+/), status: 'published', status_label: 'Published', _relation: { reason: 'budget' } });
+    for (const c of compact)
+      expect(c).toEqual({
+        id: expect.stringMatching(ULID),
+        api_url: `${s.url}/api/v1/${w.ws}/entries/${c.id}`,
+        name: expect.stringMatching(/^[cg]\d+/),
+        status: 'published',
+        status_label: 'Published',
+        _relation: { reason: 'budget' },
+      });
     // The budget is per root: a second root over the same children gets its own 100, in a list as well.
     const root2 = await node('budget-root-2', { many: children.map((c) => c.id) });
     const list = await w.api.get(w.typed('node'));
@@ -780,7 +892,9 @@ describe('relation rendering', () => {
 
   it('renders image attachments with image URLs and a fresh temporary image URL', async () => {
     const sharp = (await import('sharp')).default;
-    const png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
     const up = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'red.png', type: 'image/png', content: png.toString('base64') } });
     expect(up.status).toBe(201);
     const k = await createEntry(w, 'kitchen', { fields: { title: 'img', cover: up.body.id }, status: 'published' });
@@ -789,7 +903,9 @@ describe('relation rendering', () => {
     const cover = (await readEntry(w, k.id)).fields.cover;
     expect(cover).toEqual({
       ...asRenderedFile(w, details),
-      temporary_image_url: expect.stringMatching(new RegExp(`^${escapeRe(s.url)}/api/v1/${w.ws}/files/${details.id}/temporary-image\\?uuid=[^&]+&expires=\\d+&signature=.+$`)),
+      temporary_image_url: expect.stringMatching(
+        new RegExp(`^${escapeRe(s.url)}/api/v1/${w.ws}/files/${details.id}/temporary-image\\?uuid=[^&]+&expires=\\d+&signature=.+$`),
+      ),
       temporary_image_url_expires_at: expect.any(String),
     });
     expect(cover.image_url).toEqual(expect.any(String));
@@ -835,18 +951,23 @@ describe('the two ways of expanding relations (core/content/render.ts)', () => {
   });
   async function setup0(): Promise<EntriesWorkspace> {
     const x = await entriesWorkspace(s);
-    const type = (name: string, fields: FieldDef[], extra: Record<string, unknown> = {}) => createContentType(s, x.ws, 'general', { name, fields, ...extra });
+    const type = (name: string, fields: FieldDef[], extra: Record<string, unknown> = {}) =>
+      createContentType(s, x.ws, 'general', { name, fields, ...extra });
     await type('author', [
       { name: 'name', type: 'text', required: true },
       { name: 'mentor', type: 'relation', targets: ['author'] },
     ]);
     await type('kitchen', KITCHEN);
     await type('label', [{ name: 'code', type: 'text' }]);
-    await type('chain', [
-      { name: 'name', type: 'text' },
-      { name: 'next', type: 'relation', targets: ['chain'] },
-      { name: 'labels', type: 'relation', targets: ['label'], multiple: true },
-    ], { name_field: 'name' });
+    await type(
+      'chain',
+      [
+        { name: 'name', type: 'text' },
+        { name: 'next', type: 'relation', targets: ['chain'] },
+        { name: 'labels', type: 'relation', targets: ['label'], multiple: true },
+      ],
+      { name_field: 'name' },
+    );
     return x;
   }
 
@@ -854,13 +975,20 @@ describe('the two ways of expanding relations (core/content/render.ts)', () => {
   async function answers(): Promise<string[]> {
     const paths = [
       ...Object.values(ids).flatMap((id) => [w.entry(id), w.entry(id, '?locale=de-DE'), w.entry(id, '?locale=*')]),
-      ...['author', 'kitchen', 'label', 'chain'].flatMap((t) => [w.typed(t), w.typed(t, '&per_page=2'), w.typedV2(t), w.typedV2(t, '&view=full&per_page=3')]),
+      ...['author', 'kitchen', 'label', 'chain'].flatMap((t) => [
+        w.typed(t),
+        w.typed(t, '&per_page=2'),
+        w.typedV2(t),
+        w.typedV2(t, '&view=full&per_page=3'),
+      ]),
     ];
     const texts: string[] = [];
     for (const path of paths) {
       const res = await w.api.get(path);
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
-      texts.push(`${path} ${res.text.replace(/expires=\d+&signature=[^"&]+/g, 'expires=&signature=').replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '"temporary$1_url_expires_at":""')}`);
+      texts.push(
+        `${path} ${res.text.replace(/expires=\d+&signature=[^"&]+/g, 'expires=&signature=').replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '"temporary$1_url_expires_at":""')}`,
+      );
     }
     return texts;
   }
@@ -869,18 +997,20 @@ describe('the two ways of expanding relations (core/content/render.ts)', () => {
     const f1 = await uploadFile(w.api, w.ws, 'one.txt', 'one');
     const f2 = await uploadFile(w.api, w.ws, 'two.txt', 'two');
     files = [f1.id, f2.id];
-    const author = (name: string, fields: Record<string, unknown> = {}, status = 'published') => createEntry(w, 'author', { fields: { name, ...fields }, status });
+    const author = (name: string, fields: Record<string, unknown> = {}, status = 'published') =>
+      createEntry(w, 'author', { fields: { name, ...fields }, status });
     const a1 = await author('Ann');
     const a2 = await author('Bob', { mentor: a1.id });
     await updateEntry(w, a1.id, { fields: { mentor: a2.id } });
     const draft = await author('Draft', {}, 'draft');
     const gone = await author('Gone');
     const labels = [];
-    for (let i = 0; i < 30; i++) labels.push(await createEntry(w, 'label', { fields: { code: `l${i}` }, status: i === 3 ? 'draft' : 'published' }));
+    for (let i = 0; i < 30; i++)
+      labels.push(await createEntry(w, 'label', { fields: { code: `l${i}` }, status: i === 3 ? 'draft' : 'published' }));
     const full = await createEntry(w, 'kitchen', {
       fields: {
         title: 'Full "quoted" \\ ünïcode',
-        count: 1.10,
+        count: 1.1,
         flag: false,
         day: '2024-02-29',
         clock: '23:59',
@@ -917,26 +1047,37 @@ describe('the two ways of expanding relations (core/content/render.ts)', () => {
     const written = (await w.api.patch(w.entry(full.id), { fields: { code: 'full' } })).text;
     const nested = await answers();
     // `loop` makes the model unbounded: from now on the breadth first expansion renders.
-    await createContentType(s, w.ws, 'general', { name: 'loop', fields: [{ name: 'many', type: 'relation', targets: ['loop'], multiple: true }] });
+    await createContentType(s, w.ws, 'general', {
+      name: 'loop',
+      fields: [{ name: 'many', type: 'relation', targets: ['loop'], multiple: true }],
+    });
     const breadthFirst = await answers();
     // Where they differ, around the first difference (the answers are long).
     const differences = nested.flatMap((text, i) => {
       const other = breadthFirst[i];
       let at = 0;
       while (at < text.length && text[at] === other[at]) at++;
-      return text === other ? [] : [`${text.slice(0, 80)}\n  nested: ${text.slice(at - 100, at + 100)}\n  breadth first: ${other.slice(at - 100, at + 100)}`];
+      return text === other
+        ? []
+        : [`${text.slice(0, 80)}\n  nested: ${text.slice(at - 100, at + 100)}\n  breadth first: ${other.slice(at - 100, at + 100)}`];
     });
     expect(differences).toEqual([]);
     // A write's answer (drafts shown) too, but for the version the write itself moved.
     const rewritten = (await w.api.patch(w.entry(full.id), { fields: { code: 'full' } })).text;
-    const version = (text: string) => text.replace(/"updated_at":"[^"]+","lock_version":\d+}$/, '').replace(/expires=\d+&signature=[^"&]+/g, '').replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '');
+    const version = (text: string) =>
+      text
+        .replace(/"updated_at":"[^"]+","lock_version":\d+}$/, '')
+        .replace(/expires=\d+&signature=[^"&]+/g, '')
+        .replace(/"temporary(_image)?_url_expires_at":"[^"]+"/g, '');
     expect(version(rewritten)).toEqual(version(written));
     expect(written).toContain('"name":"Draft"');
     // What the answers hold: the cases the two ways must agree on are there.
     const c1 = await readEntry(w, ids.c1);
     expect(c1.fields.next.fields.next.fields.next.fields.next).toEqual(compactOf(w, chain[0], 'depth'));
     expect((await readEntry(w, self.id)).fields.next).toEqual(compactOf(w, { ...self, name: 'self' }, 'cycle'));
-    expect((await readEntry(w, many.id)).fields.labels.map((l: any) => l.fields.code)).toEqual([0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24].map((i) => `l${i}`));
+    expect((await readEntry(w, many.id)).fields.labels.map((l: any) => l.fields.code)).toEqual(
+      [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24].map((i) => `l${i}`),
+    );
     const read = await readEntry(w, full.id);
     expect(read.fields.authors.map((a: any) => a.name)).toEqual(['Bob', 'Ann']);
     expect(read.fields.gallery.map((f: any) => f.id)).toEqual([files[1], files[0], files[1]]);
@@ -995,7 +1136,13 @@ describe('lists', () => {
   it('v1 with view or cursor alone is paged too', async () => {
     const summary = await w.api.get(w.typed('node', '&view=summary'));
     expect(summary.body).toEqual({
-      data: published.map((p) => ({ id: p.id, api_url: `${s.url}/api/v1/${w.ws}/entries/${p.id}`, name: p.name, status: 'published', updated_at: p.updated_at })),
+      data: published.map((p) => ({
+        id: p.id,
+        api_url: `${s.url}/api/v1/${w.ws}/entries/${p.id}`,
+        name: p.name,
+        status: 'published',
+        updated_at: p.updated_at,
+      })),
       next_page_url: null,
       prev_page_url: null,
     });
@@ -1015,7 +1162,13 @@ describe('lists', () => {
     const res = await w.api.get(w.typedV2('node'));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      data: published.map((p) => ({ id: p.id, api_url: `${s.url}/api/v1/${w.ws}/entries/${p.id}`, name: p.name, status: 'published', updated_at: p.updated_at })),
+      data: published.map((p) => ({
+        id: p.id,
+        api_url: `${s.url}/api/v1/${w.ws}/entries/${p.id}`,
+        name: p.name,
+        status: 'published',
+        updated_at: p.updated_at,
+      })),
       next_page_url: null,
       prev_page_url: null,
     });
@@ -1062,12 +1215,15 @@ describe('lists', () => {
     expect(await listedIds(big, 'node')).toEqual(everything);
   });
 
-  it.each(['per_page=0', 'per_page=101', 'per_page=-1', 'per_page=abc', 'per_page=1.5', 'cursor=nonsense', 'view=compact'])('refuses %s with 422 (v1 and v2)', async (param) => {
-    for (const path of [w.typed('node', `&${param}`), w.typedV2('node', `&${param}`)]) {
-      const res = await w.api.get(path);
-      expect422(res, [param.split('=')[0]]);
-    }
-  });
+  it.each(['per_page=0', 'per_page=101', 'per_page=-1', 'per_page=abc', 'per_page=1.5', 'cursor=nonsense', 'view=compact'])(
+    'refuses %s with 422 (v1 and v2)',
+    async (param) => {
+      for (const path of [w.typed('node', `&${param}`), w.typedV2('node', `&${param}`)]) {
+        const res = await w.api.get(path);
+        expect422(res, [param.split('=')[0]]);
+      }
+    },
+  );
 
   it('accepts per_page 1 and 100', async () => {
     expect((await w.api.get(w.typed('node', '&per_page=1'))).body.data).toHaveLength(1);
@@ -1086,12 +1242,21 @@ describe('lists', () => {
 
   it('keeps the other parameters when following next_page_url (locale, view)', async () => {
     const first = await w.api.get(w.typed('node', '&per_page=2&locale=*'));
-    expect(first.body.data.map((e: any) => e.fields)).toEqual([{ 'en-US': { ...EMPTY_NODE, name: 'p0' } }, { 'en-US': { ...EMPTY_NODE, name: 'p1' } }]);
+    expect(first.body.data.map((e: any) => e.fields)).toEqual([
+      { 'en-US': { ...EMPTY_NODE, name: 'p0' } },
+      { 'en-US': { ...EMPTY_NODE, name: 'p1' } },
+    ]);
     const next = await w.api.get(relative(s, first.body.next_page_url));
-    expect(next.body.data.map((e: any) => e.fields)).toEqual([{ 'en-US': { ...EMPTY_NODE, name: 'p2' } }, { 'en-US': { ...EMPTY_NODE, name: 'p3' } }]);
+    expect(next.body.data.map((e: any) => e.fields)).toEqual([
+      { 'en-US': { ...EMPTY_NODE, name: 'p2' } },
+      { 'en-US': { ...EMPTY_NODE, name: 'p3' } },
+    ]);
     const summary = await w.api.get(w.typedV2('node', '&per_page=2&view=summary'));
     const summary2 = await w.api.get(relative(s, summary.body.next_page_url));
-    expect(summary2.body.data.map((e: any) => Object.keys(e).sort())).toEqual([['api_url', 'id', 'name', 'status', 'updated_at'], ['api_url', 'id', 'name', 'status', 'updated_at']]);
+    expect(summary2.body.data.map((e: any) => Object.keys(e).sort())).toEqual([
+      ['api_url', 'id', 'name', 'status', 'updated_at'],
+      ['api_url', 'id', 'name', 'status', 'updated_at'],
+    ]);
     expect(summary2.body.data.map((e: any) => e.id)).toEqual(published.slice(2, 4).map((p) => p.id));
   });
 
@@ -1128,7 +1293,11 @@ describe('update', () => {
   });
 
   it('changes only the given fields and answers 200 with the rendered entry and the next lock_version', async () => {
-    const e = await createEntry(w, 'kitchen', { fields: { title: 'T', count: 1, flag: true, labels: ['a'], code: 'UP-1' }, status: 'published', tags: ['a', 'b'] });
+    const e = await createEntry(w, 'kitchen', {
+      fields: { title: 'T', count: 1, flag: true, labels: ['a'], code: 'UP-1' },
+      status: 'published',
+      tags: ['a', 'b'],
+    });
     const res = await w.api.patch(w.entry(e.id), { fields: { count: 2 } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...e, fields: { ...e.fields, count: 2 }, lock_version: 1, updated_at: expect.stringMatching(TIMESTAMP) });
@@ -1162,7 +1331,13 @@ describe('update', () => {
     const d = await createEntry(w, 'node', { fields: { name: 'd' } });
     const res = await w.api.patch(w.entry(d.id), { fields: { name: 'd2' } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...d, name: 'd2', fields: { ...EMPTY_NODE, name: 'd2' }, lock_version: 1, updated_at: expect.stringMatching(TIMESTAMP) });
+    expect(res.body).toEqual({
+      ...d,
+      name: 'd2',
+      fields: { ...EMPTY_NODE, name: 'd2' },
+      lock_version: 1,
+      updated_at: expect.stringMatching(TIMESTAMP),
+    });
   });
 
   it.each([
@@ -1213,7 +1388,9 @@ describe('update', () => {
 
   it('lets exactly one of concurrent updates with the same expected_version through', async () => {
     const e = await createEntry(w, 'node', { fields: { name: 'race' }, status: 'published' });
-    const results = await Promise.all(Array.from({ length: 6 }, (_x, i) => w.api.patch(w.entry(e.id), { fields: { name: `race ${i}` }, expected_version: 0 })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_x, i) => w.api.patch(w.entry(e.id), { fields: { name: `race ${i}` }, expected_version: 0 })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 422, 422, 422, 422, 422]);
     const winner = results.find((r) => r.status === 200)!;
     for (const r of results.filter((x) => x.status === 422)) expect(errorKeys(r)).toEqual(['expected_version']);
@@ -1301,7 +1478,11 @@ describe('update', () => {
     const fr = await updateEntry(w, e.id, { fields: { name: 'fr' } }, '?locale=fr-FR');
     expect(fr.fields).toEqual({ ...EMPTY_NODE, name: 'fr' });
     const before = await readEntry(w, e.id, '?locale=*');
-    expect(before.fields).toEqual({ 'en-US': { ...EMPTY_NODE, name: 'en' }, 'de-DE': { ...EMPTY_NODE, name: 'de' }, 'fr-FR': { ...EMPTY_NODE, name: 'fr' } });
+    expect(before.fields).toEqual({
+      'en-US': { ...EMPTY_NODE, name: 'en' },
+      'de-DE': { ...EMPTY_NODE, name: 'de' },
+      'fr-FR': { ...EMPTY_NODE, name: 'fr' },
+    });
     const narrowed = await updateEntry(w, e.id, { locales: ['de-DE'] });
     expect(sorted(narrowed.locales)).toEqual(['de-DE', 'en-US']);
     expect(narrowed.lock_version).toBe(before.lock_version + 1);
@@ -1311,7 +1492,11 @@ describe('update', () => {
     // Enabled again: the French values are gone.
     const again = await updateEntry(w, e.id, { locales: ['fr-FR', 'de-DE'] });
     expect(sorted(again.locales)).toEqual(['de-DE', 'en-US', 'fr-FR']);
-    expect((await readEntry(w, e.id, '?locale=*')).fields).toEqual({ 'en-US': { ...EMPTY_NODE, name: 'en' }, 'de-DE': { ...EMPTY_NODE, name: 'de' }, 'fr-FR': EMPTY_NODE });
+    expect((await readEntry(w, e.id, '?locale=*')).fields).toEqual({
+      'en-US': { ...EMPTY_NODE, name: 'en' },
+      'de-DE': { ...EMPTY_NODE, name: 'de' },
+      'fr-FR': EMPTY_NODE,
+    });
     // en-US cannot be removed.
     const base = await updateEntry(w, e.id, { locales: [] });
     expect(base.locales).toEqual(['en-US']);
@@ -1327,9 +1512,15 @@ describe('update', () => {
     expect(de2.fields).toEqual({ ...EMPTY_KITCHEN, title: 'de', count: 3 });
     expect((await readEntry(w, e.id)).fields).toEqual({ ...EMPTY_KITCHEN, title: 'en', count: 1 });
     for (const locale of ['*', 'it-IT', 'xx']) {
-      expect(await w.api.patch(w.entry(e.id, `?locale=${locale}`), { fields: { count: 9 } })).toMatchObject({ status: 400, body: INVALID_LOCALE });
+      expect(await w.api.patch(w.entry(e.id, `?locale=${locale}`), { fields: { count: 9 } })).toMatchObject({
+        status: 400,
+        body: INVALID_LOCALE,
+      });
     }
-    expect((await readEntry(w, e.id, '?locale=*')).fields).toEqual({ 'en-US': { ...EMPTY_KITCHEN, title: 'en', count: 1 }, 'de-DE': { ...EMPTY_KITCHEN, title: 'de', count: 3 } });
+    expect((await readEntry(w, e.id, '?locale=*')).fields).toEqual({
+      'en-US': { ...EMPTY_KITCHEN, title: 'en', count: 1 },
+      'de-DE': { ...EMPTY_KITCHEN, title: 'de', count: 3 },
+    });
   });
 
   it('is refused with 422 on review while a review is pending, for update and delete; allowed once resolved', async () => {
@@ -1386,7 +1577,9 @@ describe('delete', () => {
   });
 
   it('deletes the entries and files of cascade_on_delete fields (every locale), and keeps the others', async () => {
-    const n = await Promise.all(['part', 'parts1', 'parts2', 'keep', 'part-de'].map((name) => createEntry(w, 'node', { fields: { name }, status: 'published' })));
+    const n = await Promise.all(
+      ['part', 'parts1', 'parts2', 'keep', 'part-de'].map((name) => createEntry(w, 'node', { fields: { name }, status: 'published' })),
+    );
     const files = await Promise.all(['doc', 'docs1', 'spare', 'doc-de'].map((name) => uploadFile(w.api, w.ws, `${name}.txt`, name)));
     const [doc, docs1, spare, docDe] = files;
     const o = await createEntry(w, 'owner', {
@@ -1398,7 +1591,8 @@ describe('delete', () => {
     const res = await w.api.delete(w.entry(o.id));
     expect(res.status).toBe(204);
     expect((await w.api.get(w.entry(o.id))).status).toBe(404);
-    for (const gone of [n[0], n[1], n[2], n[4]]) expect([gone.fields.name, (await w.api.get(w.entry(gone.id))).status]).toEqual([gone.fields.name, 404]);
+    for (const gone of [n[0], n[1], n[2], n[4]])
+      expect([gone.fields.name, (await w.api.get(w.entry(gone.id))).status]).toEqual([gone.fields.name, 404]);
     expect(await readEntry(w, n[3].id)).toEqual(n[3]);
     for (const gone of [doc, docs1, docDe]) {
       expect([gone.name, (await w.api.get(`/api/v1/${w.ws}/files/${gone.id}`)).status]).toEqual([gone.name, 404]);
@@ -1411,7 +1605,10 @@ describe('delete', () => {
   it('does not cascade through fields without cascade_on_delete', async () => {
     const f = await uploadFile(w.api, w.ws, 'kept.txt', 'kept');
     const a = await createEntry(w, 'author', { fields: { name: 'kept author' }, status: 'published' });
-    const k = await createEntry(w, 'kitchen', { fields: { title: 'k', cover: f.id, gallery: [f.id], author: a.id, authors: [a.id] }, status: 'published' });
+    const k = await createEntry(w, 'kitchen', {
+      fields: { title: 'k', cover: f.id, gallery: [f.id], author: a.id, authors: [a.id] },
+      status: 'published',
+    });
     expect((await w.api.delete(w.entry(k.id))).status).toBe(204);
     expect((await w.api.get(`/api/v1/${w.ws}/files/${f.id}`)).status).toBe(200);
     expect(await readEntry(w, a.id)).toEqual(a);
@@ -1425,7 +1622,11 @@ describe('file deletion', () => {
     const w = await setup();
     const f1 = await uploadFile(w.api, w.ws, 'f1.txt', 'f1');
     const f2 = await uploadFile(w.api, w.ws, 'f2.txt', 'f2');
-    const k = await createEntry(w, 'kitchen', { fields: { title: 'K', cover: f1.id, gallery: [f1.id, f2.id] }, locales: ['de-DE'], status: 'published' });
+    const k = await createEntry(w, 'kitchen', {
+      fields: { title: 'K', cover: f1.id, gallery: [f1.id, f2.id] },
+      locales: ['de-DE'],
+      status: 'published',
+    });
     await updateEntry(w, k.id, { fields: { title: 'K-de', cover: f1.id, gallery: [f2.id, f1.id, f2.id] } }, '?locale=de-DE');
     const k2 = await createEntry(w, 'kitchen', { fields: { title: 'K2', cover: f2.id }, status: 'published' });
     const res = await w.api.delete(`/api/v1/${w.ws}/files/${f1.id}`);
@@ -1434,7 +1635,11 @@ describe('file deletion', () => {
     const f2Details = (await w.api.get(`/api/v1/${w.ws}/files/${f2.id}`)).body;
     const read = await readEntry(w, k.id, '?locale=*');
     expect(read.fields['en-US']).toMatchObject({ title: 'K', cover: null, gallery: [asRenderedFile(w, f2Details)] });
-    expect(read.fields['de-DE']).toMatchObject({ title: 'K-de', cover: null, gallery: [asRenderedFile(w, f2Details), asRenderedFile(w, f2Details)] });
+    expect(read.fields['de-DE']).toMatchObject({
+      title: 'K-de',
+      cover: null,
+      gallery: [asRenderedFile(w, f2Details), asRenderedFile(w, f2Details)],
+    });
     expect((await readEntry(w, k2.id)).fields.cover).toEqual(asRenderedFile(w, f2Details));
     // The stored values themselves lost the id (what a conversion copies as stored).
     const converted = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/entries/${k.id}/convert`);
@@ -1464,7 +1669,13 @@ describe('scheduled publication', () => {
     await s.admin.post('/admin/v1/clock', { advance_seconds: 7200 });
     await runTask();
     const read = await readEntry(w, d.id);
-    expect(read).toMatchObject({ id: d.id, status: 'published', status_label: 'Published', publish_at: null, fields: { ...EMPTY_NODE, name: 'scheduled' } });
+    expect(read).toMatchObject({
+      id: d.id,
+      status: 'published',
+      status_label: 'Published',
+      publish_at: null,
+      fields: { ...EMPTY_NODE, name: 'scheduled' },
+    });
     expect(await listedIds(w, 'node')).toEqual([d.id]);
     expect((await w.api.get(w.entry(unscheduled.id))).status).toBe(404);
     // Running again changes nothing.
@@ -1495,7 +1706,18 @@ describe('scheduled publication', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('abilities and permissions', () => {
-  const ALL_ABILITIES = ['files:write', 'files:read', 'files:delete', 'entries:read', 'entries:query', 'entries:write', 'entries:delete', 'entries:history', 'email:send', 'pipelines:execute'];
+  const ALL_ABILITIES = [
+    'files:write',
+    'files:read',
+    'files:delete',
+    'entries:read',
+    'entries:query',
+    'entries:write',
+    'entries:delete',
+    'entries:history',
+    'email:send',
+    'pipelines:execute',
+  ];
   interface Route {
     name: string;
     abilities: string[];
@@ -1505,12 +1727,36 @@ describe('abilities and permissions', () => {
   }
   const routes: Route[] = [
     { name: 'list v1', abilities: ['entries:read'], permissions: ['list-entries'], call: (api, w) => api.get(w.typed('node')), ok: 200 },
-    { name: 'list v1 paged', abilities: ['entries:read'], permissions: ['list-entries'], call: (api, w) => api.get(w.typed('node', '&per_page=5')), ok: 200 },
+    {
+      name: 'list v1 paged',
+      abilities: ['entries:read'],
+      permissions: ['list-entries'],
+      call: (api, w) => api.get(w.typed('node', '&per_page=5')),
+      ok: 200,
+    },
     { name: 'list v2', abilities: ['entries:read'], permissions: ['list-entries'], call: (api, w) => api.get(w.typedV2('node')), ok: 200 },
     { name: 'read', abilities: ['entries:read'], permissions: ['view-entry'], call: (api, w, e) => api.get(w.entry(e.id)), ok: 200 },
-    { name: 'create', abilities: ['entries:write'], permissions: ['create-entry'], call: (api, w) => api.post(w.typed('node'), { fields: { name: 'new' }, status: 'published' }), ok: 201 },
-    { name: 'update', abilities: ['entries:write'], permissions: ['update-entry'], call: (api, w, e) => api.patch(w.entry(e.id), { fields: { name: 'changed' } }), ok: 200 },
-    { name: 'delete', abilities: ['entries:delete'], permissions: ['delete-entry'], call: (api, w, e) => api.delete(w.entry(e.id)), ok: 204 },
+    {
+      name: 'create',
+      abilities: ['entries:write'],
+      permissions: ['create-entry'],
+      call: (api, w) => api.post(w.typed('node'), { fields: { name: 'new' }, status: 'published' }),
+      ok: 201,
+    },
+    {
+      name: 'update',
+      abilities: ['entries:write'],
+      permissions: ['update-entry'],
+      call: (api, w, e) => api.patch(w.entry(e.id), { fields: { name: 'changed' } }),
+      ok: 200,
+    },
+    {
+      name: 'delete',
+      abilities: ['entries:delete'],
+      permissions: ['delete-entry'],
+      call: (api, w, e) => api.delete(w.entry(e.id)),
+      ok: 204,
+    },
   ];
 
   async function unchanged(w: EntriesWorkspace, e: any) {
@@ -1537,16 +1783,23 @@ describe('abilities and permissions', () => {
     const e = await createEntry(w, 'node', { fields: { name: 'auth' }, status: 'published' });
     for (const route of routes) {
       for (const ability of route.abilities) {
-        const api = await keyFor(s, w.ws, ALL_ABILITIES.filter((a) => a !== ability), [...ENTRY_PERMISSIONS, ...FILE_PERMISSIONS]);
+        const api = await keyFor(
+          s,
+          w.ws,
+          ALL_ABILITIES.filter((a) => a !== ability),
+          [...ENTRY_PERMISSIONS, ...FILE_PERMISSIONS],
+        );
         const res = await route.call(api, w, e);
         expect([route.name, ability, res.status, res.body]).toEqual([route.name, ability, 403, NOT_PERMITTED]);
       }
     }
     // entries:query is not a delivery ability; entries:read does not write; entries:write does not delete.
     const query = await keyFor(s, w.ws, ['entries:query']);
-    for (const route of routes.filter((r) => r.abilities.includes('entries:read'))) expect((await route.call(query, w, e)).status).toBe(403);
+    for (const route of routes.filter((r) => r.abilities.includes('entries:read')))
+      expect((await route.call(query, w, e)).status).toBe(403);
     const reader = await keyFor(s, w.ws, ['entries:read']);
-    for (const route of routes.filter((r) => !r.abilities.includes('entries:read'))) expect([route.name, (await route.call(reader, w, e)).status]).toEqual([route.name, 403]);
+    for (const route of routes.filter((r) => !r.abilities.includes('entries:read')))
+      expect([route.name, (await route.call(reader, w, e)).status]).toEqual([route.name, 403]);
     const writer = await keyFor(s, w.ws, ['entries:write']);
     expect((await writer.delete(w.entry(e.id))).status).toBe(403);
     await unchanged(w, e);
@@ -1557,7 +1810,12 @@ describe('abilities and permissions', () => {
     const e = await createEntry(w, 'node', { fields: { name: 'auth' }, status: 'published' });
     for (const route of routes) {
       for (const permission of route.permissions) {
-        const api = await keyFor(s, w.ws, ['*'], ENTRY_PERMISSIONS.filter((p) => p !== permission));
+        const api = await keyFor(
+          s,
+          w.ws,
+          ['*'],
+          ENTRY_PERMISSIONS.filter((p) => p !== permission),
+        );
         const res = await route.call(api, w, e);
         expect([route.name, permission, res.status, res.body]).toEqual([route.name, permission, 403, NOT_PERMITTED]);
       }
@@ -1568,8 +1826,15 @@ describe('abilities and permissions', () => {
   it('applies a permission change on the next request', async () => {
     const w = await setup();
     const e = await createEntry(w, 'node', { fields: { name: 'auth' }, status: 'published' });
-    const user = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/users`, { email: `perm-${Date.now()}@example.com`, permissions: ['view-entry'] });
-    const key = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/api-keys`, { name: 'k', user_id: user.id, abilities: ['entries:read'] });
+    const user = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/users`, {
+      email: `perm-${Date.now()}@example.com`,
+      permissions: ['view-entry'],
+    });
+    const key = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/api-keys`, {
+      name: 'k',
+      user_id: user.id,
+      abilities: ['entries:read'],
+    });
     const api = client(s.url, key.key);
     expect((await api.get(w.entry(e.id))).status).toBe(200);
     await adminOk(s, 'patch', `/admin/v1/workspaces/${w.ws}/users/${user.id}`, { permissions: ['list-entries'] });
@@ -1596,7 +1861,11 @@ describe('conversion to an object', () => {
     const generalId = (await adminOk(s, 'get', `/admin/v1/workspaces/${w.ws}/buckets`)).data.find((b: any) => b.name === 'general').id;
     const otherId = (await adminOk(s, 'get', `/admin/v1/workspaces/${w.ws}/buckets`)).data.find((b: any) => b.name === 'other').id;
     const mentor = await createEntry(w, 'author', { fields: { name: 'Mentor' }, status: 'published' });
-    const e = await createEntry(w, 'author', { fields: { name: 'Ada', email: 'ada@example.com', mentor: mentor.id }, locales: ['de-DE'], status: 'published' });
+    const e = await createEntry(w, 'author', {
+      fields: { name: 'Ada', email: 'ada@example.com', mentor: mentor.id },
+      locales: ['de-DE'],
+      status: 'published',
+    });
     await updateEntry(w, e.id, { fields: { name: 'Ada DE' } }, '?locale=de-DE');
     const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/entries/${e.id}/convert`);
     expect(res.status).toBe(200);
@@ -1643,7 +1912,13 @@ describe('conversion to an object', () => {
     // An ordinary update works.
     const updated = await w.api.patch(w.at(o.id), { lock_version: o.lock_version, ref: o.ref, data: { name: 'Ada 2' } });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id: o.id, entry_id: e.id, bucket_id: generalId, data: { name: 'Ada 2' }, lock_version: o.lock_version + 1 });
+    expect(updated.body).toMatchObject({
+      id: o.id,
+      entry_id: e.id,
+      bucket_id: generalId,
+      data: { name: 'Ada 2' },
+      lock_version: o.lock_version + 1,
+    });
     // A relation field no longer accepts it.
     const ref = await w.api.patch(w.entry(mentor.id), { fields: { mentor: e.id } });
     expect422(ref, ['fields.mentor']);
@@ -1701,7 +1976,11 @@ describe('events', () => {
     const w = await setup();
     const r = await startReceiver();
     receivers.push(r);
-    const hook = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, { url: r.url, events: ['*'], secret: 'a-long-enough-secret' });
+    const hook = await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, {
+      url: r.url,
+      events: ['*'],
+      secret: 'a-long-enough-secret',
+    });
     // Suppressed: create, update, delete and a list with skipWebhooks.
     const quiet = await createEntry(w, 'node', { fields: { name: 'quiet' }, status: 'published', skipWebhooks: true });
     await updateEntry(w, quiet.id, { fields: { name: 'quiet 2' }, skipWebhooks: true });
@@ -1717,10 +1996,18 @@ describe('events', () => {
     const got = await r.waitFor(4);
     await new Promise((res) => setTimeout(res, 500));
     // Due deliveries are sent concurrently, so they may arrive in any order: order them by event time.
-    const byTime = [...r.requests].sort((a, b) => (a.body.created_at < b.body.created_at ? -1 : a.body.created_at > b.body.created_at ? 1 : 0));
+    const byTime = [...r.requests].sort((a, b) =>
+      a.body.created_at < b.body.created_at ? -1 : a.body.created_at > b.body.created_at ? 1 : 0,
+    );
     expect(byTime.map((x) => x.body.event)).toEqual(['entry.created', 'entry.updated', 'entry.updated', 'entry.deleted']);
     for (const x of r.requests) {
-      expect(x.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), event: x.body.event, workspace: w.ws, created_at: expect.stringMatching(TIMESTAMP), data: expect.any(Object) });
+      expect(x.body).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        event: x.body.event,
+        workspace: w.ws,
+        created_at: expect.stringMatching(TIMESTAMP),
+        data: expect.any(Object),
+      });
       expect(x.headers['x-webhook-event']).toBe(x.body.event);
       expect(JSON.stringify(x.body.data)).toContain(loud.id);
       expect(JSON.stringify(x.body.data)).not.toContain(quiet.id);
@@ -1736,7 +2023,11 @@ describe('events', () => {
     receivers.push(r);
     const part = await createEntry(w, 'node', { fields: { name: 'part' }, status: 'published', skipWebhooks: true });
     const o = await createEntry(w, 'owner', { fields: { name: 'o', part: part.id }, status: 'published', skipWebhooks: true });
-    await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, { url: r.url, events: ['entry.deleted'], secret: 'a-long-enough-secret' });
+    await adminOk(s, 'post', `/admin/v1/workspaces/${w.ws}/webhooks`, {
+      url: r.url,
+      events: ['entry.deleted'],
+      secret: 'a-long-enough-secret',
+    });
     expect((await w.api.delete(w.entry(o.id))).status).toBe(204);
     await r.waitFor(2);
     await new Promise((res) => setTimeout(res, 300));
@@ -1756,7 +2047,9 @@ describe('the plain v1 list bound', () => {
     const batch = 20;
     for (let i = 0; i < 1001; i += batch) {
       const made = await Promise.all(
-        Array.from({ length: Math.min(batch, 1001 - i) }, (_x, j) => createEntry(w, 'untitled', { fields: { n: i + j }, status: 'published' })),
+        Array.from({ length: Math.min(batch, 1001 - i) }, (_x, j) =>
+          createEntry(w, 'untitled', { fields: { n: i + j }, status: 'published' }),
+        ),
       );
       ids.push(...made.map((e) => e.id));
     }
@@ -1810,8 +2103,15 @@ describe('the entries quota', () => {
   it('counts every entry operation per API key and answers 429 with Retry-After beyond it, changing nothing', async () => {
     const ws = (await adminOk(limited, 'post', '/admin/v1/workspaces', { name: `quota-${Date.now().toString(36)}`, locales: [] })).name;
     await createContentType(limited, ws, 'general', { name: 'node', fields: [{ name: 'name', type: 'text' }] });
-    const user = await adminOk(limited, 'post', `/admin/v1/workspaces/${ws}/users`, { email: `q-${Date.now()}@example.com`, permissions: ENTRY_PERMISSIONS });
-    const keyOf = async () => client(limited.url, (await adminOk(limited, 'post', `/admin/v1/workspaces/${ws}/api-keys`, { name: 'q', user_id: user.id, abilities: ['*'] })).key);
+    const user = await adminOk(limited, 'post', `/admin/v1/workspaces/${ws}/users`, {
+      email: `q-${Date.now()}@example.com`,
+      permissions: ENTRY_PERMISSIONS,
+    });
+    const keyOf = async () =>
+      client(
+        limited.url,
+        (await adminOk(limited, 'post', `/admin/v1/workspaces/${ws}/api-keys`, { name: 'q', user_id: user.id, abilities: ['*'] })).key,
+      );
     const api = await keyOf();
     const list = `/api/v1/${ws}/entries?contentBucket=general&contentType=node`;
     const created = await api.post(list, { fields: { name: 'q' }, status: 'published' });
@@ -1842,6 +2142,6 @@ describe('the entries quota', () => {
 });
 
 // After every create, update, conversion, Trash and recovery above.
-it('keeps each document\'s copies of its entry\'s visibility columns equal to the entry', async () => {
+it("keeps each document's copies of its entry's visibility columns equal to the entry", async () => {
   expect(await visibilityDrift(s)).toBe(0);
 });

@@ -56,12 +56,31 @@ afterAll(async () => {
 
 describe('create and read', () => {
   it('creates a draft with normalized values, renders it, and hides it from delivery reads', async () => {
-    const body = await create('article', { fields: { title: 'Hello', rating: 4.5, featured: true, day: '2024-02-29', at: '2024-03-01 10:20:30+02:00', meta: { a: [1] } } });
-    expect(body).toMatchObject({ name: 'Hello', status: 'draft', status_label: 'Draft', publish_at: null, tags: [], locales: ['en-US'], lock_version: 0 });
+    const body = await create('article', {
+      fields: { title: 'Hello', rating: 4.5, featured: true, day: '2024-02-29', at: '2024-03-01 10:20:30+02:00', meta: { a: [1] } },
+    });
+    expect(body).toMatchObject({
+      name: 'Hello',
+      status: 'draft',
+      status_label: 'Draft',
+      publish_at: null,
+      tags: [],
+      locales: ['en-US'],
+      lock_version: 0,
+    });
     expect(body.id).toMatch(ULID);
     expect(body.api_url).toBe(`${s.url}/api/v1/${w.ws}/entries/${body.id}`);
     expect(body.created_at).toMatch(TIMESTAMP);
-    expect(body.fields).toEqual({ title: 'Hello', rating: 4.5, featured: true, day: '2024-02-29', at: '2024-03-01T08:20:30Z', meta: { a: [1] }, authors: [], cover: null });
+    expect(body.fields).toEqual({
+      title: 'Hello',
+      rating: 4.5,
+      featured: true,
+      day: '2024-02-29',
+      at: '2024-03-01T08:20:30Z',
+      meta: { a: [1] },
+      authors: [],
+      cover: null,
+    });
     expect((await w.api.get(`${entries()}/${body.id}`)).status).toBe(404);
   });
 
@@ -69,9 +88,14 @@ describe('create and read', () => {
     const mentor = await create('author', { fields: { name: 'Mentor' }, status: 'published' });
     const author = await create('author', { fields: { name: 'Ann', mentor: mentor.id }, status: 'published' });
     const draft = await create('author', { fields: { name: 'Draft' } });
-    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'a.txt', type: 'text/plain', content: Buffer.from('x').toString('base64') } });
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, {
+      file: { name: 'a.txt', type: 'text/plain', content: Buffer.from('x').toString('base64') },
+    });
     expect(file.status).toBe(201);
-    const article = await create('article', { fields: { title: 'Rel', authors: [author.id, draft.id], cover: file.body.id }, status: 'published' });
+    const article = await create('article', {
+      fields: { title: 'Rel', authors: [author.id, draft.id], cover: file.body.id },
+      status: 'published',
+    });
     const read = await w.api.get(`${entries()}/${article.id}`);
     expect(read.status).toBe(200);
     expect(read.body.fields.authors).toHaveLength(1);
@@ -81,7 +105,9 @@ describe('create and read', () => {
   });
 
   it('refuses bad values with errors keyed by field, and writes nothing', async () => {
-    const res = await w.api.post(typed('article'), { fields: { rating: 'x', day: '2023-02-29', at: '2024-01-01 10:00:00.5', nope: 1, authors: ['01ARZ3NDEKTSV4RRFFQ69G5FAV'] } });
+    const res = await w.api.post(typed('article'), {
+      fields: { rating: 'x', day: '2023-02-29', at: '2024-01-01 10:00:00.5', nope: 1, authors: ['01ARZ3NDEKTSV4RRFFQ69G5FAV'] },
+    });
     expect(res.status).toBe(422);
     expect(Object.keys(res.body.errors).sort()).toEqual(['fields.at', 'fields.day', 'fields.nope', 'fields.rating', 'fields.title']);
     const unique = await w.api.post(typed('author'), { fields: { name: 'U', email: 'u@example.com' } });
@@ -114,7 +140,7 @@ describe('update, lists, delete', () => {
     expect((await w.api.get(`${entries()}/${a.id}`)).status).toBe(404);
   });
 
-  it("renders the ID, tags, locales and times its row holds, as a related entry too, and after an update", async () => {
+  it('renders the ID, tags, locales and times its row holds, as a related entry too, and after an update', async () => {
     const times = async (id: string) => {
       const { rows } = await s.server.app.db.query<Record<string, string | null>>(
         `SELECT to_char(publish_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS publish_at,
@@ -166,7 +192,9 @@ describe('round trips', () => {
         { name: 'file', type: 'attachment' },
       ],
     });
-    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'n.txt', type: 'text/plain', content: Buffer.from('n').toString('base64') } });
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, {
+      file: { name: 'n.txt', type: 'text/plain', content: Buffer.from('n').toString('base64') },
+    });
     const authors = [];
     for (let i = 0; i < 3; i++) authors.push((await create('author', { fields: { name: `A${i}` }, status: 'published' })).id);
     const nodes: string[] = [];
@@ -187,7 +215,8 @@ describe('round trips', () => {
         },
         uncached,
       );
-    const reads = (id: string) => fewestStatements(s, async () => expect((await w.api.get(`${entries()}/${id}`)).status).toBe(200), uncached);
+    const reads = (id: string) =>
+      fewestStatements(s, async () => expect((await w.api.get(`${entries()}/${id}`)).status).toBe(200), uncached);
     await count(5);
     // PostgreSQL renders a page or a read in the statement that finds it: its relations to every
     // level (each node links the three before it, so pages of 5 and 12 reach the deepest chains,
@@ -238,7 +267,9 @@ describe('attachments of a read', () => {
         { name: 'meta', type: 'json' },
       ],
     });
-    const upload = async (name: string) => (await w.api.post(`/api/v1/${w.ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') } })).body;
+    const upload = async (name: string) =>
+      (await w.api.post(`/api/v1/${w.ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') } }))
+        .body;
     const [f1, f2, f3, f4] = [await upload('1.txt'), await upload('2.txt'), await upload('3.txt'), await upload('4.txt')];
     // A number field holding a file's ID and JSON numbers are no attachments; 1e26 and 1.5 are no IDs.
     const body = `{"fields":{"title":"A","cover":${f1.id},"gallery":[${f2.id},${f3.id},${f1.id}],"count":${f4.id},"big":1e26,"meta":[${f4.id},1.5,-3]},"status":"published"}`;
@@ -247,7 +278,13 @@ describe('attachments of a read', () => {
     const stable = (e: any) => JSON.parse(JSON.stringify(e, (k, v) => (k.startsWith('temporary_') ? undefined : v)));
     const read = await w.api.get(`${entries()}/${album.id}`);
     expect(read.status).toBe(200);
-    expect(read.body.fields.cover).toMatchObject({ id: f1.id, name: '1.txt', created_at: f1.created_at, updated_at: f1.updated_at, size: f1.size });
+    expect(read.body.fields.cover).toMatchObject({
+      id: f1.id,
+      name: '1.txt',
+      created_at: f1.created_at,
+      updated_at: f1.updated_at,
+      size: f1.size,
+    });
     expect(read.body.fields.gallery.map((f: any) => f.id)).toEqual([f2.id, f1.id]);
     expect([read.body.fields.count, read.body.fields.meta]).toEqual([f4.id, [f4.id, 1.5, -3]]);
     const listed = await w.api.get(typed('album', '&per_page=10'));
@@ -258,7 +295,7 @@ describe('attachments of a read', () => {
 });
 
 describe('exact numbers', () => {
-  it('keeps a related entry\'s number a double cannot hold, in reads and lists', async () => {
+  it("keeps a related entry's number a double cannot hold, in reads and lists", async () => {
     const big = '12345678901234567890.5';
     const res = await rawJson(w.api, 'POST', typed('article'), `{"fields":{"title":"Big","rating":${big}},"status":"published"}`);
     expect(res.status).toBe(201);
@@ -288,16 +325,34 @@ describe('answer budgets', () => {
     expect(s.server.app.config.deliveryAnswerBytes).toBe(16 * MiB);
     const base = { ADMIN_TOKEN: 'x', APP_KEY: 'y' };
     expect(loadConfig({ ...base, DELIVERY_ANSWER_MB: '2' }).deliveryAnswerBytes).toBe(2 * MiB);
-    for (const bad of ['0', '-1', '1.5']) expect(() => loadConfig({ ...base, DELIVERY_ANSWER_MB: bad })).toThrow(`DELIVERY_ANSWER_MB must be an integer >= 1, got "${bad}"`);
+    for (const bad of ['0', '-1', '1.5'])
+      expect(() => loadConfig({ ...base, DELIVERY_ANSWER_MB: bad })).toThrow(`DELIVERY_ANSWER_MB must be an integer >= 1, got "${bad}"`);
   });
 
   const chapters: string[] = [];
   let omnibus: { id: string };
   beforeAll(async () => {
-    await contentType(w, { name: 'chapter', fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'text' }], name_field: 'title' });
-    for (const name of ['book', 'omnibus']) await contentType(w, { name, fields: [{ name: 'title', type: 'text' }, { name: 'chapters', type: 'relation', targets: ['chapter'], multiple: true }] });
+    await contentType(w, {
+      name: 'chapter',
+      fields: [
+        { name: 'title', type: 'text' },
+        { name: 'body', type: 'text' },
+      ],
+      name_field: 'title',
+    });
+    for (const name of ['book', 'omnibus'])
+      await contentType(w, {
+        name,
+        fields: [
+          { name: 'title', type: 'text' },
+          { name: 'chapters', type: 'relation', targets: ['chapter'], multiple: true },
+        ],
+      });
     // 18 chapters of 60 KB; 20 books that each show the first: a list of 1.2 MB from 60 KB of it.
-    for (let i = 0; i < 18; i++) chapters.push((await create('chapter', { fields: { title: `Chapter ${i}`, body: text(String.fromCharCode(97 + i)) }, status: 'published' })).id);
+    for (let i = 0; i < 18; i++)
+      chapters.push(
+        (await create('chapter', { fields: { title: `Chapter ${i}`, body: text(String.fromCharCode(97 + i)) }, status: 'published' })).id,
+      );
     for (let i = 0; i < 20; i++) await create('book', { fields: { title: `Book ${i}`, chapters: [chapters[0]] }, status: 'published' });
     omnibus = await create('omnibus', { fields: { title: 'All', chapters }, status: 'published' });
   });
@@ -336,7 +391,8 @@ describe('answer budgets', () => {
 
       // Counting costs no statement: the page reads as it does with room to spare (one statement).
       const uncached = (t: TestServer) => () => t.server.app.responses?.drop();
-      const statements = (t: TestServer, a: typeof api) => fewestStatements(t, async () => expect((await a.get(list('book', '&per_page=10'))).status).toBe(200), uncached(t));
+      const statements = (t: TestServer, a: typeof api) =>
+        fewestStatements(t, async () => expect((await a.get(list('book', '&per_page=10'))).status).toBe(200), uncached(t));
       expect(await statements(small, api)).toBe(1);
       expect(await statements(s, w.api)).toBe(1);
     } finally {

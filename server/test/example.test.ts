@@ -32,7 +32,11 @@ it('sets up, generates its types, type-checks and reads and writes the blog', as
   expect(key).toBeDefined();
 
   // `npm run types`: the SDK's CLI, as its package's bin.
-  await run(bin('workspace-api-sdk'), ['generate-types', '--url', s.url, '--token', ADMIN_TOKEN, '--workspace', 'blog', '--out', 'src/content.ts'], { cwd: work, env });
+  await run(
+    bin('workspace-api-sdk'),
+    ['generate-types', '--url', s.url, '--token', ADMIN_TOKEN, '--workspace', 'blog', '--out', 'src/content.ts'],
+    { cwd: work, env },
+  );
   expect(readFileSync(path.join(work, 'src', 'content.ts'), 'utf8')).toMatch(/export interface GeneralPostFields \{/);
 
   // `npm start`: tsc, then node.

@@ -29,7 +29,10 @@ it('limits uploads per API key, separately from deletions and downloads', async 
   expectLimited(await api.post(`/api/v1/${workspace.name}/files`, { file: { name: 'c.txt', content: b64('c') } }));
   // Another key of the same workspace has its own count.
   const other = await setupWorkspace(s.admin, { permissions: ALL });
-  expect((await client(s.url, other.key.key).post(`/api/v1/${other.workspace.name}/files`, { file: { name: 'a.txt', content: b64('a') } })).status).toBe(201);
+  expect(
+    (await client(s.url, other.key.key).post(`/api/v1/${other.workspace.name}/files`, { file: { name: 'a.txt', content: b64('a') } }))
+      .status,
+  ).toBe(201);
   // Deletions count apart: one per minute.
   expect((await api.delete(`/api/v1/${workspace.name}/files/${a.body.id}`)).status).toBe(204);
   expectLimited(await api.delete(`/api/v1/${workspace.name}/files/${a.body.id}`));

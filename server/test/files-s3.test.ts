@@ -44,7 +44,9 @@ const pathOf = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
 
 async function uploaded(content = 'stored in s3') {
   const ctx = await setupWorkspace(s.admin, { permissions: ALL });
-  const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'report.txt', content: b64(content) } });
+  const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, {
+    file: { name: 'report.txt', content: b64(content) },
+  });
   expect(res.status).toBe(201);
   return { ...ctx, file: res.body };
 }
@@ -82,7 +84,9 @@ it('redirects the temporary download with 307 to a URL that expires with the lin
 
 it('stores identical content once, keeps it while used, and prunes it after the last delete', async () => {
   const a = await uploaded('shared in s3');
-  const b = await client(s.url, a.key.key).post(`/api/v1/${a.workspace.name}/files`, { file: { name: 'copy.txt', content: b64('shared in s3') } });
+  const b = await client(s.url, a.key.key).post(`/api/v1/${a.workspace.name}/files`, {
+    file: { name: 'copy.txt', content: b64('shared in s3') },
+  });
   const api = client(s.url, a.key.key);
   await api.delete(`/api/v1/${a.workspace.name}/files/${a.file.id}`);
   expect((await request(s.url, 'GET', pathOf(a.file.download_url))).status).toBe(404);
@@ -97,7 +101,9 @@ it('stores identical content once, keeps it while used, and prunes it after the 
 it('serves image variants from S3 originals', async () => {
   const sharp = (await import('sharp')).default;
   const ctx = await setupWorkspace(s.admin, { permissions: ALL });
-  const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#123456' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#123456' } })
+    .png()
+    .toBuffer();
   const up = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'a.png', content: b64(png) } });
   const res = await fetch(`${up.body.temporary_image_url}&width=50&format=webp`);
   expect(res.status).toBe(200);

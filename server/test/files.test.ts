@@ -31,7 +31,11 @@ function multipart(parts: { name: string; filename?: string; type?: string; cont
 }
 
 async function upload(url: string, key: string, ws: string, form: FormData) {
-  const res = await fetch(`${url}${files(ws)}`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' }, body: form });
+  const res = await fetch(`${url}${files(ws)}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+    body: form,
+  });
   const text = await res.text();
   const body = text ? JSON.parse(text) : undefined;
   checkResponse('POST', `${url}${files(ws)}`, res.status, res.headers.get('content-type'), body);
@@ -84,7 +88,12 @@ const stagingLeft = () => {
 describe('upload', () => {
   it('stores a multipart upload and returns the file object with its URLs', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
-    const res = await upload(s.url, key.key, workspace.name, multipart([{ name: 'file', filename: 'notes.txt', type: 'text/plain', content: 'hello world' }]));
+    const res = await upload(
+      s.url,
+      key.key,
+      workspace.name,
+      multipart([{ name: 'file', filename: 'notes.txt', type: 'text/plain', content: 'hello world' }]),
+    );
     expect(res.status).toBe(201);
     const f = res.body;
     expect(f).toEqual({
@@ -104,7 +113,9 @@ describe('upload', () => {
       updated_at: expect.stringMatching(TIMESTAMP),
     });
     expect(f.download_url).toMatch(new RegExp(`/api/v1/${workspace.name}/files/${f.id}/[0-9a-f-]{36}/[A-Za-z0-9_-]+$`));
-    expect(f.temporary_url).toMatch(new RegExp(`/api/v1/${workspace.name}/files/${f.id}/temporary\\?uuid=[0-9a-f-]{36}&expires=\\d+&signature=[0-9a-f]{64}$`));
+    expect(f.temporary_url).toMatch(
+      new RegExp(`/api/v1/${workspace.name}/files/${f.id}/temporary\\?uuid=[0-9a-f-]{36}&expires=\\d+&signature=[0-9a-f]{64}$`),
+    );
     const clock = new Date((await s.admin.get('/admin/v1/clock')).body.now).getTime();
     expect(Math.abs(new Date(f.temporary_url_expires_at).getTime() - clock - 600_000)).toBeLessThan(2_000);
     expect(stagingLeft()).toEqual([]);
@@ -121,7 +132,10 @@ describe('upload', () => {
 
   it('detects the type from the content, not the declared one', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+      'hex',
+    );
     const res = await uploadJson(key.key, workspace.name, { name: 'pixel.bin', type: 'text/plain', content: b64(png) });
     expect(res.body.mime_type).toBe('image/png');
     expect(res.body.image_url).toEqual(expect.any(String));
@@ -152,10 +166,19 @@ describe('upload', () => {
     it.each([
       ['no file part', [{ name: 'other', content: 'x' }]],
       ['a file in another part', [{ name: 'upload', filename: 'a.txt', content: 'x' }]],
-      ['two files', [{ name: 'file', filename: 'a.txt', content: 'x' }, { name: 'file', filename: 'b.txt', content: 'y' }]],
+      [
+        'two files',
+        [
+          { name: 'file', filename: 'a.txt', content: 'x' },
+          { name: 'file', filename: 'b.txt', content: 'y' },
+        ],
+      ],
       ['an empty file', [{ name: 'file', filename: 'a.txt', content: '' }]],
       ['a disguised .exe', [{ name: 'file', filename: 'setup.exe', type: 'application/x-msdownload', content: 'not really' }]],
-      ['a disguised .apk', [{ name: 'file', filename: 'app.apk', type: 'application/vnd.android.package-archive', content: 'PK not really' }]],
+      [
+        'a disguised .apk',
+        [{ name: 'file', filename: 'app.apk', type: 'application/vnd.android.package-archive', content: 'PK not really' }],
+      ],
       ['a disguised .dmg', [{ name: 'file', filename: 'disk.dmg', content: deflateSync(Buffer.alloc(4096)) }]],
     ])('multipart with %s: 422 on file', async (_label, parts) => {
       const res = await upload(s.url, ctx.key.key, ctx.workspace.name, multipart(parts as never));
@@ -180,7 +203,10 @@ describe('upload', () => {
       const api = client(s.url, ctx.key.key);
       expect((await api.post(files(ctx.workspace.name), { other: 1 })).status).toBe(422);
       expect((await api.post(files(ctx.workspace.name), { file: 'x' })).body.errors).toHaveProperty('file');
-      const malformed = await api.post(files(ctx.workspace.name), undefined, { raw: '{"file": {"name": "a', headers: { 'Content-Type': 'application/json' } });
+      const malformed = await api.post(files(ctx.workspace.name), undefined, {
+        raw: '{"file": {"name": "a',
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(malformed.status).toBe(400);
       expect(malformed.body).toEqual({ message: 'Malformed JSON body.' });
       const text = await api.post(files(ctx.workspace.name), undefined, { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
@@ -194,7 +220,11 @@ describe('upload', () => {
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request(`${s.url}${files(ctx.workspace.name)}`, {
           method: 'POST',
-          headers: { Authorization: `Bearer ${ctx.key.key}`, 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(262_144_000 + 2 * 1024 * 1024) },
+          headers: {
+            Authorization: `Bearer ${ctx.key.key}`,
+            'Content-Type': 'multipart/form-data; boundary=x',
+            'Content-Length': String(262_144_000 + 2 * 1024 * 1024),
+          },
         });
         req.on('response', (r) => {
           let body = '';
@@ -212,7 +242,11 @@ describe('upload', () => {
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request(`${s.url}${files(ctx.workspace.name)}`, {
           method: 'POST',
-          headers: { Authorization: `Bearer ${ctx.key.key}`, 'Content-Type': 'application/json', 'Content-Length': String(220 * 1024 * 1024) },
+          headers: {
+            Authorization: `Bearer ${ctx.key.key}`,
+            'Content-Type': 'application/json',
+            'Content-Length': String(220 * 1024 * 1024),
+          },
         });
         req.on('response', (r) => {
           let body = '';
@@ -229,7 +263,10 @@ describe('upload', () => {
 
   it('accepts an APK (a ZIP with classes.dex) and refuses a plain ZIP named .apk', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
-    const apk = await uploadJson(key.key, workspace.name, { name: 'app.apk', content: b64(zipOf('classes.dex', Buffer.from('dex\n035\0' + 'x'.repeat(100)))) });
+    const apk = await uploadJson(key.key, workspace.name, {
+      name: 'app.apk',
+      content: b64(zipOf('classes.dex', Buffer.from('dex\n035\0' + 'x'.repeat(100)))),
+    });
     expect(apk.status).toBe(201);
     expect(apk.body.mime_type).toBe('application/vnd.android.package-archive');
     const zip = await uploadJson(key.key, workspace.name, { name: 'app.apk', content: b64(zipOf('readme.txt', Buffer.from('hello'))) });
@@ -242,7 +279,11 @@ describe('upload', () => {
     await new Promise<void>((resolve) => {
       const req = http.request(`${s.url}${files(workspace.name)}`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${key.key}`, 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(10 * 1024 * 1024) },
+        headers: {
+          Authorization: `Bearer ${key.key}`,
+          'Content-Type': 'multipart/form-data; boundary=x',
+          'Content-Length': String(10 * 1024 * 1024),
+        },
       });
       req.on('error', () => resolve());
       req.write('--x\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n');
@@ -298,7 +339,9 @@ describe('details', () => {
     const a = await setupWorkspace(s.admin, { permissions: ALL });
     const b = await setupWorkspace(s.admin, { permissions: ALL });
     const up = await uploadJson(a.key.key, a.workspace.name, { name: 'a.txt', content: b64('abc') });
-    const own = await s.admin.post(`/admin/v1/workspaces/${b.workspace.name}/users/${b.user.id}/files`, { file: { name: 'me.txt', content: b64('me') } });
+    const own = await s.admin.post(`/admin/v1/workspaces/${b.workspace.name}/users/${b.user.id}/files`, {
+      file: { name: 'me.txt', content: b64('me') },
+    });
     expect(own.status).toBe(201);
     for (const id of [up.body.id, own.body.id, 999999, 'abc']) {
       const res = await client(s.url, b.key.key).get(`${files(b.workspace.name)}/${id}`);
@@ -338,7 +381,9 @@ describe('downloads', () => {
     expect(res.status).toBe(200);
     expect(res.text).toBe('the report');
     expect(res.headers.get('content-type')).toBe('application/octet-stream');
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="Report _Q1_ _.txt"; filename*=UTF-8''Report%20%22Q1%22%20%C3%BC.txt`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="Report _Q1_ _.txt"; filename*=UTF-8''Report%20%22Q1%22%20%C3%BC.txt`,
+    );
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
@@ -346,7 +391,11 @@ describe('downloads', () => {
     const { workspace, file } = await uploaded();
     const other = await createWorkspace(s.admin);
     const p = path(file.download_url);
-    for (const bad of [p.replace(/[^/]+$/, 'wrongtoken'), p.replace(/[0-9a-f-]{36}/, '00000000-0000-0000-0000-000000000000'), p.replace(workspace.name, other.name)]) {
+    for (const bad of [
+      p.replace(/[^/]+$/, 'wrongtoken'),
+      p.replace(/[0-9a-f-]{36}/, '00000000-0000-0000-0000-000000000000'),
+      p.replace(workspace.name, other.name),
+    ]) {
       const res = await request(s.url, 'GET', bad);
       expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
     }
@@ -413,7 +462,11 @@ describe('delete', () => {
 
   it('removes the record, dispatches file.created and file.deleted, and 404s its URLs', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ALL });
-    await s.admin.post(`/admin/v1/workspaces/${workspace.name}/webhooks`, { url: hooks.url, events: ['file.created', 'file.deleted'], secret: 'a-long-enough-secret' });
+    await s.admin.post(`/admin/v1/workspaces/${workspace.name}/webhooks`, {
+      url: hooks.url,
+      events: ['file.created', 'file.deleted'],
+      secret: 'a-long-enough-secret',
+    });
     const up = await uploadJson(key.key, workspace.name, { name: 'a.txt', content: b64('abc') });
     const api = client(s.url, key.key);
     const del = await api.delete(`${files(workspace.name)}/${up.body.id}`);
@@ -428,7 +481,9 @@ describe('delete', () => {
       return mine.length >= 2 && mine;
     });
     expect(events.map((e) => e.body.event).sort()).toEqual(['file.created', 'file.deleted']);
-    expect(events.find((e) => e.body.event === 'file.deleted')!.body.data).toEqual({ file: { id: up.body.id, name: 'a.txt', mime_type: 'text/plain', size: 3 } });
+    expect(events.find((e) => e.body.event === 'file.deleted')!.body.data).toEqual({
+      file: { id: up.body.id, name: 'a.txt', mime_type: 'text/plain', size: 3 },
+    });
   });
 
   it('keeps content shared with another file, and the prune task removes unreferenced content', async () => {
@@ -464,7 +519,9 @@ describe('usage', () => {
       last = u;
       return u.bandwidth_bytes === expected && u;
     }).catch(async (err) => {
-      const jobs = await s.server.app.db.query(`SELECT name, state, retry_count, output FROM pgboss.job WHERE name = 'usage.record' ORDER BY created_on DESC LIMIT 5`);
+      const jobs = await s.server.app.db.query(
+        `SELECT name, state, retry_count, output FROM pgboss.job WHERE name = 'usage.record' ORDER BY created_on DESC LIMIT 5`,
+      );
       throw new Error(`${err.message}: expected ${expected}, last ${JSON.stringify(last)}; jobs ${JSON.stringify(jobs.rows)}`);
     });
     expect(usage).toEqual({ bandwidth_bytes: expected, storage_bytes: 5 });

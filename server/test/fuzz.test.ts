@@ -49,7 +49,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const statuses = harness ? [...harness.statuses].sort(([a], [b]) => a - b).map(([k, v]) => `${k}: ${v}`).join(', ') : '';
+  const statuses = harness
+    ? [...harness.statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')
+    : '';
   console.log(
     `fuzz: ${harness?.requests ?? 0} requests (+${harness?.setupRequests ?? 0} setup, +${harness?.connectionChecks ?? 0} connection checks) on ${operations.length} operations in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
       `FUZZ_SEED=${settings.seed} FUZZ_RUNS=${settings.runs}; statuses {${statuses}}`,
@@ -63,7 +68,8 @@ afterAll(async () => {
         `process RSS ${mb(rssAtStart)} MB at start, ${mb(r.peakRss)} MB at its peak after such a body, ${mb(process.memoryUsage().rss)} MB at the end; CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );
   }
-  if (settings.report) writeFileSync(settings.report, JSON.stringify({ seed: settings.seed, runs: settings.runs, failures: allFailures }, null, 2));
+  if (settings.report)
+    writeFileSync(settings.report, JSON.stringify({ seed: settings.seed, runs: settings.runs, failures: allFailures }, null, 2));
   await harness?.close();
   await s?.close();
   await receiver?.close();
@@ -81,7 +87,9 @@ describe('fuzz: every operation of the spec, driven by its schemas', () => {
         throw new Error(
           `${failures.length} failing case(s), ${distinct.length} distinct, on ${op.operationId} ` +
             `(FUZZ_SEED=${settings.seed}, operation seed ${seed}; rerun with FUZZ_SEED=${settings.seed} FUZZ_OPS=${op.operationId}):\n\n` +
-            distinct.map(({ failure, count }) => `${formatFailure(failure)}${count > 1 ? `\n  (${count} cases like this one)` : ''}`).join('\n\n'),
+            distinct
+              .map(({ failure, count }) => `${formatFailure(failure)}${count > 1 ? `\n  (${count} cases like this one)` : ''}`)
+              .join('\n\n'),
         );
       }
     },

@@ -15,7 +15,10 @@ const json = { 'Content-Type': 'application/json' };
 const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'];
 const nestedObjects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 const nestedArrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
-const DEPTH_ERROR = { message: 'The body must not be nested more than 32 levels deep.', errors: { body: ['The body must not be nested more than 32 levels deep.'] } };
+const DEPTH_ERROR = {
+  message: 'The body must not be nested more than 32 levels deep.',
+  errors: { body: ['The body must not be nested more than 32 levels deep.'] },
+};
 
 describe('JSON nesting', () => {
   it.each([
@@ -91,14 +94,19 @@ describe('prototype-named strings', () => {
       expect((await s.admin.post(`/admin/v1/workspaces/${ws}/buckets`, { name })).status).toBe(201);
       expect((await s.admin.post(`/admin/v1/workspaces/${ws}/contracts`, { name, schema: { type: 'object' } })).status).toBe(201);
       expect((await s.admin.get(`/admin/v1/workspaces/${ws}/contracts/${name}`)).body.name).toBe(name);
-      expect((await s.admin.get(`/admin/v1/workspaces/${ws}/buckets`)).body.data.map((b: { name: string }) => b.name).sort()).toEqual([name, 'general'].sort());
+      expect((await s.admin.get(`/admin/v1/workspaces/${ws}/buckets`)).body.data.map((b: { name: string }) => b.name).sort()).toEqual(
+        [name, 'general'].sort(),
+      );
     }
     expect((await s.admin.get('/admin/v1/workspaces/constructor')).status).toBe(404);
   });
 
   it('refuses a NUL inside a property name with 422', async () => {
     const { workspace } = await setupWorkspace(s.admin);
-    const res = await s.admin.post(`/admin/v1/workspaces/${workspace.name}/contracts`, undefined, { raw: '{"name":"n","schema":{"a\\u0000b":1}}', headers: json });
+    const res = await s.admin.post(`/admin/v1/workspaces/${workspace.name}/contracts`, undefined, {
+      raw: '{"name":"n","schema":{"a\\u0000b":1}}',
+      headers: json,
+    });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({ 'schema.a\u0000b': ['The schema.a\u0000b field must not contain NUL characters.'] });
   });
@@ -166,10 +174,16 @@ describe('text PostgreSQL cannot store', () => {
   it('refuses unpaired surrogates in bodies, keys and uploads with 422, and in paths with 404', async () => {
     const { workspace, user } = await setupWorkspace(s.admin);
     const ws = workspace.name;
-    const body = await s.admin.post(`/admin/v1/workspaces/${ws}/api-keys`, undefined, { raw: `{"name":"a\\ud800b","user_id":${user.id}}`, headers: json });
+    const body = await s.admin.post(`/admin/v1/workspaces/${ws}/api-keys`, undefined, {
+      raw: `{"name":"a\\ud800b","user_id":${user.id}}`,
+      headers: json,
+    });
     expect(body.status).toBe(422);
     expect(body.body.errors).toEqual({ name: ['The name field must be valid Unicode text (no unpaired surrogates).'] });
-    const key = await s.admin.post(`/admin/v1/workspaces/${ws}/contracts`, undefined, { raw: '{"name":"n","schema":{"\\udc00":1}}', headers: json });
+    const key = await s.admin.post(`/admin/v1/workspaces/${ws}/contracts`, undefined, {
+      raw: '{"name":"n","schema":{"\\udc00":1}}',
+      headers: json,
+    });
     expect(key.status).toBe(422);
     expect(key.body.errors).toEqual({ 'schema.\udc00': ['The schema.\udc00 field must be valid Unicode text (no unpaired surrogates).'] });
     const upload = await s.admin.post(`/admin/v1/workspaces/${ws}/users/${user.id}/files`, undefined, {
@@ -179,7 +193,11 @@ describe('text PostgreSQL cannot store', () => {
     expect(upload.status).toBe(422);
     expect(upload.body.errors).toEqual({ 'file.name': ['The file.name field must be valid Unicode text (no unpaired surrogates).'] });
     expect((await s.admin.get(`/admin/v1/workspaces/${ws}/api-keys`)).body.data).toHaveLength(1);
-    for (const path of [`/admin/v1/workspaces/${ws}/contracts/%ED%A0%80`, `/admin/v1/workspaces/%00/users`, `/admin/v1/workspaces/${ws}/contracts/%FF`]) {
+    for (const path of [
+      `/admin/v1/workspaces/${ws}/contracts/%ED%A0%80`,
+      `/admin/v1/workspaces/%00/users`,
+      `/admin/v1/workspaces/${ws}/contracts/%FF`,
+    ]) {
       const res = await s.admin.get(path);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ message: 'Not Found' });

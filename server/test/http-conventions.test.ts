@@ -38,11 +38,14 @@ describe('errors', () => {
     expect((await s.admin.get('/admin/v1/workspaces/broken')).status).toBe(404);
   });
 
-  it.each(['"just a string"', '42', 'null', 'true'])('answers valid JSON that is not an object, %s, with 422 on body, like an array', async (raw) => {
-    const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw, headers: json });
-    expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual({ body: ['The body field must be an object.'] });
-  });
+  it.each(['"just a string"', '42', 'null', 'true'])(
+    'answers valid JSON that is not an object, %s, with 422 on body, like an array',
+    async (raw) => {
+      const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw, headers: json });
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual({ body: ['The body field must be an object.'] });
+    },
+  );
 
   it('answers a JSON array body with 422 on body', async () => {
     const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw: '[]', headers: json });
@@ -51,13 +54,19 @@ describe('errors', () => {
   });
 
   it('answers another content type with 415', async () => {
-    const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const res = await s.admin.post('/admin/v1/workspaces', undefined, {
+      raw: 'name=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ message: 'Unsupported Media Type: expected application/json.' });
   });
 
   it('accepts application/json with a charset', async () => {
-    const res = await s.admin.post('/admin/v1/workspaces', undefined, { raw: JSON.stringify({ name: 'charset-ws' }), headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const res = await s.admin.post('/admin/v1/workspaces', undefined, {
+      raw: JSON.stringify({ name: 'charset-ws' }),
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     expect(res.status).toBe(201);
   });
 
@@ -73,7 +82,9 @@ describe('errors', () => {
       new Promise<{ status: number; body: any }>((resolve, reject) => {
         const url = new URL(s.url);
         const socket = net.connect(Number(url.port), url.hostname, () =>
-          socket.write(`POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`),
+          socket.write(
+            `POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
+          ),
         );
         let text = '';
         socket.on('data', (chunk) => (text += chunk));
@@ -136,7 +147,11 @@ describe('CORS', () => {
   it('answers a preflight on the public API and exposes the documented headers', async () => {
     const res = await fetch(`${s.url}/api/v1/acme/api-key`, {
       method: 'OPTIONS',
-      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+      headers: {
+        Origin: 'https://app.example.com',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -146,14 +161,23 @@ describe('CORS', () => {
 
   it('marks public responses, errors included, and leaves the management API alone', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { origins: ['https://app.example.com'] });
-    const ok = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, { token: key.key, headers: { Origin: 'https://app.example.com' } });
+    const ok = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, {
+      token: key.key,
+      headers: { Origin: 'https://app.example.com' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
     expect(ok.headers.get('access-control-expose-headers')).toContain('Retry-After');
-    const refused = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, { token: key.key, headers: { Origin: 'https://evil.example.com' } });
+    const refused = await request(s.url, 'GET', `/api/v1/${workspace.name}/api-key`, {
+      token: key.key,
+      headers: { Origin: 'https://evil.example.com' },
+    });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
-    const admin = await request(s.url, 'GET', '/admin/v1/workspaces', { token: 'test-admin-token', headers: { Origin: 'https://app.example.com' } });
+    const admin = await request(s.url, 'GET', '/admin/v1/workspaces', {
+      token: 'test-admin-token',
+      headers: { Origin: 'https://app.example.com' },
+    });
     expect(admin.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
@@ -189,14 +213,33 @@ describe('no 500 on client input, on every operation of the spec', () => {
     ['malformed', '{"a": '],
     ['array', '[1, 2]'],
     ['string', '"x"'],
-    ['wrong types', JSON.stringify({ name: 5, email: [], permissions: 'all', fields: {}, schema: 'x', locales: [1], user_id: 'one', advance_seconds: -1 })],
+    [
+      'wrong types',
+      JSON.stringify({
+        name: 5,
+        email: [],
+        permissions: 'all',
+        fields: {},
+        schema: 'x',
+        locales: [1],
+        user_id: 'one',
+        advance_seconds: -1,
+      }),
+    ],
     ['deep nulls', JSON.stringify({ name: null, fields: [null], schema: null, abilities: [null] })],
     ['unicode junk', JSON.stringify({ name: '\u0000\ud83d', email: 'a@\u0000' })],
   ];
 
   it.each(operations.map((op) => [op.operationId, op] as const))('%s', async (_id, op) => {
     const { workspace, key } = await setupWorkspace(s.admin);
-    const fill: Record<string, string> = { workspace: workspace.name, id: '1', bucket: 'general', type: 'nope', name: 'nope', task: 'nope' };
+    const fill: Record<string, string> = {
+      workspace: workspace.name,
+      id: '1',
+      bucket: 'general',
+      type: 'nope',
+      name: 'nope',
+      task: 'nope',
+    };
     const paths = [op.path.replace(/\{(\w+)\}/g, (_m, p: string) => fill[p] ?? 'x'), op.path.replace(/\{(\w+)\}/g, () => '%00..%2F')];
     const token = op.security === 'apiKey' ? key.key : 'test-admin-token';
     for (const p of paths) {

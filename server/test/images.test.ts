@@ -11,12 +11,16 @@ const ALL = ['create-file', 'view-file', 'delete-file'];
 const pathOf = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
 
 async function jpeg(width = 1200, height = 800): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } }).jpeg().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+    .jpeg()
+    .toBuffer();
 }
 
 async function uploadImage(s: TestServer) {
   const ctx = await setupWorkspace(s.admin, { permissions: ALL });
-  const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'photo.jpg', content: (await jpeg()).toString('base64') } });
+  const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, {
+    file: { name: 'photo.jpg', content: (await jpeg()).toString('base64') },
+  });
   expect(res.status).toBe(201);
   return { ...ctx, file: res.body };
 }
@@ -37,7 +41,9 @@ describe('with the built-in image proxy', () => {
   it('gives images a proxy URL and a temporary image URL', async () => {
     const { file, workspace } = await uploadImage(s);
     expect(file.mime_type).toBe('image/jpeg');
-    expect(file.image_url).toBe(`${s.url}/_image/api/v1/${workspace.name}/files/${file.id}/${file.download_url.split('/').slice(-2).join('/')}/photo.jpg`);
+    expect(file.image_url).toBe(
+      `${s.url}/_image/api/v1/${workspace.name}/files/${file.id}/${file.download_url.split('/').slice(-2).join('/')}/photo.jpg`,
+    );
     expect(file.temporary_image_url).toMatch(new RegExp(`^${s.url}/api/v1/${workspace.name}/files/${file.id}/temporary-image\\?uuid=`));
   });
 
@@ -67,12 +73,15 @@ describe('with the built-in image proxy', () => {
     expect(notEnlarged.width).toBe(1200);
   });
 
-  it.each(['width=0', 'width=4097', 'height=-1', 'fit=stretch', 'format=gif', 'quality=0', 'quality=101', 'width=abc'])('rejects %s with 422', async (q) => {
-    const { file } = await uploadImage(s);
-    const res = await request(s.url, 'GET', `${pathOf(file.image_url)}?${q}`);
-    expect(res.status).toBe(422);
-    expect(Object.keys(res.body.errors)).toEqual([q.split('=')[0]]);
-  });
+  it.each(['width=0', 'width=4097', 'height=-1', 'fit=stretch', 'format=gif', 'quality=0', 'quality=101', 'width=abc'])(
+    'rejects %s with 422',
+    async (q) => {
+      const { file } = await uploadImage(s);
+      const res = await request(s.url, 'GET', `${pathOf(file.image_url)}?${q}`);
+      expect(res.status).toBe(422);
+      expect(Object.keys(res.body.errors)).toEqual([q.split('=')[0]]);
+    },
+  );
 
   it('serves nothing of a deleted file, cached variants included', async () => {
     const { file, key, workspace } = await uploadImage(s);
@@ -99,7 +108,12 @@ describe('with the built-in image proxy', () => {
   it('refuses changed or expired temporary image links with 403 and bad transforms with 422', async () => {
     const { file } = await uploadImage(s);
     const p = pathOf(file.temporary_image_url);
-    for (const bad of [`${p}&x=1`, `${p}&expires_in=60`, p.replace('/temporary-image?', '/temporary?'), p.replace(/signature=[0-9a-f]{2}/, 'signature=zz')]) {
+    for (const bad of [
+      `${p}&x=1`,
+      `${p}&expires_in=60`,
+      p.replace('/temporary-image?', '/temporary?'),
+      p.replace(/signature=[0-9a-f]{2}/, 'signature=zz'),
+    ]) {
       const res = await request(s.url, 'GET', bad);
       expect([bad, res.status]).toEqual([bad, 403]);
     }
@@ -113,7 +127,9 @@ describe('with the built-in image proxy', () => {
 
   it('404s the temporary image of a non-image file', async () => {
     const ctx = await setupWorkspace(s.admin, { permissions: ALL });
-    const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'a.txt', content: Buffer.from('x').toString('base64') } });
+    const res = await client(s.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, {
+      file: { name: 'a.txt', content: Buffer.from('x').toString('base64') },
+    });
     const forged = pathOf(res.body.temporary_url).replace('/temporary?', '/temporary-image?');
     expect((await request(s.url, 'GET', forged)).status).toBe(404);
   });

@@ -51,7 +51,9 @@ async function keptOf(id: string): Promise<{ text: string; deps: string[] }[]> {
 }
 
 async function upload(name: string) {
-  const res = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') } });
+  const res = await w.api.post(`/api/v1/${w.ws}/files`, {
+    file: { name, type: 'text/plain', content: Buffer.from(name).toString('base64') },
+  });
   expect(res.status).toBe(201);
   return res.body;
 }
@@ -60,7 +62,13 @@ beforeAll(async () => {
   s = await startTestServer({ RESPONSE_CACHE_MB: '0' });
   w = await objectsWorkspace(s, { permissions: [...ENTRY_PERMISSIONS, 'create-file', 'view-file', 'delete-file'] });
   for (const body of [
-    { name: 'person', fields: [{ name: 'name', type: 'text', required: true }, { name: 'mentor', type: 'relation', targets: ['person'] }] },
+    {
+      name: 'person',
+      fields: [
+        { name: 'name', type: 'text', required: true },
+        { name: 'mentor', type: 'relation', targets: ['person'] },
+      ],
+    },
     {
       name: 'post',
       fields: [
@@ -108,7 +116,10 @@ describe('kept texts', () => {
     const author = await create('person', { fields: { name: 'Bea', mentor: mentor.id }, status: 'published' });
     const draft = await create('person', { fields: { name: 'Not yet' } });
     const file = await upload('shown.txt');
-    const post = await create('post', { fields: { title: 'Watched', authors: [author.id, draft.id], cover: file.id }, status: 'published' });
+    const post = await create('post', {
+      fields: { title: 'Watched', authors: [author.id, draft.id], cover: file.id },
+      status: 'published',
+    });
     const names = (p: any) => p.fields.authors.map((a: any) => a.name);
     expect(names(await listed(post.id))).toEqual(['Bea']);
     expect(await keptOf(post.id)).toHaveLength(1);
@@ -139,7 +150,8 @@ describe('kept texts', () => {
     for (let i = 0; i < 5; i++) ids.push((await create('post', { fields: { title: `Paged ${i}` }, status: 'published' })).id);
     // All kept, then two changed: the pages find some kept and render the others.
     await listed(ids[0]);
-    for (const i of [1, 3]) expect((await w.api.patch(`${entries()}/${ids[i]}`, { fields: { title: `Paged ${i}, changed` } })).status).toBe(200);
+    for (const i of [1, 3])
+      expect((await w.api.patch(`${entries()}/${ids[i]}`, { fields: { title: `Paged ${i}, changed` } })).status).toBe(200);
     expect(await keptOf(ids[1])).toHaveLength(0);
     expect(await keptOf(ids[2])).toHaveLength(1);
     const page = async (extra: string) => {
@@ -177,7 +189,10 @@ describe('kept texts', () => {
     const post = await create('post', { fields: { title: 'Typed' }, status: 'published' });
     const before = await listed(post.id);
     expect(await keptOf(post.id)).toHaveLength(1);
-    const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, { name: 'later', fields: [{ name: 'x', type: 'text' }] });
+    const res = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, {
+      name: 'later',
+      fields: [{ name: 'x', type: 'text' }],
+    });
     expect(res.status).toBe(201);
     // The workspace's texts were of the earlier definitions.
     expect(await keptOf(post.id)).toHaveLength(0);
@@ -215,8 +230,14 @@ describe('kept texts', () => {
       // As a keeper does: the workspace's lock exclusively, then a text written from what it read.
       await keeper.query('BEGIN');
       const { rows } = await keeper.query('SELECT e.id, e.workspace_id FROM entries e WHERE e.entry_id = $1', [post.id]);
-      expect((await keeper.query('SELECT pg_try_advisory_xact_lock(280001, $1) AS taken', [rows[0].workspace_id])).rows).toEqual([{ taken: true }]);
-      await keeper.query(`INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps) VALUES ($1, 'held', $2, '{}', $3)`, [rows[0].id, rows[0].workspace_id, [post.id, author.id]]);
+      expect((await keeper.query('SELECT pg_try_advisory_xact_lock(280001, $1) AS taken', [rows[0].workspace_id])).rows).toEqual([
+        { taken: true },
+      ]);
+      await keeper.query(`INSERT INTO entry_texts (entry_pk, variant, workspace_id, text, deps) VALUES ($1, 'held', $2, '{}', $3)`, [
+        rows[0].id,
+        rows[0].workspace_id,
+        [post.id, author.id],
+      ]);
       let changed = false;
       const change = w.api.patch(`${entries()}/${author.id}`, { fields: { name: 'Held no more' } }).then((res) => ((changed = true), res));
       // The change waits for the keeper (its trigger's lock) ...
@@ -238,7 +259,14 @@ describe('KEEP_RENDERED_ENTRIES=false', () => {
     try {
       expect(off.server.app.keeper).toBeUndefined();
       const ws = await objectsWorkspace(off);
-      expect((await off.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'text', type: 'text' }] })).status).toBe(201);
+      expect(
+        (
+          await off.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, {
+            name: 'note',
+            fields: [{ name: 'text', type: 'text' }],
+          })
+        ).status,
+      ).toBe(201);
       const list = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=note`;
       expect((await ws.api.post(list, { fields: { text: 'Unkept' }, status: 'published' })).status).toBe(201);
       const res = await ws.api.get(`${list}&per_page=10`);
@@ -256,32 +284,69 @@ describe('its bounds', () => {
     const small = await startTestServer({ RESPONSE_CACHE_MB: '0', KEPT_TEXTS_MB: '1', DELIVERY_ANSWER_MB: '1' });
     try {
       const ws = await objectsWorkspace(small);
-      expect((await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'text', type: 'text' }, { name: 'more', type: 'text' }] })).status).toBe(201);
+      expect(
+        (
+          await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, {
+            name: 'note',
+            fields: [
+              { name: 'text', type: 'text' },
+              { name: 'more', type: 'text' },
+            ],
+          })
+        ).status,
+      ).toBe(201);
       const list = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=note`;
       const ids: string[] = [];
       for (let i = 0; i < 24; i++) {
-        const res = await ws.api.post(list, { fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000) }, status: 'published' });
+        const res = await ws.api.post(list, {
+          fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000) },
+          status: 'published',
+        });
         expect(res.status).toBe(201);
         ids.push(res.body.id);
       }
       const kept = async () =>
-        (await small.server.app.db.query<{ entry_id: string; bytes: number }>('SELECT e.entry_id, k.bytes FROM entry_texts k JOIN entries e ON e.id = k.entry_pk ORDER BY k.kept')).rows;
+        (
+          await small.server.app.db.query<{ entry_id: string; bytes: number }>(
+            'SELECT e.entry_id, k.bytes FROM entry_texts k JOIN entries e ON e.id = k.entry_pk ORDER BY k.kept',
+          )
+        ).rows;
       // 15 entries of 100 KB: over the answer's 1 MB, refused, and nothing kept of it; its
       // rendering stopped once past the budget: the bytes it wrote are the budget's and one text
       // more (about 100 KB), not the 15 texts' 1.5 MB. Both forms (render.ts): notes are rendered
       // nested, chains (a multiple relation to their own type) breadth first.
-      expect((await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, { name: 'chain', fields: [{ name: 'text', type: 'text' }, { name: 'more', type: 'text' }, { name: 'next', type: 'relation', targets: ['chain'], multiple: true }] })).status).toBe(201);
+      expect(
+        (
+          await small.admin.post(`/admin/v1/workspaces/${ws.ws}/buckets/general/content-types`, {
+            name: 'chain',
+            fields: [
+              { name: 'text', type: 'text' },
+              { name: 'more', type: 'text' },
+              { name: 'next', type: 'relation', targets: ['chain'], multiple: true },
+            ],
+          })
+        ).status,
+      ).toBe(201);
       const chains = `/api/v1/${ws.ws}/entries?contentBucket=general&contentType=chain`;
       const end = await ws.api.post(chains, { fields: { text: 'end' }, status: 'published' });
       for (let i = 0; i < 15; i++) {
-        const res = await ws.api.post(chains, { fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000), next: [end.body.id] }, status: 'published' });
+        const res = await ws.api.post(chains, {
+          fields: { text: `${i} `.padEnd(50_000, 'x'), more: 'y'.repeat(50_000), next: [end.body.id] },
+          status: 'published',
+        });
         expect(res.status).toBe(201);
       }
       const db = small.server.app.db;
-      for (const [path, form] of [[list, 'nested'], [chains, 'tree']] as const) {
+      for (const [path, form] of [
+        [list, 'nested'],
+        [chains, 'tree'],
+      ] as const) {
         const original = db.query;
         const statements: { text: string; values?: unknown[] }[] = [];
-        db.query = ((text: string, values?: unknown[], prepare?: never) => (statements.push({ text, values }), original.call(db, text, values, prepare))) as typeof db.query;
+        db.query = ((text: string, values?: unknown[], prepare?: never) => (
+          statements.push({ text, values }),
+          original.call(db, text, values, prepare)
+        )) as typeof db.query;
         let refused: TestResponse;
         try {
           refused = await ws.api.get(`${path}&per_page=15`);
@@ -311,7 +376,12 @@ describe('its bounds', () => {
         expect(now.reduce((n, k) => n + k.bytes, 0)).toBeLessThanOrEqual(1024 * 1024);
         // This page's texts are the newest kept.
         const shown = (res.body as { data: { id: string }[] }).data.map((e) => e.id);
-        expect(now.slice(-shown.length).map((k) => k.entry_id).sort()).toEqual([...shown].sort());
+        expect(
+          now
+            .slice(-shown.length)
+            .map((k) => k.entry_id)
+            .sort(),
+        ).toEqual([...shown].sort());
         const next = (res.body as { next_page_url: string | null }).next_page_url;
         url = next && new URL(next).pathname + new URL(next).search;
       }

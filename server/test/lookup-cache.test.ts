@@ -91,7 +91,7 @@ describe('LookupCache', () => {
     expect(await cache.get('k', async () => 'new')).toBe('new');
   });
 
-  it('drops only the changed workspace\'s entries (and those of no workspace) on a notification naming it', async () => {
+  it("drops only the changed workspace's entries (and those of no workspace) on a notification naming it", async () => {
     const { db, hooks } = channel();
     const cache = new LookupCache<string>(100, 60_000, { weigh: (v) => v.length, max: 100 });
     cache.listen(db, 'some_channel');

@@ -9,7 +9,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-
 describe('authentication of the management API', () => {
   it.each([
     ['no header', undefined],
@@ -123,7 +122,10 @@ describe('workspaces', () => {
 describe('creators', () => {
   it('creates, lists and updates creators', async () => {
     const ws = await createWorkspace(s.admin);
-    const created = await s.admin.post(`/admin/v1/workspaces/${ws.name}/users`, { email: 'ed@example.com', permissions: ['view-file', 'create-file'] });
+    const created = await s.admin.post(`/admin/v1/workspaces/${ws.name}/users`, {
+      email: 'ed@example.com',
+      permissions: ['view-file', 'create-file'],
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ id: expect.any(Number), email: 'ed@example.com', permissions: ['view-file', 'create-file'] });
     const updated = await s.admin.patch(`/admin/v1/workspaces/${ws.name}/users/${created.body.id}`, { permissions: ['delete-file'] });
@@ -266,7 +268,15 @@ describe('content types', () => {
       ],
     });
     expect(res.status).toBe(201);
-    const field = (o: object) => ({ format: null, multiple: false, required: false, unique: false, targets: [], cascade_on_delete: false, ...o });
+    const field = (o: object) => ({
+      format: null,
+      multiple: false,
+      required: false,
+      unique: false,
+      targets: [],
+      cascade_on_delete: false,
+      ...o,
+    });
     expect(res.body).toEqual({
       id: expect.any(Number),
       name: 'post',
@@ -292,7 +302,14 @@ describe('content types', () => {
 
   it('honours name_field and allows a type without text fields', async () => {
     const ws = await createWorkspace(s.admin);
-    const a = await s.admin.post(path(ws.name), { name: 'a', name_field: 'b', fields: [{ name: 'x', type: 'text' }, { name: 'b', type: 'text' }] });
+    const a = await s.admin.post(path(ws.name), {
+      name: 'a',
+      name_field: 'b',
+      fields: [
+        { name: 'x', type: 'text' },
+        { name: 'b', type: 'text' },
+      ],
+    });
     expect(a.body.name_field).toBe('b');
     const n = await s.admin.post(path(ws.name), { name: 'n', fields: [{ name: 'count', type: 'number' }] });
     expect(n.status).toBe(201);
@@ -300,7 +317,13 @@ describe('content types', () => {
   });
 
   it.each([
-    [[{ name: 'a', type: 'text' }, { name: 'a', type: 'number' }], 'fields.1.name'],
+    [
+      [
+        { name: 'a', type: 'text' },
+        { name: 'a', type: 'number' },
+      ],
+      'fields.1.name',
+    ],
     [[{ name: 'a', type: 'text', format: 'date' }], 'fields.0.format'],
     [[{ name: 'a', type: 'date', format: 'week' }], 'fields.0.format'],
     [[{ name: 'a', type: 'relation' }], 'fields.0.targets'],
@@ -402,7 +425,9 @@ describe('contracts', () => {
     // A trigger that skips the update stands for the other request's delete landing in between.
     const db = s.server.app.db;
     await db.query(`CREATE FUNCTION test_skip_contract() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
-    await db.query(`CREATE TRIGGER test_vanishing BEFORE UPDATE ON contracts FOR EACH ROW WHEN (OLD.id = ${Number(created.id)}) EXECUTE FUNCTION test_skip_contract()`);
+    await db.query(
+      `CREATE TRIGGER test_vanishing BEFORE UPDATE ON contracts FOR EACH ROW WHEN (OLD.id = ${Number(created.id)}) EXECUTE FUNCTION test_skip_contract()`,
+    );
     try {
       const res = await s.admin.put(`${path(ws.name)}/vanishing`, { name: 'renamed', schema: { type: 'object' } });
       expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
@@ -428,7 +453,10 @@ describe('tasks', () => {
     // The server's own hourly run of the task could take the expired counter first (processed 0).
     await s.server.app.scheduler.stop();
     const db = s.server.app.db;
-    await db.query(`INSERT INTO rate_limits (key, points, expire) VALUES ('t:old', 3, $1), ('t:live', 1, $2)`, [Date.now() - 1000, Date.now() + 60_000]);
+    await db.query(`INSERT INTO rate_limits (key, points, expire) VALUES ('t:old', 3, $1), ('t:live', 1, $2)`, [
+      Date.now() - 1000,
+      Date.now() + 60_000,
+    ]);
     const res = await s.admin.post('/admin/v1/tasks/rate-limits:prune');
     expect(res.body.processed).toBeGreaterThanOrEqual(1);
     const left = await db.query<{ key: string }>(`SELECT key FROM rate_limits WHERE key LIKE 't:%'`);

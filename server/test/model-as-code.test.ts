@@ -38,7 +38,8 @@ async function planAndApply(ws: string, model: any, allowDestructive = false) {
   return applied.body;
 }
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
-const typeIn = (model: any, bucket: string, type: string) => model.buckets.find((b: any) => b.name === bucket).content_types.find((t: any) => t.name === type);
+const typeIn = (model: any, bucket: string, type: string) =>
+  model.buckets.find((b: any) => b.name === bucket).content_types.find((t: any) => t.name === type);
 const summaries = (changes: any[]) => changes.map((c) => `${c.kind} ${c.action} ${c.target}${c.destructive ? ' !' : ''} ${c.entries}`);
 
 /** A site: authors and articles in general, posts in a blog bucket, a contract, a webhook and a pipeline. */
@@ -57,14 +58,25 @@ async function site() {
   });
   expect((await s.admin.post(`${base(w.ws)}/buckets`, { name: 'blog' })).status).toBe(201);
   await createContentType(s, w.ws, 'blog', { name: 'post', fields: [{ name: 'headline', type: 'text' }] });
-  expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'page', schema: { type: 'object', required: ['title'] }, prefix: 'pages' })).status).toBe(201);
-  expect((await s.admin.post(`${base(w.ws)}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['entry.created'], secret: 'first-secret' })).status).toBe(201);
+  expect(
+    (await s.admin.post(`${base(w.ws)}/contracts`, { name: 'page', schema: { type: 'object', required: ['title'] }, prefix: 'pages' }))
+      .status,
+  ).toBe(201);
+  expect(
+    (await s.admin.post(`${base(w.ws)}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['entry.created'], secret: 'first-secret' }))
+      .status,
+  ).toBe(201);
   const pipeline = { name: 'touch', steps: [{ id: 'read', type: 'entries.query', with: { bucket: 'general', type: 'article' } }] };
   expect((await s.admin.post(`${base(w.ws)}/pipelines`, pipeline)).status).toBe(201);
   const ann = await createEntry(w, 'author', { fields: { name: 'Ann' }, status: 'published' });
   const articles = [];
   for (let i = 0; i < 3; i++) {
-    articles.push(await createEntry(w, 'article', { fields: { title: `T${i}`, body: i < 2 ? `B${i}` : null, views: i, author: ann.id }, status: 'published' }));
+    articles.push(
+      await createEntry(w, 'article', {
+        fields: { title: `T${i}`, body: i < 2 ? `B${i}` : null, views: i, author: ann.id },
+        status: 'published',
+      }),
+    );
   }
   await createEntry(w, 'post', { fields: { headline: 'Hello' }, status: 'published' }, '', 'blog');
   await createObject(w, { ref: 'pages/home', data: { title: 'Home' } });
@@ -86,17 +98,41 @@ describe('GET .../model', () => {
         { name: 'title', key: 'title', type: 'text', multiple: false, required: true, unique: false, cascade_on_delete: false },
         { name: 'body', key: 'body', type: 'text', multiple: false, required: false, unique: false, cascade_on_delete: false },
         { name: 'views', key: 'views', type: 'number', multiple: false, required: false, unique: false, cascade_on_delete: false },
-        { name: 'published_on', key: 'published_on', type: 'date', format: 'date', multiple: false, required: false, unique: false, cascade_on_delete: false },
-        { name: 'author', key: 'author', type: 'relation', multiple: false, required: false, unique: false, targets: ['author'], cascade_on_delete: false },
+        {
+          name: 'published_on',
+          key: 'published_on',
+          type: 'date',
+          format: 'date',
+          multiple: false,
+          required: false,
+          unique: false,
+          cascade_on_delete: false,
+        },
+        {
+          name: 'author',
+          key: 'author',
+          type: 'relation',
+          multiple: false,
+          required: false,
+          unique: false,
+          targets: ['author'],
+          cascade_on_delete: false,
+        },
       ],
     });
     expect(model.buckets[1].content_types.map((t: any) => t.name)).toEqual(['article', 'author']);
-    expect(model.contracts).toEqual([{ name: 'page', schema: { type: 'object', required: ['title'] }, mode: 'enforce', bucket: null, prefix: 'pages' }]);
+    expect(model.contracts).toEqual([
+      { name: 'page', schema: { type: 'object', required: ['title'] }, mode: 'enforce', bucket: null, prefix: 'pages' },
+    ]);
     expect(model.webhooks).toEqual([{ url: 'http://127.0.0.1:9/hook', events: ['entry.created'] }]);
-    expect(model.pipelines).toEqual([{ name: 'touch', description: null, steps: [{ id: 'read', type: 'entries.query', with: { bucket: 'general', type: 'article' } }] }]);
+    expect(model.pipelines).toEqual([
+      { name: 'touch', description: null, steps: [{ id: 'read', type: 'entries.query', with: { bucket: 'general', type: 'article' } }] },
+    ]);
     // The same model, the same bytes; a change, another version.
     expect(await getModel(w.ws)).toEqual(model);
-    expect((await s.admin.patch(`${base(w.ws)}/buckets/general/content-types/author`, { rename_fields: { name: 'full_name' } })).status).toBe(200);
+    expect(
+      (await s.admin.patch(`${base(w.ws)}/buckets/general/content-types/author`, { rename_fields: { name: 'full_name' } })).status,
+    ).toBe(200);
     const changed = await getModel(w.ws);
     expect(changed.version).not.toBe(model.version);
     expect(typeIn(changed, 'general', 'author').fields[0]).toMatchObject({ name: 'full_name', key: 'name' });
@@ -106,7 +142,14 @@ describe('GET .../model', () => {
     expect((await s.admin.get('/admin/v1/workspaces/no-such-workspace/model')).body).toEqual({ message: 'Not Found' });
     const res = await client(s.url).get('/admin/v1/workspaces/whatever/model');
     expect(res.status).toBe(403);
-    expect((await s.admin.post('/admin/v1/workspaces/no-such-workspace/model/plan', { locales: [], buckets: [{ name: 'general', content_types: [] }] })).status).toBe(404);
+    expect(
+      (
+        await s.admin.post('/admin/v1/workspaces/no-such-workspace/model/plan', {
+          locales: [],
+          buckets: [{ name: 'general', content_types: [] }],
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -128,7 +171,9 @@ describe('plan and apply', () => {
     const target = (await s.admin.post('/admin/v1/workspaces', { name: `copy-${w.ws}`.slice(0, 60) })).body.name as string;
     const refused = await plan(target, model);
     expect(refused.status).toBe(422);
-    expect(refused.body.errors).toEqual({ 'webhooks.0.secret': ['The webhooks.0.secret field is required for a webhook the workspace does not have.'] });
+    expect(refused.body.errors).toEqual({
+      'webhooks.0.secret': ['The webhooks.0.secret field is required for a webhook the workspace does not have.'],
+    });
     const withSecret = clone(model);
     withSecret.webhooks[0].secret = 'copied-secret';
     const applied = await planAndApply(target, withSecret);
@@ -147,9 +192,13 @@ describe('plan and apply', () => {
     expect({ ...copied, workspace: w.ws }).toEqual(model);
     expect(applied.version).toBe(model.version);
     // The copy works: its types take entries, its relations resolve.
-    const user = (await s.admin.post(`${base(target)}/users`, { email: 'x@example.com', permissions: ['create-entry', 'view-entry', 'list-entries'] })).body.id;
+    const user = (
+      await s.admin.post(`${base(target)}/users`, { email: 'x@example.com', permissions: ['create-entry', 'view-entry', 'list-entries'] })
+    ).body.id;
     const key = (await s.admin.post(`${base(target)}/api-keys`, { name: 'k', user_id: user, abilities: ['*'] })).body.key;
-    const created = await client(s.url, key).post(`/api/v1/${target}/entries?contentBucket=general&contentType=author`, { fields: { name: 'Zed' } });
+    const created = await client(s.url, key).post(`/api/v1/${target}/entries?contentBucket=general&contentType=author`, {
+      fields: { name: 'Zed' },
+    });
     expect(created.status).toBe(201);
   });
 
@@ -201,7 +250,13 @@ describe('plan and apply', () => {
     ];
     edited.buckets = edited.buckets.filter((b: any) => b.name !== 'blog');
     const general = edited.buckets.find((b: any) => b.name === 'general');
-    general.content_types.push({ name: 'tag', fields: [{ name: 'label', type: 'text', unique: true }, { name: 'parent', type: 'relation', targets: ['tag'] }] });
+    general.content_types.push({
+      name: 'tag',
+      fields: [
+        { name: 'label', type: 'text', unique: true },
+        { name: 'parent', type: 'relation', targets: ['tag'] },
+      ],
+    });
     const planned = await plan(w.ws, edited);
     expect(planned.status).toBe(200);
     expect(planned.body.destructive).toBe(true);
@@ -213,8 +268,12 @@ describe('plan and apply', () => {
       'field delete general/article.body ! 2',
       'bucket delete blog ! 1',
     ]);
-    expect(planned.body.changes[1].summary).toBe('Replace field general/article.views with another of that name (number/false → text/false): the values of 3 entries are removed.');
-    expect(planned.body.changes[2].summary).toBe('Change field general/article.published_on: indexed: null → false (0 entries hold a value).');
+    expect(planned.body.changes[1].summary).toBe(
+      'Replace field general/article.views with another of that name (number/false → text/false): the values of 3 entries are removed.',
+    );
+    expect(planned.body.changes[2].summary).toBe(
+      'Change field general/article.published_on: indexed: null → false (0 entries hold a value).',
+    );
     // Not asked: refused, nothing changed.
     const refused = await apply(w.ws, { version: planned.body.version, model: edited });
     expect(refused.status).toBe(422);
@@ -236,7 +295,13 @@ describe('plan and apply', () => {
     ]);
     expect(after.buckets.map((b: any) => b.name)).toEqual(['general']);
     const read = await readEntry(w, articles[0].id);
-    expect(read.fields).toEqual({ title: 'T0', views: null, published_on: null, author: expect.objectContaining({ id: ann.id }), summary: null });
+    expect(read.fields).toEqual({
+      title: 'T0',
+      views: null,
+      published_on: null,
+      author: expect.objectContaining({ id: ann.id }),
+      summary: null,
+    });
     // The new types work, relations to themselves included; the new text field sorts.
     const root = await createEntry(w, 'tag', { fields: { label: 'root' } });
     expect((await w.api.post(w.typed('tag'), { fields: { label: 'child', parent: root.id } })).status).toBe(201);
@@ -254,7 +319,16 @@ describe('plan and apply', () => {
     const edited = clone(model);
     typeIn(edited, 'general', 'author').fields.push({ name: 'bio', type: 'text' });
     const planned = await plan(w.ws, edited);
-    expect((await s.admin.patch(`${base(w.ws)}/buckets/general/content-types/author`, { fields: [{ name: 'name', type: 'text', required: true }, { name: 'site', type: 'text' }] })).status).toBe(200);
+    expect(
+      (
+        await s.admin.patch(`${base(w.ws)}/buckets/general/content-types/author`, {
+          fields: [
+            { name: 'name', type: 'text', required: true },
+            { name: 'site', type: 'text' },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const now = (await getModel(w.ws)).version;
     const stale = await apply(w.ws, { version: planned.body.version, model: edited });
     expect(stale.status).toBe(409);
@@ -284,7 +358,10 @@ describe('plan and apply', () => {
     const bad = clone(model);
     bad.buckets = bad.buckets.filter((b: any) => b.name !== 'general');
     bad.buckets[0].content_types.push({ name: 'post', fields: [] });
-    bad.buckets[0].content_types[0].fields.push({ name: 'link', type: 'relation', targets: ['article'] }, { name: 'again', key: 'headline', type: 'text' });
+    bad.buckets[0].content_types[0].fields.push(
+      { name: 'link', type: 'relation', targets: ['article'] },
+      { name: 'again', key: 'headline', type: 'text' },
+    );
     bad.contracts[0].bucket = 'nowhere';
     bad.pipelines.push({ name: 'touch', steps: [{ id: 'x', type: 'entries.query', with: { bucket: 'general', type: 'article' } }] });
     const res = await plan(w.ws, bad);
@@ -298,7 +375,14 @@ describe('plan and apply', () => {
       'pipelines.1.name': ['The pipeline touch is listed more than once.'],
     });
     // The schema's own rules: a 422 from request validation.
-    expect((await plan(w.ws, { locales: [], buckets: [{ name: 'general', content_types: [{ name: 'x', fields: [{ name: 'a', type: 'color' }] }] }] })).status).toBe(422);
+    expect(
+      (
+        await plan(w.ws, {
+          locales: [],
+          buckets: [{ name: 'general', content_types: [{ name: 'x', fields: [{ name: 'a', type: 'color' }] }] }],
+        })
+      ).status,
+    ).toBe(422);
     expect((await getModel(w.ws)).version).toBe(model.version);
   });
 
@@ -309,7 +393,10 @@ describe('plan and apply', () => {
     edited.locales = ['en-US', 'de-DE', 'it-IT'];
     edited.contracts[0].mode = 'report';
     edited.contracts.push({ name: 'post', schema: { type: 'object' }, bucket: 'blog' });
-    edited.webhooks = [{ url: 'http://127.0.0.1:9/hook', events: ['entry.created', 'entry.deleted'] }, { url: 'http://127.0.0.1:9/other', events: ['*'], secret: 'other-secret' }];
+    edited.webhooks = [
+      { url: 'http://127.0.0.1:9/hook', events: ['entry.created', 'entry.deleted'] },
+      { url: 'http://127.0.0.1:9/other', events: ['*'], secret: 'other-secret' },
+    ];
     edited.pipelines = [];
     const applied = await planAndApply(w.ws, edited, true);
     expect(summaries(applied.changes)).toEqual([
@@ -341,7 +428,9 @@ describe('plan and apply', () => {
 describe('steps that depend on one another', () => {
   it('deletes types that refer to one another together, and moves a contract off a bucket it deletes', async () => {
     const { w } = await site();
-    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
+    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(
+      201,
+    );
     expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'moved', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
     const model = await getModel(w.ws);
     const edited = clone(model);
@@ -363,9 +452,11 @@ describe('steps that depend on one another', () => {
     expect(after.buckets).toEqual([{ name: 'general', content_types: [] }]);
   });
 
-  it("says so when a bucket it deletes takes contracts the snapshot leaves out", async () => {
+  it('says so when a bucket it deletes takes contracts the snapshot leaves out', async () => {
     const { w } = await site();
-    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(201);
+    expect((await s.admin.post(`${base(w.ws)}/contracts`, { name: 'blogged', schema: { type: 'object' }, bucket: 'blog' })).status).toBe(
+      201,
+    );
     const { contracts: _c, ...model } = await getModel(w.ws);
     model.buckets = model.buckets.filter((b: any) => b.name !== 'blog');
     const applied = await planAndApply(w.ws, model, true);
@@ -377,8 +468,18 @@ describe('steps that depend on one another', () => {
     const { w } = await site();
     const model = await getModel(w.ws);
     const edited = clone(model);
-    edited.buckets[0].content_types.push({ name: 'fresh', fields: [{ name: 'a', key: 'b', type: 'text' }, { name: 'b', type: 'text' }] });
-    typeIn(edited, 'general', 'author').fields.push({ name: 'b', type: 'text' }, { name: 'a', key: 'b', type: 'text' }, { name: 'c', key: 'name', type: 'text' });
+    edited.buckets[0].content_types.push({
+      name: 'fresh',
+      fields: [
+        { name: 'a', key: 'b', type: 'text' },
+        { name: 'b', type: 'text' },
+      ],
+    });
+    typeIn(edited, 'general', 'author').fields.push(
+      { name: 'b', type: 'text' },
+      { name: 'a', key: 'b', type: 'text' },
+      { name: 'c', key: 'name', type: 'text' },
+    );
     const res = await plan(w.ws, edited);
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({
@@ -402,9 +503,14 @@ describe('the CLI (npx @workspace-api/sdk model pull, plan, apply)', () => {
   const cli = path.join(__dirname, '../../sdk/dist/cli.js');
   const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      execFile(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', WORKSPACE_API_ADMIN_TOKEN: ADMIN_TOKEN }, timeout: 60_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [cli, ...args],
+        { env: { PATH: process.env.PATH ?? '', WORKSPACE_API_ADMIN_TOKEN: ADMIN_TOKEN }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        },
+      );
     });
 
   it('pulls the snapshot, plans an edit of it, applies it (destructive only when asked) and rewrites the types', async () => {
@@ -460,7 +566,9 @@ describe('the CLI (npx @workspace-api/sdk model pull, plan, apply)', () => {
     writeFileSync(file, JSON.stringify(edited));
     const invalid = await run(['model', 'plan', ...conn, '--file', file]);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^error: planning the model failed: the server answered 422 \(.*\)\n {2}buckets\.0\.content_types\.0\.fields\.3\.required: Entries of the type without a value for it in a document: 3 /);
+    expect(invalid.stderr).toMatch(
+      /^error: planning the model failed: the server answered 422 \(.*\)\n {2}buckets\.0\.content_types\.0\.fields\.3\.required: Entries of the type without a value for it in a document: 3 /,
+    );
     // Wrong invocations: exit 2 with the usage.
     const usage = await run(['model', 'plan', ...conn]);
     expect(usage.code).toBe(2);

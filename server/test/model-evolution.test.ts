@@ -31,16 +31,24 @@ const ids: Record<string, string[]> = { author: [], post: [], tag: [] };
 async function reads(server: TestServer): Promise<[string, number, unknown][]> {
   const api = client(server.url, w.key);
   const out: [string, number, unknown][] = [];
-  const types = (await server.admin.get(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`)).body.data as { name: string; fields: { name: string }[] }[];
+  const types = (await server.admin.get(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`)).body.data as {
+    name: string;
+    fields: { name: string }[];
+  }[];
   const paths: string[] = [];
-  for (const list of Object.values(ids)) for (const id of list) paths.push(w.entry(id), w.entry(id, '?locale=de-DE'), w.entry(id, '?locale=*'));
+  for (const list of Object.values(ids))
+    for (const id of list) paths.push(w.entry(id), w.entry(id, '?locale=de-DE'), w.entry(id, '?locale=*'));
   for (const t of types) paths.push(w.typed(t.name), w.typed(t.name, '&locale=de-DE'), w.typedV2(t.name, '&view=full'));
   for (const path of paths) {
     const res = await api.get(path);
     out.push([path, res.status, res.body]);
   }
   for (const t of types) {
-    const res = await api.post(queryPath(w.ws), { type: t.name, fields: ['@id', ...t.fields.map((f) => f.name)], sort: [{ field: '@id', direction: 'asc' }] });
+    const res = await api.post(queryPath(w.ws), {
+      type: t.name,
+      fields: ['@id', ...t.fields.map((f) => f.name)],
+      sort: [{ field: '@id', direction: 'asc' }],
+    });
     out.push([`query ${t.name}`, res.status, res.body]);
   }
   return out;
@@ -86,10 +94,21 @@ it('answers as a fresh server after each of five changes of the model, with writ
   const write = async (n: number) => {
     const author = await createEntry(w, 'author', { fields: { name: `Author ${n}` }, status: 'published' });
     ids.author.push(author.id);
-    const tag = (await s.admin.get(typePath('tag'))).status === 200 ? await createEntry(w, 'tag', { fields: { label: `tag ${n}` }, status: 'published' }) : undefined;
+    const tag =
+      (await s.admin.get(typePath('tag'))).status === 200
+        ? await createEntry(w, 'tag', { fields: { label: `tag ${n}` }, status: 'published' })
+        : undefined;
     if (tag) ids.tag.push(tag.id);
     const fields = (await s.admin.get(typePath('post'))).body.fields.map((f: { name: string }) => f.name) as string[];
-    const values: Record<string, unknown> = { title: `Post ${n}`, body: `Body ${n}`, content: `Content ${n}`, legacy: n, author: author.id, tags: tag ? [tag.id] : [], summary: `Summary ${n}` };
+    const values: Record<string, unknown> = {
+      title: `Post ${n}`,
+      body: `Body ${n}`,
+      content: `Content ${n}`,
+      legacy: n,
+      author: author.id,
+      tags: tag ? [tag.id] : [],
+      summary: `Summary ${n}`,
+    };
     const post = await createEntry(w, 'post', { fields: Object.fromEntries(fields.map((f) => [f, values[f]])), status: 'published' });
     await updateEntry(w, post.id, { fields: { title: `Beitrag ${n}` } }, '?locale=de-DE');
     ids.post.push(post.id);
@@ -99,7 +118,10 @@ it('answers as a fresh server after each of five changes of the model, with writ
   await expectFresh('day 0');
 
   // Day 1: a summary field; the posts get one.
-  const day1 = (await s.admin.get(typePath('post'))).body.fields.map(({ format, targets, ...f }: Record<string, unknown>) => ({ ...f, ...(f.type === 'relation' ? { targets } : {}) }));
+  const day1 = (await s.admin.get(typePath('post'))).body.fields.map(({ format, targets, ...f }: Record<string, unknown>) => ({
+    ...f,
+    ...(f.type === 'relation' ? { targets } : {}),
+  }));
   expect((await s.admin.patch(typePath('post'), { fields: [...day1, { name: 'summary', type: 'text' }] })).status).toBe(200);
   await updateEntry(w, ids.post[0], { fields: { summary: 'First' } });
   await write(3);
@@ -119,7 +141,16 @@ it('answers as a fresh server after each of five changes of the model, with writ
   await expectFresh('day 3, cleaned');
 
   // Day 4: authors get a bio, posts are named by their content.
-  expect((await s.admin.patch(typePath('author'), { fields: [{ name: 'name', type: 'text', required: true }, { name: 'bio', type: 'text' }] })).status).toBe(200);
+  expect(
+    (
+      await s.admin.patch(typePath('author'), {
+        fields: [
+          { name: 'name', type: 'text', required: true },
+          { name: 'bio', type: 'text' },
+        ],
+      })
+    ).status,
+  ).toBe(200);
   await updateEntry(w, ids.author[0], { fields: { bio: 'Writes.' } });
   expect((await s.admin.patch(typePath('post'), { name_field: 'content' })).status).toBe(200);
   await expectFresh('day 4');

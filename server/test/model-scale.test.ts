@@ -49,7 +49,12 @@ function values(n: number, refs: { small: string[]; wide?: string; file: number 
         out[f.name] = (n + i) % 2 === 0;
         break;
       case 'date':
-        out[f.name] = k.format === 'datetime' ? `2024-0${1 + (n % 9)}-1${i % 10}T10:00:00Z` : k.format === 'time' ? `1${i % 10}:30` : `2024-0${1 + (n % 9)}-1${i % 10}`;
+        out[f.name] =
+          k.format === 'datetime'
+            ? `2024-0${1 + (n % 9)}-1${i % 10}T10:00:00Z`
+            : k.format === 'time'
+              ? `1${i % 10}:30`
+              : `2024-0${1 + (n % 9)}-1${i % 10}`;
         break;
       case 'json':
         out[f.name] = { n, i, nested: { list: [1, 2, 3] } };
@@ -73,14 +78,25 @@ let wide: { id: string }[];
 beforeAll(async () => {
   s = await startTestServer();
   w = await entriesWorkspace(s);
-  await inParallel(SMALL, 8, (name) => createContentType(s, w.ws, 'general', { name, fields: [{ name: 'title', type: 'text' }, { name: 'back', type: 'relation', targets: [name] }] }));
+  await inParallel(SMALL, 8, (name) =>
+    createContentType(s, w.ws, 'general', {
+      name,
+      fields: [
+        { name: 'title', type: 'text' },
+        { name: 'back', type: 'relation', targets: [name] },
+      ],
+    }),
+  );
   const created = await createContentType(s, w.ws, 'general', { name: 'wide', fields: FIELDS });
   expect(created.fields).toHaveLength(200);
-  small = (await inParallel(SMALL.slice(0, 5), 5, (name) => createEntry(w, name, { fields: { title: `${name} entry` }, status: 'published' }))).map((e) => e.id);
+  small = (
+    await inParallel(SMALL.slice(0, 5), 5, (name) => createEntry(w, name, { fields: { title: `${name} entry` }, status: 'published' }))
+  ).map((e) => e.id);
   file = (await uploadFile(w.api, w.ws)).id;
   const first = await createEntry(w, 'wide', { fields: values(1, { small, file }), status: 'published' });
   wide = [first];
-  for (let n = 2; n <= 4; n++) wide.push(await createEntry(w, 'wide', { fields: values(n, { small, wide: first.id, file }), status: 'published' }));
+  for (let n = 2; n <= 4; n++)
+    wide.push(await createEntry(w, 'wide', { fields: values(n, { small, wide: first.id, file }), status: 'published' }));
   // Every locale has its values.
   for (const locale of ['de-DE', 'fr-FR']) {
     const res = await w.api.patch(w.entry(first.id, `?locale=${locale}`), { fields: values(9, { small, wide: wide[1].id, file }) });
@@ -101,7 +117,10 @@ describe('a type of 200 fields of every kind, relations with 50 targets', () => 
       // have en-US values only); an attachment is a file object.
       const en = locale === 'en-US';
       const targets = en ? small : [...small, wide[1].id];
-      expect(res.body.fields.f009).toMatchObject({ id: targets[9 % targets.length], fields: { title: en ? `t${9 % targets.length} entry` : null } });
+      expect(res.body.fields.f009).toMatchObject({
+        id: targets[9 % targets.length],
+        fields: { title: en ? `t${9 % targets.length} entry` : null },
+      });
       expect(res.body.fields.f011).toMatchObject({ id: file });
     }
     const all = await w.api.get(w.entry(wide[0].id, '?locale=*'));
@@ -132,7 +151,9 @@ describe('a type of 200 fields of every kind, relations with 50 targets', () => 
   });
 
   it('answers a query naming 100 fields, through relations too, with filters, sorts and groups on every kind', async () => {
-    const own = FIELDS.filter((f) => f.name !== 'f009' && f.name !== 'f010').slice(0, 97).map((f) => f.name);
+    const own = FIELDS.filter((f) => f.name !== 'f009' && f.name !== 'f010')
+      .slice(0, 97)
+      .map((f) => f.name);
     const res = await queryOk(w.api, w.ws, {
       type: 'wide',
       fields: ['@id', ...own, 'f009.@id', 'f010.@id'],
@@ -142,7 +163,11 @@ describe('a type of 200 fields of every kind, relations with 50 targets', () => 
     });
     expect(res.data.map((r: { '@id': string }) => r['@id'])).toEqual([...wide].reverse().map((e) => e.id));
     expect(Object.keys(res.data[0])).toHaveLength(100);
-    const json = await queryOk(w.api, w.ws, { type: 'wide', fields: ['@id', ...byKind((f) => f.type === 'json').map((n) => `${n}.n`)], limit: 1 });
+    const json = await queryOk(w.api, w.ws, {
+      type: 'wide',
+      fields: ['@id', ...byKind((f) => f.type === 'json').map((n) => `${n}.n`)],
+      limit: 1,
+    });
     expect(json.data).toHaveLength(1);
     const numbers = byKind((f) => f.type === 'number' && !f.multiple).slice(0, 10);
     const grouped = await queryOk(w.api, w.ws, {
@@ -160,7 +185,9 @@ describe('a type of 200 fields of every kind, relations with 50 targets', () => 
 
   it('answers a batch of queries and an atomic batch of writes on the type', async () => {
     const batch = await w.api.post(queryBatchPath(w.ws), {
-      queries: Object.fromEntries(['a', 'b', 'c'].map((k, i) => [k, { type: 'wide', fields: FIELDS.slice(i * 60, i * 60 + 60).map((f) => f.name), limit: 4 }])),
+      queries: Object.fromEntries(
+        ['a', 'b', 'c'].map((k, i) => [k, { type: 'wide', fields: FIELDS.slice(i * 60, i * 60 + 60).map((f) => f.name), limit: 4 }]),
+      ),
     });
     expect(batch.status).toBe(200);
     expect(batch.body.results.c.data).toHaveLength(4);
@@ -193,7 +220,15 @@ describe('the most content types a workspace holds', () => {
     // Each type relates to itself and the first. The first and the last through the API; the
     // 498 between written as the API writes them, in SQL (the API's 498 creations
     // would take a minute of the suite: each builds its table under the workspace's lock).
-    const make = (name: string) => createContentType(s, full.ws, 'general', { name, fields: [{ name: 'title', type: 'text' }, { name: 'n', type: 'number' }, { name: 'next', type: 'relation', targets: [...new Set([name, 'k0'])] }] });
+    const make = (name: string) =>
+      createContentType(s, full.ws, 'general', {
+        name,
+        fields: [
+          { name: 'title', type: 'text' },
+          { name: 'n', type: 'number' },
+          { name: 'next', type: 'relation', targets: [...new Set([name, 'k0'])] },
+        ],
+      });
     const first = await make('k0');
     // In steps of 50, each followed by a turn of the event loop: the embedded database runs on
     // this thread, and one statement of all 498 blocked it for about 5 s, past the server's
@@ -216,13 +251,26 @@ describe('the most content types a workspace holds', () => {
     expect(middle.body.fields.map((f: Record<string, unknown>) => ({ ...f }))).toEqual(
       first.fields.map((f: Record<string, unknown>) => (f.name === 'next' ? { ...f, targets: ['k1', 'k0'] } : f)),
     );
-    const over = await s.admin.post(`/admin/v1/workspaces/${full.ws}/buckets/general/content-types`, { name: 'one_more', fields: [{ name: 'title', type: 'text' }] });
+    const over = await s.admin.post(`/admin/v1/workspaces/${full.ws}/buckets/general/content-types`, {
+      name: 'one_more',
+      fields: [{ name: 'title', type: 'text' }],
+    });
     expect(over.status).toBe(422);
-    expect(over.body).toEqual({ message: expect.any(String), errors: { name: [`The workspace holds ${MAX_CONTENT_TYPES} content types, the most it may.`] } });
+    expect(over.body).toEqual({
+      message: expect.any(String),
+      errors: { name: [`The workspace holds ${MAX_CONTENT_TYPES} content types, the most it may.`] },
+    });
     expect((await s.admin.get(`/admin/v1/workspaces/${full.ws}/buckets/general/content-types/one_more`)).status).toBe(404);
     // Another bucket of the same workspace counts too.
     expect((await s.admin.post(`/admin/v1/workspaces/${full.ws}/buckets`, { name: 'other' })).status).toBe(201);
-    expect((await s.admin.post(`/admin/v1/workspaces/${full.ws}/buckets/other/content-types`, { name: 'x', fields: [{ name: 'title', type: 'text' }] })).status).toBe(422);
+    expect(
+      (
+        await s.admin.post(`/admin/v1/workspaces/${full.ws}/buckets/other/content-types`, {
+          name: 'x',
+          fields: [{ name: 'title', type: 'text' }],
+        })
+      ).status,
+    ).toBe(422);
     const a = await createEntry(full, 'k0', { fields: { title: 'first', n: 1 }, status: 'published' });
     const b = await createEntry(full, `k${MAX_CONTENT_TYPES - 1}`, { fields: { title: 'last', n: 2 }, status: 'published' });
     const c = await createEntry(full, 'k1', { fields: { title: 'middle', n: 3, next: a.id }, status: 'published' });
@@ -230,7 +278,9 @@ describe('the most content types a workspace holds', () => {
     expect((await full.api.get(full.entry(b.id))).body.fields.title).toBe('last');
     expect((await full.api.get(full.entry(c.id))).body.fields.next).toMatchObject({ id: a.id, fields: { title: 'first' } });
     expect((await full.api.get(full.typed('k1'))).body.map((e: { id: string }) => e.id)).toEqual([c.id]);
-    expect((await queryOk(full.api, full.ws, { type: 'k1', fields: ['title', 'next.title'] })).data).toEqual([{ title: 'middle', next: { title: 'first' } }]);
+    expect((await queryOk(full.api, full.ws, { type: 'k1', fields: ['title', 'next.title'] })).data).toEqual([
+      { title: 'middle', next: { title: 'first' } },
+    ]);
     // A read of a model this large finds its entry's type first, kept per process (lookups.entryTypes):
     // the kept answer is the uncached one, and an entry gone or unpublished since reads as 404.
     const types = s.server.app.lookups.entryTypes;

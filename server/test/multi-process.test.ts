@@ -135,23 +135,41 @@ describeWithPostgres('several server processes on one database', () => {
     const adminA = client(a.url, ADMIN_TOKEN);
     const { workspace, key } = await setupWorkspace(adminA, { permissions: ['list-entries', 'create-entry'] });
     const onB = client(b.url, key.key);
-    const type = (name: string) => adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name, fields: [{ name: 'title', type: 'text' }] });
+    const type = (name: string) =>
+      adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, {
+        name,
+        fields: [{ name: 'title', type: 'text' }],
+      });
     const list = (name: string) => onB.get(`/api/v1/${workspace.name}/entries?contentBucket=general&contentType=${name}`);
     expect((await type('first')).status).toBe(201);
     expect((await list('first')).status).toBe(200);
     expect((await list('second')).status).toBe(404);
     expect((await type('second')).status).toBe(201);
     expect((await list('second')).status).toBe(200);
-    const created = await onB.post(`/api/v1/${workspace.name}/entries?contentBucket=general&contentType=second`, { fields: { title: 't' } });
+    const created = await onB.post(`/api/v1/${workspace.name}/entries?contentBucket=general&contentType=second`, {
+      fields: { title: 't' },
+    });
     expect(created.status).toBe(201);
   });
 
   it('shows a content type changed, or a workspace deleted, in one process on the very next request of another (kept answers too)', async () => {
     const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
     const adminA = client(a.url, ADMIN_TOKEN);
-    const { workspace, key } = await setupWorkspace(adminA, { permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'] });
+    const { workspace, key } = await setupWorkspace(adminA, {
+      permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'],
+    });
     const typePath = `/admin/v1/workspaces/${workspace.name}/buckets/general/content-types/note`;
-    expect((await adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text' }, { name: 'body', type: 'text' }] })).status).toBe(201);
+    expect(
+      (
+        await adminA.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, {
+          name: 'note',
+          fields: [
+            { name: 'title', type: 'text' },
+            { name: 'body', type: 'text' },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     const onB = client(b.url, key.key);
     const list = `/api/v1/${workspace.name}/entries?contentBucket=general&contentType=note`;
     const created = await onB.post(list, { fields: { title: 't', body: 'b' }, status: 'published' });
@@ -161,7 +179,15 @@ describeWithPostgres('several server processes on one database', () => {
     for (const [change, fields] of [
       [{ rename_fields: { body: 'text' } }, { title: 't', text: 'b' }],
       [{ remove_fields: ['title'] }, { text: 'b' }],
-      [{ fields: [{ name: 'text', type: 'text' }, { name: 'extra', type: 'number' }] }, { text: 'b', extra: null }],
+      [
+        {
+          fields: [
+            { name: 'text', type: 'text' },
+            { name: 'extra', type: 'number' },
+          ],
+        },
+        { text: 'b', extra: null },
+      ],
     ] as const) {
       expect((await onB.get(read)).status).toBe(200);
       expect((await onB.get(list)).status).toBe(200);
@@ -242,7 +268,14 @@ describeWithPostgres('several server processes on one database', () => {
     const b = await spawnTracked({ RESPONSE_CACHE_MB: '0' });
     const admin = client(b.url, ADMIN_TOKEN);
     const { workspace, key } = await setupWorkspace(admin, { permissions: ['list-entries', 'view-entry', 'create-entry'] });
-    expect((await admin.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text' }] })).status).toBe(201);
+    expect(
+      (
+        await admin.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, {
+          name: 'note',
+          fields: [{ name: 'title', type: 'text' }],
+        })
+      ).status,
+    ).toBe(201);
     // A caching process, played by hand: it answers a ping only when the test says so.
     const slow = new pg.Client({ connectionString: db.url, application_name: 'workspace-api listener content_changed' });
     await slow.connect();
@@ -260,7 +293,10 @@ describeWithPostgres('several server processes on one database', () => {
       expect(heard[0]).toBe(String(rows[0].id));
       await new Promise((r) => setTimeout(r, 300));
       expect(answered).toBe(false);
-      await slow.query('SELECT pg_notify($1, $2)', ['content_changed_ack', heard.find((p) => p.startsWith('ping:'))!.slice('ping:'.length)]);
+      await slow.query('SELECT pg_notify($1, $2)', [
+        'content_changed_ack',
+        heard.find((p) => p.startsWith('ping:'))!.slice('ping:'.length),
+      ]);
       expect((await writing).status).toBe(201);
     } finally {
       await slow.end();
@@ -271,7 +307,10 @@ describeWithPostgres('several server processes on one database', () => {
     const [a, b] = await Promise.all([spawnTracked(), spawnTracked()]);
     const admin = client(a.url, ADMIN_TOKEN);
     const { workspace, key } = await setupWorkspace(admin, { permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'] });
-    const type = await admin.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text' }] });
+    const type = await admin.post(`/admin/v1/workspaces/${workspace.name}/buckets/general/content-types`, {
+      name: 'note',
+      fields: [{ name: 'title', type: 'text' }],
+    });
     expect(type.status).toBe(201);
     const [onA, onB] = [client(a.url, key.key), client(b.url, key.key)];
     const list = `/api/v1/${workspace.name}/entries?contentBucket=general&contentType=note`;
@@ -302,7 +341,12 @@ describeWithPostgres('several server processes on one database', () => {
     await sql.connect();
     try {
       const setPermissions = (p: string[]) => sql.query('UPDATE users SET permissions = $1 WHERE id = $2', [p, user.id]);
-      const listeners = async () => (await sql.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'workspace-api listener auth_changed'`)).rows.map((r) => r.pid);
+      const listeners = async () =>
+        (
+          await sql.query(
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'workspace-api listener auth_changed'`,
+          )
+        ).rows.map((r) => r.pid);
       expect(await permissions()).toEqual(['view-file']);
       expect(await permissions()).toEqual(['view-file']);
       // Not through the API: the trigger's notification drops the cached lookup (it travels on
@@ -370,7 +414,11 @@ describeWithPostgres('several server processes on one database', () => {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     const runs = async () =>
-      (await c.query(`SELECT period, attempts, runner, finished_at IS NOT NULL AS finished FROM task_runs WHERE task = 'rate-limits:prune' ORDER BY period`)).rows;
+      (
+        await c.query(
+          `SELECT period, attempts, runner, finished_at IS NOT NULL AS finished FROM task_runs WHERE task = 'rate-limits:prune' ORDER BY period`,
+        )
+      ).rows;
     try {
       const start = (await client(a.url, ADMIN_TOKEN).get('/admin/v1/clock')).body.now as string;
       const periods = [0, 1, 2, 3].map((h) => new Date(new Date(start).getTime() + h * 3_600_000).toISOString().slice(0, 13));
@@ -427,7 +475,11 @@ describeWithPostgres('several server processes on one database', () => {
       const a = await spawnTracked(env);
       const admin = client(a.url, ADMIN_TOKEN);
       const ws = await setupWorkspace(admin);
-      const hook = await admin.post(`/admin/v1/workspaces/${ws.workspace.name}/webhooks`, { url: receiver.url, events: ['*'], secret: 'a-long-enough-secret' });
+      const hook = await admin.post(`/admin/v1/workspaces/${ws.workspace.name}/webhooks`, {
+        url: receiver.url,
+        events: ['*'],
+        secret: 'a-long-enough-secret',
+      });
       const ping = await admin.post(`/admin/v1/workspaces/${ws.workspace.name}/webhooks/${hook.body.id}/ping`);
       await receiver.waitFor(1);
       a.process.kill('SIGKILL');
@@ -438,7 +490,8 @@ describeWithPostgres('several server processes on one database', () => {
       expect(second.body.id).toBe(ping.body.event_id);
       expect(second.raw).toBe(first.raw);
       const log = await eventually(async () => {
-        const d = (await client(b.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${ws.workspace.name}/webhooks/${hook.body.id}/deliveries`)).body.data[0];
+        const d = (await client(b.url, ADMIN_TOKEN).get(`/admin/v1/workspaces/${ws.workspace.name}/webhooks/${hook.body.id}/deliveries`))
+          .body.data[0];
         return d.status === 'delivered' && d;
       });
       expect(log).toMatchObject({ event_id: ping.body.event_id, status: 'delivered', attempts: 2, response_status: 200 });
@@ -451,13 +504,26 @@ describeWithPostgres('several server processes on one database', () => {
     const proxyPort = await freePort();
     const api = await spawnTracked({ IMAGE_PROXY_URL: `http://127.0.0.1:${proxyPort}/_image` });
     const proxy = spawn(process.execPath, [path.join(projectRoot, 'dist/server/src/images/main.js')], {
-      env: { PATH: process.env.PATH ?? '', PORT: String(proxyPort), HOST: '127.0.0.1', IMAGE_ORIGIN_URL: api.url, DATA_DIR: `${db.dataDir}/proxy`, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'x', APP_KEY: 'y' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: String(proxyPort),
+        HOST: '127.0.0.1',
+        IMAGE_ORIGIN_URL: api.url,
+        DATA_DIR: `${db.dataDir}/proxy`,
+        LOG_LEVEL: 'silent',
+        ADMIN_TOKEN: 'x',
+        APP_KEY: 'y',
+      },
       stdio: 'ignore',
     });
     try {
       const ctx = await setupWorkspace(client(api.url, ADMIN_TOKEN), { permissions: ['create-file', 'view-file'] });
-      const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#336699' } }).png().toBuffer();
-      const up = await client(api.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, { file: { name: 'a.png', content: png.toString('base64') } });
+      const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer();
+      const up = await client(api.url, ctx.key.key).post(`/api/v1/${ctx.workspace.name}/files`, {
+        file: { name: 'a.png', content: png.toString('base64') },
+      });
       expect(up.body.image_url).toMatch(new RegExp(`^http://127.0.0.1:${proxyPort}/_image/api/v1/`));
       const res = await eventually(async () => {
         const r = await fetch(`${up.body.temporary_image_url}&width=30&format=webp`).catch(() => undefined);
@@ -505,53 +571,74 @@ describeWithPostgres('several server processes on one database', () => {
   it.each([
     ['killed (SIGKILL): its lease runs out', 'SIGKILL'],
     ['stopped (SIGTERM): it gives the execution back at once', 'SIGTERM'],
-  ] as const)('finishes a pipeline execution in another process after the one running it was %s, writing its batch once', async (_how, signal) => {
-    // The step after the batch waits for an answer that never comes while the first process lives.
-    const origin = await startOrigin((_req, index) => (index === 0 ? 'hang' : { status: 200, body: { answered: index } }));
-    try {
-      const env = { PIPELINE_HTTP_ALLOWLIST: origin.origin, PIPELINE_LEASE_SECONDS: '2', SCHEDULER_TICK_MS: '200' };
-      const a = await spawnTracked(env);
-      const adminA = client(a.url, ADMIN_TOKEN);
-      const { workspace, key } = await setupWorkspace(adminA, { permissions: ['create-entry', 'list-entries', 'execute-pipeline'] });
-      const ws = workspace.name;
-      expect((await adminA.post(`/admin/v1/workspaces/${ws}/buckets/general/content-types`, { name: 'article', fields: [{ name: 'title', type: 'text' }] })).status).toBe(201);
-      const steps = [
-        { id: 'create', type: 'entries.batch', with: { bucket: 'general', operations: [{ action: 'create', type: 'article', fields: { title: '{{input.title}}' } }] } },
-        { id: 'notify', type: 'http.request', with: { method: 'POST', url: `${origin.origin}/notify`, body: { id: '{{steps.create.data.0.id}}' } } },
-        { id: 'count', type: 'entries.query', with: { bucket: 'general', type: 'article', aggregate: { count: true } } },
-      ];
-      expect((await adminA.post(`/admin/v1/workspaces/${ws}/pipelines`, { name: 'publish', steps })).status).toBe(201);
-      const queued = await client(a.url, key.key).post(`/api/v1/${ws}/pipelines/publish/executions`, { input: { title: 'Once' } });
-      expect(queued.status).toBe(202);
-      await eventually(async () => origin.requests.length === 1);
+  ] as const)(
+    'finishes a pipeline execution in another process after the one running it was %s, writing its batch once',
+    async (_how, signal) => {
+      // The step after the batch waits for an answer that never comes while the first process lives.
+      const origin = await startOrigin((_req, index) => (index === 0 ? 'hang' : { status: 200, body: { answered: index } }));
+      try {
+        const env = { PIPELINE_HTTP_ALLOWLIST: origin.origin, PIPELINE_LEASE_SECONDS: '2', SCHEDULER_TICK_MS: '200' };
+        const a = await spawnTracked(env);
+        const adminA = client(a.url, ADMIN_TOKEN);
+        const { workspace, key } = await setupWorkspace(adminA, { permissions: ['create-entry', 'list-entries', 'execute-pipeline'] });
+        const ws = workspace.name;
+        expect(
+          (
+            await adminA.post(`/admin/v1/workspaces/${ws}/buckets/general/content-types`, {
+              name: 'article',
+              fields: [{ name: 'title', type: 'text' }],
+            })
+          ).status,
+        ).toBe(201);
+        const steps = [
+          {
+            id: 'create',
+            type: 'entries.batch',
+            with: { bucket: 'general', operations: [{ action: 'create', type: 'article', fields: { title: '{{input.title}}' } }] },
+          },
+          {
+            id: 'notify',
+            type: 'http.request',
+            with: { method: 'POST', url: `${origin.origin}/notify`, body: { id: '{{steps.create.data.0.id}}' } },
+          },
+          { id: 'count', type: 'entries.query', with: { bucket: 'general', type: 'article', aggregate: { count: true } } },
+        ];
+        expect((await adminA.post(`/admin/v1/workspaces/${ws}/pipelines`, { name: 'publish', steps })).status).toBe(201);
+        const queued = await client(a.url, key.key).post(`/api/v1/${ws}/pipelines/publish/executions`, { input: { title: 'Once' } });
+        expect(queued.status).toBe(202);
+        await eventually(async () => origin.requests.length === 1);
 
-      const stopped = Date.now();
-      a.process.kill(signal);
-      const code = await a.exited;
-      // SIGTERM cuts the waiting request short instead of waiting for its 10 s timeout.
-      if (signal === 'SIGTERM') expect([code, Date.now() - stopped < 8_000]).toEqual([0, true]);
-      const b = await spawnTracked(env);
-      const status = `/api/v1/${ws}/pipelines/executions/${queued.body.id}`;
-      const done = await eventually(async () => {
-        const res = await client(b.url, key.key).get(status);
-        return res.body.status === 'succeeded' || res.body.status === 'failed' ? res.body : undefined;
-      }, 30_000);
-      expect(done.status).toBe('succeeded');
-      expect(done.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-      // The interrupted step ran again; the batch before it did not.
-      expect(origin.requests.map((r) => r.body)).toEqual([{ id: expect.any(String) }, { id: origin.requests[0].body.id }]);
-      expect(done.output).toEqual({ data: [{ count: 1 }], pagination: { offset: 0, limit: 1, hasMore: false } });
-      const c = new pg.Client({ connectionString: db.url });
-      await c.connect();
-      const { rows } = await c.query(`SELECT count(*)::int AS n FROM entries e JOIN workspaces w ON w.id = e.workspace_id WHERE w.name = $1`, [ws]);
-      const attempts = await c.query(`SELECT attempts FROM pipeline_executions WHERE id = $1`, [queued.body.id]);
-      await c.end();
-      expect(rows[0].n).toBe(1);
-      expect(attempts.rows[0].attempts).toBe(2);
-    } finally {
-      await origin.close();
-    }
-  });
+        const stopped = Date.now();
+        a.process.kill(signal);
+        const code = await a.exited;
+        // SIGTERM cuts the waiting request short instead of waiting for its 10 s timeout.
+        if (signal === 'SIGTERM') expect([code, Date.now() - stopped < 8_000]).toEqual([0, true]);
+        const b = await spawnTracked(env);
+        const status = `/api/v1/${ws}/pipelines/executions/${queued.body.id}`;
+        const done = await eventually(async () => {
+          const res = await client(b.url, key.key).get(status);
+          return res.body.status === 'succeeded' || res.body.status === 'failed' ? res.body : undefined;
+        }, 30_000);
+        expect(done.status).toBe('succeeded');
+        expect(done.steps.map((step: { status: string }) => step.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+        // The interrupted step ran again; the batch before it did not.
+        expect(origin.requests.map((r) => r.body)).toEqual([{ id: expect.any(String) }, { id: origin.requests[0].body.id }]);
+        expect(done.output).toEqual({ data: [{ count: 1 }], pagination: { offset: 0, limit: 1, hasMore: false } });
+        const c = new pg.Client({ connectionString: db.url });
+        await c.connect();
+        const { rows } = await c.query(
+          `SELECT count(*)::int AS n FROM entries e JOIN workspaces w ON w.id = e.workspace_id WHERE w.name = $1`,
+          [ws],
+        );
+        const attempts = await c.query(`SELECT attempts FROM pipeline_executions WHERE id = $1`, [queued.body.id]);
+        await c.end();
+        expect(rows[0].n).toBe(1);
+        expect(attempts.rows[0].attempts).toBe(2);
+      } finally {
+        await origin.close();
+      }
+    },
+  );
 
   it('starts the embedded default from an empty DATA_DIR, prints its admin token, and keeps data across restarts', async () => {
     const embedded = { DATABASE_URL: '', DATABASE_DIRECT_URL: '', DATABASE_POOLER: 'none', ADMIN_TOKEN: '', APP_KEY: '' };

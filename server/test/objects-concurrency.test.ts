@@ -20,7 +20,9 @@ async function objectsApi() {
 it('lets one of ten concurrent updates with the same lock_version win', async () => {
   const { api, base } = await objectsApi();
   const created = await api.post(base, { data: { n: 0 }, ref: 'race', status: 'published' });
-  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => api.patch(`${base}/${created.body.id}`, { lock_version: 0, data: { n: i + 1 }, ref: 'race' })));
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => api.patch(`${base}/${created.body.id}`, { lock_version: 0, data: { n: i + 1 }, ref: 'race' })),
+  );
   const winners = results.filter((r) => r.status === 200);
   expect(winners).toHaveLength(1);
   for (const loser of results.filter((r) => r.status !== 200)) {
@@ -36,9 +38,12 @@ it('lets one of ten concurrent updates with the same lock_version win', async ()
 
 it('gives a ref to one of ten concurrent creates', async () => {
   const { api, base } = await objectsApi();
-  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => api.post(base, { data: { i }, ref: 'same/place', status: 'published' })));
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => api.post(base, { data: { i }, ref: 'same/place', status: 'published' })),
+  );
   expect(results.filter((r) => r.status === 201)).toHaveLength(1);
-  for (const loser of results.filter((r) => r.status !== 201)) expect(loser.body.errors).toEqual({ ref: ['The ref has already been taken.'] });
+  for (const loser of results.filter((r) => r.status !== 201))
+    expect(loser.body.errors).toEqual({ ref: ['The ref has already been taken.'] });
   expect((await api.get(`${base}?ref=same/place`)).body.data).toHaveLength(1);
 });
 
@@ -50,7 +55,10 @@ it('deletes once when a delete and an update race', async () => {
     api.patch(`${base}/${created.body.id}`, { lock_version: 0, data: { n: 1 }, ref: 'race2' }),
   ]);
   // Delete first: the update finds no live object. Update first: the delete's version is stale.
-  expect([[204, 404], [422, 200]]).toContainEqual([del.status, upd.status]);
+  expect([
+    [204, 404],
+    [422, 200],
+  ]).toContainEqual([del.status, upd.status]);
   const trash = await api.get(`${base}/trash`);
   expect(trash.body.data.length).toBe(del.status === 204 ? 1 : 0);
 });

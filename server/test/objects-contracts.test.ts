@@ -28,7 +28,10 @@ it('enforces the Automatic contract of a prefix in every language, keyed by requ
   expect((await contract({ name: 'article', schema: TITLE_REQUIRED, prefix: 'articles' })).status).toBe(201);
   const refused = await api.post(base, { data: { title: 5 }, ref: 'articles/a' });
   expect(refused.status).toBe(422);
-  expect(refused.body).toEqual({ message: 'The data.title field must be a string.', errors: { 'data.title': ['The data.title field must be a string.'] } });
+  expect(refused.body).toEqual({
+    message: 'The data.title field must be a string.',
+    errors: { 'data.title': ['The data.title field must be a string.'] },
+  });
   expect((await api.get(`${base}?ref=articles/a`)).body.data).toEqual([]);
 
   const outside = await api.post(base, { data: { title: 5 }, ref: 'pages/a', status: 'published' });
@@ -38,8 +41,19 @@ it('enforces the Automatic contract of a prefix in every language, keyed by requ
 
   const ok = await api.post(base, { data: { title: 'Hello' }, ref: 'articles/b', status: 'published' });
   expect(ok.body.contract).toBe('article');
-  expect(ok.body.validation).toEqual({ mode: 'enforce', issues: [], checked_at: expect.stringMatching(TIMESTAMP), pending: false, failed: false });
-  const translated = await api.patch(`${base}/${ok.body.id}`, { lock_version: 0, data: { title: 'Hello' }, ref: 'articles/b', translations: { 'de-DE': {} } });
+  expect(ok.body.validation).toEqual({
+    mode: 'enforce',
+    issues: [],
+    checked_at: expect.stringMatching(TIMESTAMP),
+    pending: false,
+    failed: false,
+  });
+  const translated = await api.patch(`${base}/${ok.body.id}`, {
+    lock_version: 0,
+    data: { title: 'Hello' },
+    ref: 'articles/b',
+    translations: { 'de-DE': {} },
+  });
   expect(translated.status).toBe(422);
   expect(translated.body.errors).toEqual({ 'translations.de-DE.title': ['The translations.de-DE.title field is required.'] });
   expect((await api.get(`${base}/${ok.body.id}?locale=*`)).body).toMatchObject({ lock_version: 0, locales: ['en-US'] });
@@ -51,7 +65,8 @@ it('selects a bucket-specific contract over a general one, then the longest pref
   await contract({ name: 'docs', schema: { type: 'object' }, prefix: 'docs', mode: 'report' });
   await contract({ name: 'deep', schema: { type: 'object' }, prefix: 'docs/api', mode: 'report' });
   await contract({ name: 'bucketed', schema: { type: 'object' }, bucket: 'general', mode: 'report' });
-  const contractOf = async (ref: string, extra: Record<string, unknown> = {}) => (await api.post(base, { data: {}, ref, ...extra })).body.contract;
+  const contractOf = async (ref: string, extra: Record<string, unknown> = {}) =>
+    (await api.post(base, { data: {}, ref, ...extra })).body.contract;
   expect(await contractOf('docs/api/x')).toBe('bucketed');
   const other = await s.admin.post(`/admin/v1/workspaces/${ws}/buckets`, { name: 'other' });
   const inOther = (ref: string, extra: Record<string, unknown> = {}) => contractOf(ref, { bucket_id: other.body.id, ...extra });
@@ -79,13 +94,22 @@ it('stores report-mode diagnostics as JSON Pointers, and rechecks objects when t
   });
 
   // The new schema accepts the document: once the queued recheck ran, the issue is gone.
-  expect((await s.admin.put(`/admin/v1/workspaces/${ws}/contracts/article`, { name: 'article', schema: { type: 'object' }, mode: 'report' })).status).toBe(200);
+  expect(
+    (await s.admin.put(`/admin/v1/workspaces/${ws}/contracts/article`, { name: 'article', schema: { type: 'object' }, mode: 'report' }))
+      .status,
+  ).toBe(200);
   const after = await eventually(async () => {
     await s.admin.post('/admin/v1/tasks/objects:revalidate');
     const read = await api.get(`${base}/${created.body.id}`);
     return read.body.validation.pending === false && read.body.validation.issues.length === 0 && read.body;
   });
-  expect(after.validation).toEqual({ mode: 'report', issues: [], checked_at: expect.stringMatching(TIMESTAMP), pending: false, failed: false });
+  expect(after.validation).toEqual({
+    mode: 'report',
+    issues: [],
+    checked_at: expect.stringMatching(TIMESTAMP),
+    pending: false,
+    failed: false,
+  });
   expect(after.lock_version).toBe(0);
   expect(after.data).toEqual({ body: 'no title' });
 });

@@ -61,7 +61,16 @@ describe('revisions', () => {
     let o = await createObject(w, { ref: 'h/a', data: { a: 1, b: { c: [1, 2] } } });
     const created = await revisions(w, o.id);
     expect(created).toEqual([
-      { id: expect.any(Number), object_id: o.id, entry_id: o.entry_id, event: 'created', restored_from: null, actor: `api_key:${w.keyId}`, source: 'api', created_at: expect.stringMatching(TIMESTAMP) },
+      {
+        id: expect.any(Number),
+        object_id: o.id,
+        entry_id: o.entry_id,
+        event: 'created',
+        restored_from: null,
+        actor: `api_key:${w.keyId}`,
+        source: 'api',
+        created_at: expect.stringMatching(TIMESTAMP),
+      },
     ]);
     o = await updateObject(w, o, { data: { a: 2, b: { c: [1, 2] } } });
     expect(await revisions(w, o.id)).toHaveLength(2);
@@ -144,9 +153,19 @@ describe('revisions', () => {
 
   it('shows a revision with its snapshot: content, translations, locales, bucket, ref, contract, status, schedule', async () => {
     const w = await objectsWorkspace(s);
-    const o = await createRaw(w, 'snap/a', '{"big":12345678901234567890123,"precise":0.1000000000000000055511151231257827,"e":{},"l":[],"z":null,"t":true}', { contract: false });
+    const o = await createRaw(
+      w,
+      'snap/a',
+      '{"big":12345678901234567890123,"precise":0.1000000000000000055511151231257827,"e":{},"l":[],"z":null,"t":true}',
+      { contract: false },
+    );
     expect(o.contract).toBeNull();
-    const u = await updateObject(w, o, { data: { v: 2 }, translations: { 'de-DE': { v: 'zwei', x: [] } }, status: 'published', ref: 'snap/b' });
+    const u = await updateObject(w, o, {
+      data: { v: 2 },
+      translations: { 'de-DE': { v: 'zwei', x: [] } },
+      status: 'published',
+      ref: 'snap/b',
+    });
     const [second, first] = await revisions(w, o.id);
     const one = await w.api.get(w.at(o.id, 'revisions', first.id));
     expect(one.status).toBe(200);
@@ -220,21 +239,25 @@ describe('compare', () => {
     o = await updateObject(w, o, {
       data: { 'a/b': 2, 'c~d': 3, keep: 1, nul: null, arr: [2, 1], obj: { x: 1, y: null }, new: null, same: [1, { z: 1 }] },
     });
-    o = await updateObject(w, o, { data: { 'a/b': 2, 'c~d': 3, keep: 1, arr: [2, 1], obj: { x: 1, y: null }, new: null, same: [1, { z: 1 }] } });
+    o = await updateObject(w, o, {
+      data: { 'a/b': 2, 'c~d': 3, keep: 1, arr: [2, 1], obj: { x: 1, y: null }, new: null, same: [1, { z: 1 }] },
+    });
     const [r3, r2, r1] = await revisions(w, o.id);
     const res = await compare(w, o.id, r1.id, r2.id);
     expect(res.body.from).toBe(r1.id);
     expect(res.body.to).toBe(r2.id);
     expect(res.body.truncated).toBe(false);
-    expect(byPath(res.body.changes)).toEqual(byPath([
-      { path: '/data/a~1b', operation: 'changed', before: 1, after: 2 },
-      { path: '/data/arr', operation: 'changed', before: [1, 2], after: [2, 1] },
-      { path: '/data/c~0d', operation: 'changed', before: 2, after: 3 },
-      { path: '/data/gone', operation: 'removed', before: 1 },
-      { path: '/data/new', operation: 'added', after: null },
-      { path: '/data/nul', operation: 'changed', before: 1, after: null },
-      { path: '/data/obj/y', operation: 'added', after: null },
-    ]));
+    expect(byPath(res.body.changes)).toEqual(
+      byPath([
+        { path: '/data/a~1b', operation: 'changed', before: 1, after: 2 },
+        { path: '/data/arr', operation: 'changed', before: [1, 2], after: [2, 1] },
+        { path: '/data/c~0d', operation: 'changed', before: 2, after: 3 },
+        { path: '/data/gone', operation: 'removed', before: 1 },
+        { path: '/data/new', operation: 'added', after: null },
+        { path: '/data/nul', operation: 'changed', before: 1, after: null },
+        { path: '/data/obj/y', operation: 'added', after: null },
+      ]),
+    );
     const raw = JSON.parse(res.text).changes;
     for (const c of raw) {
       if (c.operation === 'added') expect(Object.keys(c).sort()).toEqual(['after', 'operation', 'path']);
@@ -277,7 +300,8 @@ describe('compare', () => {
     expect(res.body.truncated).toBe(true);
     expect(res.body.changes).toHaveLength(500);
     expect(new Set(res.body.changes.map((c: any) => c.path)).size).toBe(500);
-    for (const c of res.body.changes) expect(c).toEqual({ path: expect.stringMatching(/^\/data\/k\d{3}$/), operation: 'changed', before: 0, after: 1 });
+    for (const c of res.body.changes)
+      expect(c).toEqual({ path: expect.stringMatching(/^\/data\/k\d{3}$/), operation: 'changed', before: 0, after: 1 });
     // Exactly 500: complete.
     let p = await createObject(w, { ref: 'five-hundred', data: keys(500, 0) });
     p = await updateObject(w, p, { data: keys(500, 1) });
@@ -315,14 +339,25 @@ describe('restore a revision', () => {
     // Delivered at once: the object is published, with the old content and no translation.
     const read = await w.api.get(`${w.at(o.id)}?locale=*`);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ data: { v: 1 }, translations: {}, locales: ['en-US'], ref: 'r/one', status: 'published', lock_version: o.lock_version + 1 });
+    expect(read.body).toMatchObject({
+      data: { v: 1 },
+      translations: {},
+      locales: ['en-US'],
+      ref: 'r/one',
+      status: 'published',
+      lock_version: o.lock_version + 1,
+    });
     const list = await revisions(w, o.id);
     expect(list).toHaveLength(4);
     expect(list[0]).toMatchObject({ event: 'restored', restored_from: r1.id, actor: `api_key:${w.keyId}`, source: 'api' });
     expect(list[0].id).toBeGreaterThan(r3.id);
     expect(list.slice(1).map((r) => r.id)).toEqual([r3.id, r2.id, r1.id]);
     // History is not rewritten.
-    expect((await w.api.get(w.at(o.id, 'revisions', r2.id))).body.snapshot).toMatchObject({ data: { v: 2 }, ref: 'r/two', translations: { 'de-DE': { v: 'zwei' } } });
+    expect((await w.api.get(w.at(o.id, 'revisions', r2.id))).body.snapshot).toMatchObject({
+      data: { v: 2 },
+      ref: 'r/two',
+      translations: { 'de-DE': { v: 'zwei' } },
+    });
     // And back to the translated state.
     const again = await w.api.post(w.at(o.id, 'restore'), { revision_id: r2.id, lock_version: res.body.lock_version });
     expect(again.body).toMatchObject({ ref: 'r/two', status: 'published' });
@@ -344,7 +379,12 @@ describe('restore a revision', () => {
     expect(back).toMatchObject({ bucket: 'general', bucket_id: general, ref: 'b/one', data: { v: 1 } });
     const [latest] = await revisions(w, o.id);
     expect(latest).toMatchObject({ event: 'restored', restored_from: r1.id });
-    expect((await w.api.get(w.at(o.id, 'revisions', latest.id))).body.snapshot).toMatchObject({ bucket_id: general, contract: false, ref: 'b/one', data: { v: 1 } });
+    expect((await w.api.get(w.at(o.id, 'revisions', latest.id))).body.snapshot).toMatchObject({
+      bucket_id: general,
+      contract: false,
+      ref: 'b/one',
+      data: { v: 1 },
+    });
   });
 
   describe('refusals change neither content nor history', () => {
@@ -453,7 +493,14 @@ describe('Trash and recovery', () => {
     // A draft now: not delivered, but there with its content and translations.
     expect((await w.api.get(w.at(o.id))).status).toBe(404);
     const back = await readAny(w, o.id);
-    expect(back).toMatchObject({ id: o.id, entry_id: o.entry_id, ref: 'tr/a', data: { v: 2 }, status: 'draft', lock_version: res.body.lock_version });
+    expect(back).toMatchObject({
+      id: o.id,
+      entry_id: o.entry_id,
+      ref: 'tr/a',
+      data: { v: 2 },
+      status: 'draft',
+      lock_version: res.body.lock_version,
+    });
     expect((await readAny(w, o.id, 'de-DE')).data).toEqual({ v: 'zwei' });
     const after = await revisions(w, o.id);
     expect(after[0]).toMatchObject({ event: 'recovered', object_id: o.id });

@@ -24,7 +24,11 @@ afterAll(() => s.close());
 // One workspace of documents for the operators, created in this order (so ids ascend in it).
 // Raw JSON text, so that `1.0` stays a decimal on the wire.
 const DOCS: [string, string, 'draft' | 'published'][] = [
-  ['d/int1', '{"v":1,"s":"B","t":"Hello World","status":"archived","k":"50%_off","n":{"x":{"y":5}},"date":"2026-01-15T10:00:00Z"}', 'published'],
+  [
+    'd/int1',
+    '{"v":1,"s":"B","t":"Hello World","status":"archived","k":"50%_off","n":{"x":{"y":5}},"date":"2026-01-15T10:00:00Z"}',
+    'published',
+  ],
   ['d/dec1', '{"v":1.0,"s":"a","t":"hello world","k":"50%Xoff","date":"2026-03-01T00:00:00Z"}', 'published'],
   ['d/str1', '{"v":"1","s":"C","t":" padded  ","k":"a_b","status":"published"}', 'published'],
   ['d/tru', '{"v":true,"s":"b","t":""}', 'draft'],
@@ -227,7 +231,7 @@ describe('lt, lte, gt, gte', () => {
     }
   });
 
-  it('compares only this workspace\'s numbers, whatever other workspaces store at the path', async () => {
+  it("compares only this workspace's numbers, whatever other workspaces store at the path", async () => {
     const a = await objectsWorkspace(s);
     const b = await objectsWorkspace(s);
     await createObject(b, { ref: 'str', data: { rank: 'high' } });
@@ -246,9 +250,15 @@ describe('lt, lte, gt, gte', () => {
 
 describe('in', () => {
   it.each([
-    [[1, 'true', null], ['int1', 'dec1', 'nul', 'none', 'strtrue']],
+    [
+      [1, 'true', null],
+      ['int1', 'dec1', 'nul', 'none', 'strtrue'],
+    ],
     [[false], ['fals']],
-    [['1', 2.5], ['str1', 'dec25']],
+    [
+      ['1', 2.5],
+      ['str1', 'dec25'],
+    ],
     [[null], ['nul', 'none']],
     [['nothing', 7], []],
   ])('v in %j', async (operands, expected) => {
@@ -369,7 +379,10 @@ describe('metadata selectors', () => {
 
 describe('fields', () => {
   it('projects data paths into data, null for missing ones, keeping the envelope complete', async () => {
-    const res = await w.api.post(w.at('query'), { fields: ['n.x.y', 't', 'missing', 'v'], filter: { '@ref': { in: ['d/int1', 'd/none', 'd/neg', 'x/arr'] } } });
+    const res = await w.api.post(w.at('query'), {
+      fields: ['n.x.y', 't', 'missing', 'v'],
+      filter: { '@ref': { in: ['d/int1', 'd/none', 'd/neg', 'x/arr'] } },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
       { ...objs.int1, data: { n: { x: { y: 5 } }, t: 'Hello World', missing: null, v: 1 } },
@@ -384,7 +397,9 @@ describe('fields', () => {
     expect((await w.api.post(w.at('query'), { ...one, fields: ['n'] })).body.data[0].data).toEqual({ n: { x: { y: 5 } } });
     expect((await w.api.post(w.at('query'), { ...one, fields: [] })).body.data[0].data).toEqual({});
     expect((await w.api.post(w.at('query'), one)).body.data[0].data).toEqual(objs.int1.data);
-    expect((await w.api.post(w.at('query'), { ...one, fields: ['n.x', 'n.xy'] })).body.data[0].data).toEqual({ n: { x: { y: 5 }, xy: null } });
+    expect((await w.api.post(w.at('query'), { ...one, fields: ['n.x', 'n.xy'] })).body.data[0].data).toEqual({
+      n: { x: { y: 5 }, xy: null },
+    });
   });
 
   it.each([
@@ -405,42 +420,123 @@ describe('fields', () => {
 describe('sort', () => {
   const inD = { prefix: 'd' };
   it('orders untyped values by type (booleans, numbers, strings) then value, missing and null last, ties by id', async () => {
-    expect(await names({ ...inD, sort: [{ field: 'v', direction: 'asc' }] })).toEqual(['fals', 'tru', 'neg', 'int1', 'dec1', 'dec25', 'str1', 'strtrue', 'nul', 'none']);
-    expect(await names({ ...inD, sort: [{ field: 'v', direction: 'desc' }] })).toEqual(['strtrue', 'str1', 'dec25', 'int1', 'dec1', 'neg', 'tru', 'fals', 'nul', 'none']);
+    expect(await names({ ...inD, sort: [{ field: 'v', direction: 'asc' }] })).toEqual([
+      'fals',
+      'tru',
+      'neg',
+      'int1',
+      'dec1',
+      'dec25',
+      'str1',
+      'strtrue',
+      'nul',
+      'none',
+    ]);
+    expect(await names({ ...inD, sort: [{ field: 'v', direction: 'desc' }] })).toEqual([
+      'strtrue',
+      'str1',
+      'dec25',
+      'int1',
+      'dec1',
+      'neg',
+      'tru',
+      'fals',
+      'nul',
+      'none',
+    ]);
   });
 
   it('sorts typed strings in byte order and numbers numerically, missing and null last in both directions', async () => {
-    expect(await names({ ...inD, sort: [{ field: 's', direction: 'asc', type: 'string' }] })).toEqual(['dec25', 'int1', 'strtrue', 'str1', 'dec1', 'neg', 'tru', 'nul', 'none', 'fals']);
-    expect(await names({ ...inD, sort: [{ field: 's', direction: 'desc', type: 'string' }] })).toEqual(['tru', 'neg', 'dec1', 'str1', 'int1', 'strtrue', 'dec25', 'nul', 'none', 'fals']);
+    expect(await names({ ...inD, sort: [{ field: 's', direction: 'asc', type: 'string' }] })).toEqual([
+      'dec25',
+      'int1',
+      'strtrue',
+      'str1',
+      'dec1',
+      'neg',
+      'tru',
+      'nul',
+      'none',
+      'fals',
+    ]);
+    expect(await names({ ...inD, sort: [{ field: 's', direction: 'desc', type: 'string' }] })).toEqual([
+      'tru',
+      'neg',
+      'dec1',
+      'str1',
+      'int1',
+      'strtrue',
+      'dec25',
+      'nul',
+      'none',
+      'fals',
+    ]);
     const numbers = { filter: { '@ref': { in: ['d/int1', 'd/dec1', 'd/dec25', 'd/neg', 'd/nul', 'd/none'] } } };
-    expect(await names({ ...numbers, sort: [{ field: 'v', direction: 'asc', type: 'number' }] })).toEqual(['neg', 'int1', 'dec1', 'dec25', 'nul', 'none']);
-    expect(await names({ ...numbers, sort: [{ field: 'v', direction: 'desc', type: 'number' }] })).toEqual(['dec25', 'int1', 'dec1', 'neg', 'nul', 'none']);
+    expect(await names({ ...numbers, sort: [{ field: 'v', direction: 'asc', type: 'number' }] })).toEqual([
+      'neg',
+      'int1',
+      'dec1',
+      'dec25',
+      'nul',
+      'none',
+    ]);
+    expect(await names({ ...numbers, sort: [{ field: 'v', direction: 'desc', type: 'number' }] })).toEqual([
+      'dec25',
+      'int1',
+      'dec1',
+      'neg',
+      'nul',
+      'none',
+    ]);
     const booleans = { filter: { '@ref': { in: ['d/tru', 'd/fals', 'd/nul'] } } };
     expect(await names({ ...booleans, sort: [{ field: 'v', direction: 'asc', type: 'boolean' }] })).toEqual(['fals', 'tru', 'nul']);
     expect(await names({ ...booleans, sort: [{ field: 'v', direction: 'desc', type: 'boolean' }] })).toEqual(['tru', 'fals', 'nul']);
   });
 
   it('applies keys in order and sorts by metadata', async () => {
-    expect(await names({ ...inD, sort: [{ field: '@status', direction: 'asc' }, { field: 'v', direction: 'desc' }] })).toEqual([
-      'strtrue', 'dec25', 'neg', 'tru', 'fals', 'nul', 'none', 'str1', 'int1', 'dec1',
-    ]);
+    expect(
+      await names({
+        ...inD,
+        sort: [
+          { field: '@status', direction: 'asc' },
+          { field: 'v', direction: 'desc' },
+        ],
+      }),
+    ).toEqual(['strtrue', 'dec25', 'neg', 'tru', 'fals', 'nul', 'none', 'str1', 'int1', 'dec1']);
     expect(await names({ sort: [{ field: '@id', direction: 'desc' }] })).toEqual([...ALL].reverse());
     expect(await names({ sort: [{ field: '@updated_at', direction: 'desc' }], limit: 2 })).toEqual(['fals', 'int1']);
-    expect(await names({ sort: [{ field: '@ref', direction: 'asc' }], filter: { '@ref': { startsWith: 'd/s' } } })).toEqual(['str1', 'strtrue']);
+    expect(await names({ sort: [{ field: '@ref', direction: 'asc' }], filter: { '@ref': { startsWith: 'd/s' } } })).toEqual([
+      'str1',
+      'strtrue',
+    ]);
     expect(await names({ sort: [] })).toEqual(ALL);
   });
 
   it('refuses a typed sort over values of another type, and arrays or objects, with 422', async () => {
-    expect((await refused({ ...inD, sort: [{ field: 'v', direction: 'asc', type: 'number' }] })).some((k) => k.startsWith('sort'))).toBe(true);
-    expect((await refused({ ...inD, sort: [{ field: 'v', direction: 'asc', type: 'string' }] })).some((k) => k.startsWith('sort'))).toBe(true);
-    expect((await refused({ ...inD, sort: [{ field: 's', direction: 'desc', type: 'boolean' }] })).some((k) => k.startsWith('sort'))).toBe(true);
+    expect((await refused({ ...inD, sort: [{ field: 'v', direction: 'asc', type: 'number' }] })).some((k) => k.startsWith('sort'))).toBe(
+      true,
+    );
+    expect((await refused({ ...inD, sort: [{ field: 'v', direction: 'asc', type: 'string' }] })).some((k) => k.startsWith('sort'))).toBe(
+      true,
+    );
+    expect((await refused({ ...inD, sort: [{ field: 's', direction: 'desc', type: 'boolean' }] })).some((k) => k.startsWith('sort'))).toBe(
+      true,
+    );
     expect((await refused({ prefix: 'x', sort: [{ field: 'v', direction: 'asc' }] })).some((k) => k.startsWith('sort'))).toBe(true);
-    expect((await refused({ sort: [{ field: 'n', direction: 'asc' }], filter: { '@ref': { eq: 'd/int1' } } })).some((k) => k.startsWith('sort'))).toBe(true);
+    expect(
+      (await refused({ sort: [{ field: 'n', direction: 'asc' }], filter: { '@ref': { eq: 'd/int1' } } })).some((k) => k.startsWith('sort')),
+    ).toBe(true);
   });
 
   it('refuses a value no page shows: the whole matching set is checked, key by key', async () => {
     const x = await objectsWorkspace(s);
-    for (const [ref, text] of [['a', '{"n":1,"t":"x"}'], ['b', '{"n":2,"t":"y"}'], ['c', '{"n":"3","t":5}'], ['d', '{"n":4,"t":"z"}']]) await createRaw(x, ref, text);
+    for (const [ref, text] of [
+      ['a', '{"n":1,"t":"x"}'],
+      ['b', '{"n":2,"t":"y"}'],
+      ['c', '{"n":"3","t":5}'],
+      ['d', '{"n":4,"t":"z"}'],
+    ])
+      await createRaw(x, ref, text);
     const byNumber = { field: 'n', direction: 'asc', type: 'number' };
     const byString = { field: 't', direction: 'asc', type: 'string' };
     expect(await refused({ sort: [byNumber], limit: 1 }, x)).toEqual(['sort.0.field']);
@@ -546,7 +642,10 @@ describe('limits and invalid queries: 422 with the error path', () => {
     // One group and 100 operators.
     expect((await refused({ filter: { $and: [keys(100)] } })).some((k) => k.startsWith('filter'))).toBe(true);
     // One group of 50 operators: 51.
-    expect(await where({ $or: Array.from({ length: 49 }, (_, i) => ({ v: { eq: i + 100 } })).concat([{ v: { eq: 1 } }]) })).toEqual(['int1', 'dec1']);
+    expect(await where({ $or: Array.from({ length: 49 }, (_, i) => ({ v: { eq: i + 100 } })).concat([{ v: { eq: 1 } }]) })).toEqual([
+      'int1',
+      'dec1',
+    ]);
     // in operands count too: 2 operators with 60 operands each.
     const operands = Array.from({ length: 60 }, (_, i) => i);
     expect((await refused({ filter: { a: { in: operands }, b: { in: operands } } })).some((k) => k.startsWith('filter'))).toBe(true);

@@ -123,7 +123,8 @@ describe('envelope', () => {
 
   it('stores prototype-named keys as ordinary keys and reads them back exactly', async () => {
     const w = await objectsWorkspace(s);
-    const dataText = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"toString":"s","hasOwnProperty":1,"nested":{"__proto__":[1]}}';
+    const dataText =
+      '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"toString":"s","hasOwnProperty":1,"nested":{"__proto__":[1]}}';
     const expected = JSON.parse(dataText);
     expect(Object.keys(expected)).toContain('__proto__');
     const res = await rawJson(w.api, 'POST', w.at(), `{"ref":"proto","status":"published","data":${dataText}}`);
@@ -159,7 +160,8 @@ describe('create', () => {
     const emptyPath = await createObject(w, { path: '', data: {} });
     expect(emptyPath.ref).toBe(emptyPath.entry_id);
     expect(new Set([inFolder.entry_id, slashes.entry_id, nullPath.entry_id, emptyPath.entry_id]).size).toBe(4);
-    for (const o of [inFolder, slashes, nullPath, emptyPath]) expect(o).toMatchObject({ status: 'draft', lock_version: 0, bucket: 'general' });
+    for (const o of [inFolder, slashes, nullPath, emptyPath])
+      expect(o).toMatchObject({ status: 'draft', lock_version: 0, bucket: 'general' });
   });
 
   it('creates a published object when asked, a draft by default', async () => {
@@ -387,7 +389,9 @@ describe('list published', () => {
     }
     const seen = pages.flatMap((p) => p.data.map((o: any) => o.id));
     expect(seen).toEqual(published);
-    expect(pages.flatMap((p) => p.data.map((o: any) => o.data))).toEqual(pages.flatMap((p) => p.data.map((o: any) => ({ i: Number(o.ref.slice(2)) }))));
+    expect(pages.flatMap((p) => p.data.map((o: any) => o.data))).toEqual(
+      pages.flatMap((p) => p.data.map((o: any) => ({ i: Number(o.ref.slice(2)) }))),
+    );
     expect(pages.length).toBe(2);
     expect(pages[0].prev_cursor).toBeNull();
     expect(pages[0].prev_page_url).toBeNull();
@@ -406,7 +410,11 @@ describe('list published', () => {
     const p1 = await w.api.get(`${w.at()}?per_page=2`);
     const p2 = await w.api.get(relative(s, p1.body.next_page_url));
     const p3 = await w.api.get(relative(s, p2.body.next_page_url));
-    expect([p1, p2, p3].map((p) => p.body.data.map((o: any) => o.id))).toEqual([published.slice(0, 2), published.slice(2, 4), published.slice(4, 6)]);
+    expect([p1, p2, p3].map((p) => p.body.data.map((o: any) => o.id))).toEqual([
+      published.slice(0, 2),
+      published.slice(2, 4),
+      published.slice(4, 6),
+    ]);
     expect(p3.body.next_page_url).toBeNull();
     const b2 = await w.api.get(relative(s, p3.body.prev_page_url));
     expect(b2.body.data.map((o: any) => o.id)).toEqual(published.slice(2, 4));
@@ -426,7 +434,8 @@ describe('list published', () => {
     expect(inBlog).toHaveLength(5);
     for (const narrowed of ['bucket=blog', `bucket_id=${blog.id}`, `bucket=blog&bucket_id=${blog.id}`]) {
       const pages: TestResponse[] = [await w.api.get(`${w.at()}?${narrowed}&per_page=2`)];
-      while (pages[pages.length - 1].body.next_page_url) pages.push(await w.api.get(relative(s, pages[pages.length - 1].body.next_page_url)));
+      while (pages[pages.length - 1].body.next_page_url)
+        pages.push(await w.api.get(relative(s, pages[pages.length - 1].body.next_page_url)));
       expect(pages.map((p) => p.body.data.map((o: any) => o.id))).toEqual([inBlog.slice(0, 2), inBlog.slice(2, 4), inBlog.slice(4)]);
       const b2 = await w.api.get(relative(s, pages[2].body.prev_page_url));
       const b1 = await w.api.get(relative(s, b2.body.prev_page_url));
@@ -435,17 +444,31 @@ describe('list published', () => {
     }
   });
 
-  it.each(['garbage', 'W10', Buffer.from('[1,"x"]').toString('base64url'), Buffer.from('{"id":1}').toString('base64url')])('refuses the invalid cursor %s with 422', async (cursor) => {
-    const w = await objectsWorkspace(s);
-    const res = await w.api.get(`${w.at()}?cursor=${cursor}`);
-    expect(res.status).toBe(422);
-    expect(Object.keys(res.body.errors)).toEqual(['cursor']);
-  });
+  it.each(['garbage', 'W10', Buffer.from('[1,"x"]').toString('base64url'), Buffer.from('{"id":1}').toString('base64url')])(
+    'refuses the invalid cursor %s with 422',
+    async (cursor) => {
+      const w = await objectsWorkspace(s);
+      const res = await w.api.get(`${w.at()}?cursor=${cursor}`);
+      expect(res.status).toBe(422);
+      expect(Object.keys(res.body.errors)).toEqual(['cursor']);
+    },
+  );
 
   it('narrows by folder prefix (literal % and _, slashes ignored), exact ref and bucket', async () => {
     const w = await objectsWorkspace(s);
     const blog = await createBucket(s, w.ws, 'blog');
-    const refs = ['articles', 'articles/x', 'articles/x/y', 'articles-old/y', 'articlesx', 'a_b/1', 'axb/1', 'a%b/1', 'aXXb/1', 'other/articles'];
+    const refs = [
+      'articles',
+      'articles/x',
+      'articles/x/y',
+      'articles-old/y',
+      'articlesx',
+      'a_b/1',
+      'axb/1',
+      'a%b/1',
+      'aXXb/1',
+      'other/articles',
+    ];
     const ids: Record<string, number> = {};
     for (const ref of refs) ids[ref] = (await createObject(w, { ref, data: {}, status: 'published' })).id;
     const inBlog = await createObject(w, { ref: 'articles/z', data: {}, status: 'published', bucket_id: blog.id });
@@ -468,7 +491,11 @@ describe('list published', () => {
     expect(await list('ref=articles/z&bucket=general')).toEqual([]);
     expect(await list('bucket=blog')).toEqual(['blog:articles/z']);
     expect(await list(`bucket_id=${blog.id}`)).toEqual(['blog:articles/z']);
-    expect(await list(`prefix=articles&bucket_id=${await generalBucketId(w.ws)}`)).toEqual(['general:articles', 'general:articles/x', 'general:articles/x/y']);
+    expect(await list(`prefix=articles&bucket_id=${await generalBucketId(w.ws)}`)).toEqual([
+      'general:articles',
+      'general:articles/x',
+      'general:articles/x/y',
+    ]);
     expect(await list('bucket=nosuchbucket')).toEqual([]);
     expect(await list('prefix=')).toHaveLength(refs.length + 1);
     expect(await list('prefix=/')).toHaveLength(refs.length + 1);
@@ -548,9 +575,21 @@ describe('update', () => {
       ['neither ref nor path', { lock_version: 1, data: { v: 3 } }, undefined],
       ['both ref and path', { lock_version: 1, ref: 'target', path: 'x', data: { v: 3 } }, undefined],
       ['a ref held by another object', { lock_version: 1, ref: 'taken', data: { v: 3 } }, 'ref'],
-      ['translations for an unconfigured locale', { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'fr-FR': { v: 'trois' } } }, 'translations.fr-FR'],
-      ['translations for the base locale', { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'en-US': { v: 3 } } }, undefined],
-      ['a translation that is not an object', { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'de-DE': 'drei' } }, 'translations.de-DE'],
+      [
+        'translations for an unconfigured locale',
+        { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'fr-FR': { v: 'trois' } } },
+        'translations.fr-FR',
+      ],
+      [
+        'translations for the base locale',
+        { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'en-US': { v: 3 } } },
+        undefined,
+      ],
+      [
+        'a translation that is not an object',
+        { lock_version: 1, ref: 'target', data: { v: 3 }, translations: { 'de-DE': 'drei' } },
+        'translations.de-DE',
+      ],
       ['an unknown bucket_id', { lock_version: 1, ref: 'target', data: { v: 3 }, bucket_id: 2147483647 }, 'bucket_id'],
       ['an id', { lock_version: 1, ref: 'target', data: { v: 3 }, id: 1 }, 'id'],
     ])('%s: 422', async (_label, body, key) => {
@@ -681,7 +720,18 @@ describe('delete', () => {
 });
 
 describe('authentication, abilities and permissions', () => {
-  const ALL_ABILITIES = ['files:write', 'files:read', 'files:delete', 'entries:read', 'entries:query', 'entries:write', 'entries:delete', 'entries:history', 'email:send', 'pipelines:execute'];
+  const ALL_ABILITIES = [
+    'files:write',
+    'files:read',
+    'files:delete',
+    'entries:read',
+    'entries:query',
+    'entries:write',
+    'entries:delete',
+    'entries:history',
+    'email:send',
+    'pipelines:execute',
+  ];
 
   interface Route {
     name: string;
@@ -694,13 +744,55 @@ describe('authentication, abilities and permissions', () => {
     { name: 'list', abilities: ['entries:read'], permissions: ['list-entries'], call: (api, w) => api.get(w.at()), ok: 200 },
     { name: 'read', abilities: ['entries:read'], permissions: ['view-entry'], call: (api, w, o) => api.get(w.at(o.id)), ok: 200 },
     { name: 'query', abilities: ['entries:query'], permissions: ['list-entries'], call: (api, w) => api.post(w.at('query'), {}), ok: 200 },
-    { name: 'create', abilities: ['entries:write'], permissions: ['create-entry'], call: (api, w) => api.post(w.at(), { path: 'new', data: {} }), ok: 201 },
-    { name: 'update', abilities: ['entries:write'], permissions: ['update-entry'], call: (api, w, o) => api.patch(w.at(o.id), { lock_version: o.lock_version, ref: o.ref, data: { u: 1 } }), ok: 200 },
-    { name: 'delete', abilities: ['entries:delete'], permissions: ['delete-entry'], call: (api, w, o) => api.delete(w.at(o.id), { body: { lock_version: o.lock_version } }), ok: 204 },
-    { name: 'revisions', abilities: ['entries:history'], permissions: ['list-entries', 'view-entry'], call: (api, w, o) => api.get(w.at(o.id, 'revisions')), ok: 200 },
-    { name: 'revision', abilities: ['entries:history'], permissions: ['list-entries', 'view-entry'], call: (api, w, o) => api.get(w.at(o.id, 'revisions', o.revision)), ok: 200 },
-    { name: 'compare', abilities: ['entries:history'], permissions: ['list-entries', 'view-entry'], call: (api, w, o) => api.get(`${w.at(o.id, 'revisions', 'compare')}?from=${o.revision}&to=${o.revision}`), ok: 200 },
-    { name: 'trash', abilities: ['entries:history'], permissions: ['list-entries', 'view-entry'], call: (api, w) => api.get(w.at('trash')), ok: 200 },
+    {
+      name: 'create',
+      abilities: ['entries:write'],
+      permissions: ['create-entry'],
+      call: (api, w) => api.post(w.at(), { path: 'new', data: {} }),
+      ok: 201,
+    },
+    {
+      name: 'update',
+      abilities: ['entries:write'],
+      permissions: ['update-entry'],
+      call: (api, w, o) => api.patch(w.at(o.id), { lock_version: o.lock_version, ref: o.ref, data: { u: 1 } }),
+      ok: 200,
+    },
+    {
+      name: 'delete',
+      abilities: ['entries:delete'],
+      permissions: ['delete-entry'],
+      call: (api, w, o) => api.delete(w.at(o.id), { body: { lock_version: o.lock_version } }),
+      ok: 204,
+    },
+    {
+      name: 'revisions',
+      abilities: ['entries:history'],
+      permissions: ['list-entries', 'view-entry'],
+      call: (api, w, o) => api.get(w.at(o.id, 'revisions')),
+      ok: 200,
+    },
+    {
+      name: 'revision',
+      abilities: ['entries:history'],
+      permissions: ['list-entries', 'view-entry'],
+      call: (api, w, o) => api.get(w.at(o.id, 'revisions', o.revision)),
+      ok: 200,
+    },
+    {
+      name: 'compare',
+      abilities: ['entries:history'],
+      permissions: ['list-entries', 'view-entry'],
+      call: (api, w, o) => api.get(`${w.at(o.id, 'revisions', 'compare')}?from=${o.revision}&to=${o.revision}`),
+      ok: 200,
+    },
+    {
+      name: 'trash',
+      abilities: ['entries:history'],
+      permissions: ['list-entries', 'view-entry'],
+      call: (api, w) => api.get(w.at('trash')),
+      ok: 200,
+    },
     {
       name: 'restore',
       abilities: ['entries:history', 'entries:write'],
@@ -736,7 +828,11 @@ describe('authentication, abilities and permissions', () => {
     const o = await target(w);
     for (const route of routes) {
       for (const ability of route.abilities) {
-        const api = await keyFor(s, w.ws, ALL_ABILITIES.filter((a) => a !== ability));
+        const api = await keyFor(
+          s,
+          w.ws,
+          ALL_ABILITIES.filter((a) => a !== ability),
+        );
         const res = await route.call(api, w, o);
         expect([route.name, ability, res.status, res.body]).toEqual([route.name, ability, 403, NOT_PERMITTED]);
       }
@@ -754,7 +850,12 @@ describe('authentication, abilities and permissions', () => {
     const o = await target(w);
     for (const route of routes) {
       for (const permission of route.permissions) {
-        const api = await keyFor(s, w.ws, ['*'], ENTRY_PERMISSIONS.filter((p) => p !== permission));
+        const api = await keyFor(
+          s,
+          w.ws,
+          ['*'],
+          ENTRY_PERMISSIONS.filter((p) => p !== permission),
+        );
         const res = await route.call(api, w, o);
         expect([route.name, permission, res.status, res.body]).toEqual([route.name, permission, 403, NOT_PERMITTED]);
       }
@@ -865,7 +966,13 @@ describe('events and audit', () => {
     expect(restored.status).toBe(200);
     const got = await r.waitFor(5);
     await new Promise((res) => setTimeout(res, 300));
-    expect(r.requests.map((x) => x.body.event)).toEqual(['entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'entry.restored']);
+    expect(r.requests.map((x) => x.body.event)).toEqual([
+      'entry.created',
+      'entry.updated',
+      'entry.deleted',
+      'entry.restored',
+      'entry.restored',
+    ]);
     for (const x of got) {
       expect(x.body).toMatchObject({ workspace: w.ws, created_at: expect.stringMatching(TIMESTAMP), data: expect.any(Object) });
       expect(x.headers['x-webhook-event']).toBe(x.body.event);
@@ -874,9 +981,17 @@ describe('events and audit', () => {
       const res = await s.admin.get(`/admin/v1/workspaces/${w.ws}/audit`);
       return res.body.data.find((a: any) => a.event === 'entry.deleted');
     });
-    expect(audit).toEqual({ event: 'entry.deleted', entry_id: o.entry_id, object_id: o.id, actor: `api_key:${w.keyId}`, created_at: expect.stringMatching(TIMESTAMP) });
+    expect(audit).toEqual({
+      event: 'entry.deleted',
+      entry_id: o.entry_id,
+      object_id: o.id,
+      actor: `api_key:${w.keyId}`,
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
     // Workspace ownership: another workspace sees none of it.
     const other = await createWorkspace(s.admin);
-    expect((await s.admin.get(`/admin/v1/workspaces/${other.name}/audit`)).body.data.filter((a: any) => a.event === 'entry.deleted')).toEqual([]);
+    expect(
+      (await s.admin.get(`/admin/v1/workspaces/${other.name}/audit`)).body.data.filter((a: any) => a.event === 'entry.deleted'),
+    ).toEqual([]);
   });
 });

@@ -34,8 +34,15 @@ afterAll(async () => {
 });
 
 async function workspace() {
-  const { workspace: ws, user, key } = await setupWorkspace(s.admin, { permissions: ['list-entries', 'execute-pipeline', 'send-email'], abilities: ['*'] });
-  const type = await s.admin.post(`/admin/v1/workspaces/${ws.name}/buckets/general/content-types`, { name: 'article', fields: [{ name: 'title', type: 'text' }] });
+  const {
+    workspace: ws,
+    user,
+    key,
+  } = await setupWorkspace(s.admin, { permissions: ['list-entries', 'execute-pipeline', 'send-email'], abilities: ['*'] });
+  const type = await s.admin.post(`/admin/v1/workspaces/${ws.name}/buckets/general/content-types`, {
+    name: 'article',
+    fields: [{ name: 'title', type: 'text' }],
+  });
   expect(type.status).toBe(201);
   return { name: ws.name, user, key, api: client(s.url, key.key) };
 }
@@ -99,10 +106,20 @@ describe('finding 4: placeholders in an http.request URL', () => {
       status: 'failed',
       output: null,
       error: { step: 'h', message },
-      steps: [{ id: 'h', status: 'failed', started_at: expect.stringMatching(TIMESTAMP), finished_at: expect.stringMatching(TIMESTAMP), error: message }],
+      steps: [
+        {
+          id: 'h',
+          status: 'failed',
+          started_at: expect.stringMatching(TIMESTAMP),
+          finished_at: expect.stringMatching(TIMESTAMP),
+          error: message,
+        },
+      ],
     });
-    const leaves = (prefix: string) => `The resolved url leaves ${origin.origin}${prefix}, the part of the url before its first placeholder.`;
-    const dot = (segment: string) => `The url path segment ${segment} is made with a placeholder and is a dot segment (. or ..), which is refused.`;
+    const leaves = (prefix: string) =>
+      `The resolved url leaves ${origin.origin}${prefix}, the part of the url before its first placeholder.`;
+    const dot = (segment: string) =>
+      `The url path segment ${segment} is made with a placeholder and is a dot segment (. or ..), which is refused.`;
     const [climbs, single, joined, dotted, root, fineJoined, fineRoot] = await Promise.all([
       // `..` climbs out of /articles/; `.` stays in it but is no segment of its own.
       run(w, 'article', { id: '..' }),
@@ -133,11 +150,16 @@ describe('finding 4: placeholders in an http.request URL', () => {
 describe('finding 5: steps and the rate limits of their routes', () => {
   const email = (n: number) => ({ id: `m${n}`, type: 'email.send', with: { to: '{{input.to}}', subject: `Message ${n}`, text: 'Hello.' } });
   const outbox = async (w: Ws) => (await s.admin.get(`/admin/v1/workspaces/${w.name}/outbox?limit=100`)).body.data as unknown[];
-  const LIMITED = '429 Too Many Attempts. The step counts against the emails rate limit of its route (10 per minute per API key), which is used up; the step did not run.';
+  const LIMITED =
+    '429 Too Many Attempts. The step counts against the emails rate limit of its route (10 per minute per API key), which is used up; the step did not run.';
 
   it('counts email.send steps against the email limit of the executing key, shared with the email route', async () => {
     const w = await workspace();
-    await define(w, 'mail', Array.from({ length: 12 }, (_, n) => email(n)));
+    await define(
+      w,
+      'mail',
+      Array.from({ length: 12 }, (_, n) => email(n)),
+    );
     const done = await run(w, 'mail', { to: 'a@example.com' });
     expect(done).toMatchObject({ status: 'failed', output: null, error: { step: 'm10', message: LIMITED } });
     expect(done.steps.map((x: { status: string }) => x.status)).toEqual([...Array(10).fill('succeeded'), 'failed', 'skipped']);
@@ -156,7 +178,8 @@ describe('finding 5: steps and the rate limits of their routes', () => {
   it('fails an email.send step at once when the key used its limit on the route', async () => {
     const w = await workspace();
     await define(w, 'mail', [email(0)]);
-    for (let i = 0; i < 10; i++) expect((await w.api.post(`/api/v1/${w.name}/emails`, { to: 'a@example.com', subject: 'x', text: 'y' })).status).toBe(204);
+    for (let i = 0; i < 10; i++)
+      expect((await w.api.post(`/api/v1/${w.name}/emails`, { to: 'a@example.com', subject: 'x', text: 'y' })).status).toBe(204);
     const done = await run(w, 'mail', { to: 'a@example.com' });
     expect(done).toMatchObject({ status: 'failed', error: { step: 'm0', message: LIMITED } });
     expect(await outbox(w)).toHaveLength(10);
@@ -167,9 +190,14 @@ describe('finding 5: steps and the rate limits of their routes', () => {
     await s.admin.patch(`/admin/v1/workspaces/${w.name}/users/${w.user.id}`, { permissions: ['execute-pipeline'] });
     await define(w, 'mail', [email(0)]);
     const refused = await Promise.all(Array.from({ length: 10 }, () => run(w, 'mail', { to: 'a@example.com' })));
-    expect(refused.map((e) => e.error)).toEqual(Array(10).fill({ step: 'm0', message: '403 This API key is not permitted to perform this action' }));
+    expect(refused.map((e) => e.error)).toEqual(
+      Array(10).fill({ step: 'm0', message: '403 This API key is not permitted to perform this action' }),
+    );
     // Given the permission, the key has its whole limit.
-    expect((await s.admin.patch(`/admin/v1/workspaces/${w.name}/users/${w.user.id}`, { permissions: ['execute-pipeline', 'send-email'] })).status).toBe(200);
+    expect(
+      (await s.admin.patch(`/admin/v1/workspaces/${w.name}/users/${w.user.id}`, { permissions: ['execute-pipeline', 'send-email'] }))
+        .status,
+    ).toBe(200);
     expect((await w.api.post(`/api/v1/${w.name}/emails`, { to: 'a@example.com', subject: 'x', text: 'y' })).status).toBe(204);
     expect(await outbox(w)).toHaveLength(1);
   });

@@ -17,7 +17,8 @@ import { PGBOUNCER, pgbouncerFound, startPgbouncer } from './support/pgbouncer';
 // their background work (scheduler, job polling) does not starve a request past its 5 s wait for a
 // connection on a loaded machine (seen with 3 while the other jest worker ran).
 const SERVER_CONNECTIONS = 5;
-if (!pgbouncerFound && process.env.REQUIRE_POOLER === '1') throw new Error(`REQUIRE_POOLER=1 but ${PGBOUNCER} is missing (apt-get install pgbouncer)`);
+if (!pgbouncerFound && process.env.REQUIRE_POOLER === '1')
+  throw new Error(`REQUIRE_POOLER=1 but ${PGBOUNCER} is missing (apt-get install pgbouncer)`);
 const describeWithPooler = pgbouncerFound ? describeWithPostgres : describe.skip;
 
 describeWithPooler('behind a transaction-mode pooler', () => {
@@ -43,19 +44,41 @@ describeWithPooler('behind a transaction-mode pooler', () => {
     await db?.drop();
   });
 
-  const call = async (server: SpawnedServer, method: string, p: string, token: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.url}${p}`, { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined });
+  const call = async (
+    server: SpawnedServer,
+    method: string,
+    p: string,
+    token: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const res = await fetch(`${server.url}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
 
   it('tells the settings the server connections lack behind the pooler (none on a direct pool, which sets them)', async () => {
     const opened = [
-      await openDatabase({ databaseUrl: pooledUrl, databasePooler: 'transaction', databaseDirectUrl: db.url!, dataDir: db.dataDir, databasePoolSize: 1 }),
+      await openDatabase({
+        databaseUrl: pooledUrl,
+        databasePooler: 'transaction',
+        databaseDirectUrl: db.url!,
+        dataDir: db.dataDir,
+        databasePoolSize: 1,
+      }),
       await openDatabase({ databaseUrl: db.url!, dataDir: db.dataDir, databasePoolSize: 1, databaseStatementTimeoutMs: 30_000 }),
     ];
     try {
-      expect(await sessionSettingsDiffer(opened[0], 30_000)).toEqual(['max_parallel_workers_per_gather=0', 'random_page_cost=1.1', 'jit=off', 'statement_timeout=30000']);
+      expect(await sessionSettingsDiffer(opened[0], 30_000)).toEqual([
+        'max_parallel_workers_per_gather=0',
+        'random_page_cost=1.1',
+        'jit=off',
+        'statement_timeout=30000',
+      ]);
       expect(await sessionSettingsDiffer(opened[1], 30_000)).toEqual([]);
     } finally {
       await Promise.all(opened.map((d) => d.close()));
@@ -66,12 +89,36 @@ describeWithPooler('behind a transaction-mode pooler', () => {
     const [a, b] = servers;
     const admin = (m: string, p: string, body?: unknown) => call(a, m, `/admin/v1${p}`, ADMIN_TOKEN, body);
     expect((await admin('POST', '/workspaces', { name: 'pooled' })).status).toBe(201);
-    const user = await admin('POST', '/workspaces/pooled/users', { email: 'p@example.com', permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'] });
-    const key = (await admin('POST', '/workspaces/pooled/api-keys', { name: 'k', user_id: user.body.id, abilities: ['entries:read', 'entries:query', 'entries:write'] })).body.key as string;
-    expect((await admin('POST', '/workspaces/pooled/buckets/general/content-types', { name: 'item', fields: [{ name: 'n', type: 'number' }, { name: 'label', type: 'text' }] })).status).toBe(201);
+    const user = await admin('POST', '/workspaces/pooled/users', {
+      email: 'p@example.com',
+      permissions: ['list-entries', 'view-entry', 'create-entry', 'update-entry'],
+    });
+    const key = (
+      await admin('POST', '/workspaces/pooled/api-keys', {
+        name: 'k',
+        user_id: user.body.id,
+        abilities: ['entries:read', 'entries:query', 'entries:write'],
+      })
+    ).body.key as string;
+    expect(
+      (
+        await admin('POST', '/workspaces/pooled/buckets/general/content-types', {
+          name: 'item',
+          fields: [
+            { name: 'n', type: 'number' },
+            { name: 'label', type: 'text' },
+          ],
+        })
+      ).status,
+    ).toBe(201);
 
     // A batch, then its retry on the other process: the same answer, written once.
-    const operations = Array.from({ length: 30 }, (_, i) => ({ action: 'create', type: 'item', fields: { n: i, label: `l${i}` }, status: 'published' }));
+    const operations = Array.from({ length: 30 }, (_, i) => ({
+      action: 'create',
+      type: 'item',
+      fields: { n: i, label: `l${i}` },
+      status: 'published',
+    }));
     const idem = { 'Idempotency-Key': 'pooled-batch-1' };
     const first = await call(a, 'POST', '/api/v1/pooled/general/entries/batch', key, { operations }, idem);
     expect(first.status).toBe(200);
@@ -89,7 +136,11 @@ describeWithPooler('behind a transaction-mode pooler', () => {
     // A change through one process is seen by the other's next read (its cached answer dropped through LISTEN).
     const [top] = first.body.data.slice(-1);
     expect((await call(a, 'PATCH', `/api/v1/pooled/entries/${top.id}`, key, { fields: { n: 100 } })).status).toBe(200);
-    expect((await call(b, 'POST', '/api/v1/pooled/general/entries/query', key, query)).body.data).toEqual([{ n: 100 }, { n: 28 }, { n: 27 }]);
+    expect((await call(b, 'POST', '/api/v1/pooled/general/entries/query', key, query)).body.data).toEqual([
+      { n: 100 },
+      { n: 28 },
+      { n: 27 },
+    ]);
 
     const direct = new pg.Client({ connectionString: db.url });
     await direct.connect();
@@ -114,13 +165,23 @@ describe('DATABASE_POOLER and DATABASE_DIRECT_URL', () => {
 
   it('defaults to no pooler, and takes the direct URL beside the pooler', () => {
     expect(load({ DATABASE_URL: url })).toMatchObject({ databasePooler: 'none', databaseDirectUrl: undefined });
-    expect(load({ DATABASE_URL: url, DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: direct })).toMatchObject({ databasePooler: 'transaction', databaseUrl: url, databaseDirectUrl: direct });
+    expect(load({ DATABASE_URL: url, DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: direct })).toMatchObject({
+      databasePooler: 'transaction',
+      databaseUrl: url,
+      databaseDirectUrl: direct,
+    });
   });
 
   it.each([
     [{ DATABASE_URL: url, DATABASE_POOLER: 'session' }, 'DATABASE_POOLER must be one of none, transaction, got "session"'],
-    [{ DATABASE_URL: url, DATABASE_POOLER: 'transaction' }, 'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)'],
-    [{ DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: direct }, 'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)'],
+    [
+      { DATABASE_URL: url, DATABASE_POOLER: 'transaction' },
+      'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)',
+    ],
+    [
+      { DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: direct },
+      'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (a direct connection, for LISTEN)',
+    ],
   ])('%p is a configuration error', (env, message) => {
     expect(() => load(env)).toThrow(new ConfigError(message));
   });

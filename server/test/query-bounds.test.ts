@@ -14,7 +14,13 @@ import { queryBatchPath, queryOk, queryPath } from './support/entries-query';
 
 /** leaf <- mid (leaves: multiple, leaf: single) <- top (mids: multiple) <- root (tops, mids: multiple; top: single). */
 const TYPES: [string, FieldDef[]][] = [
-  ['leaf', [{ name: 'name', type: 'text' }, { name: 'weight', type: 'number' }]],
+  [
+    'leaf',
+    [
+      { name: 'name', type: 'text' },
+      { name: 'weight', type: 'number' },
+    ],
+  ],
   [
     'mid',
     [
@@ -23,7 +29,13 @@ const TYPES: [string, FieldDef[]][] = [
       { name: 'leaf', type: 'relation', targets: ['leaf'] },
     ],
   ],
-  ['top', [{ name: 'name', type: 'text' }, { name: 'mids', type: 'relation', targets: ['mid'], multiple: true }]],
+  [
+    'top',
+    [
+      { name: 'name', type: 'text' },
+      { name: 'mids', type: 'relation', targets: ['mid'], multiple: true },
+    ],
+  ],
   [
     'root',
     [
@@ -83,7 +95,8 @@ describe('chains of multiple relations', () => {
   afterAll(() => s?.close());
 
   const query = (body: unknown) => w.api.post(queryPath(w.ws), body);
-  const names = (filter: unknown) => queryOk(w.api, w.ws, { type: 'root', fields: ['name'], filter }).then((r) => r.data.map((x: { name: string }) => x.name));
+  const names = (filter: unknown) =>
+    queryOk(w.api, w.ws, { type: 'root', fields: ['name'], filter }).then((r) => r.data.map((x: { name: string }) => x.name));
 
   it('answers chains through three multiple relations, as the Entries document allows (the time limit bounds them)', async () => {
     expect(await names({ tops: { some: { mids: { some: { leaves: { some: { name: { eq: 'l1' } } } } } } } })).toEqual(['r1']);
@@ -97,7 +110,10 @@ describe('chains of multiple relations', () => {
     expect(await names({ tops: { some: { mids: { some: { 'leaf.name': { eq: 'l1' } } } } } })).toEqual(['r1']);
     expect(await names({ 'mids.leaves.name': { eq: 'l2' } })).toEqual(['r1']);
     expect(await names({ 'top.mids.leaves.name': { eq: 'l2' } })).toEqual(['r1']);
-    const sums = await queryOk(w.api, w.ws, { type: 'root', aggregate: { count: true, sum: ['top.mids.leaves.weight', 'tops.mids.leaf.weight'] } });
+    const sums = await queryOk(w.api, w.ws, {
+      type: 'root',
+      aggregate: { count: true, sum: ['top.mids.leaves.weight', 'tops.mids.leaf.weight'] },
+    });
     expect(sums.data).toEqual([{ count: 2, sum: { 'top.mids.leaves.weight': '5', 'tops.mids.leaf.weight': '2' } }]);
     // A projection is bounded by its reference budget instead.
     const projected = await queryOk(w.api, w.ws, { type: 'root', fields: ['tops.mids.leaves.name'], filter: { '@id': { eq: r1.id } } });
@@ -116,7 +132,9 @@ describeWithPostgres('the statement timeout', () => {
       ],
     },
   };
-  const BUSY = { message: 'The request needed more database time than the server allows and was stopped; nothing was changed. Retry later.' };
+  const BUSY = {
+    message: 'The request needed more database time than the server allows and was stopped; nothing was changed. Retry later.',
+  };
   let s: TestServer;
   let w: EntriesWorkspace;
   const ROOTS = 8;

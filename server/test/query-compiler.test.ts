@@ -35,7 +35,9 @@ describe('filters', () => {
   });
 
   it('compares numbers as numeric and strings in byte order', () => {
-    expect(compile({ n: { gt: 1.5 } }).text).toBe(`(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`);
+    expect(compile({ n: { gt: 1.5 } }).text).toBe(
+      `(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`,
+    );
     expect(compile({ s: { lte: 'B' } }).text).toContain(`COLLATE "C" <= $3::text COLLATE "C"`);
   });
 
@@ -49,7 +51,9 @@ describe('filters', () => {
   it('reads metadata from entry columns with typed parameters', () => {
     expect(compile({ '@id': { in: [1, 2] } })).toEqual({ text: '(e.id = ANY($1::int[]))', values: [[1, 2]] });
     expect(compile({ '@ref': { startsWith: 'a/' } })).toEqual({ text: 'starts_with(e.ref COLLATE "C", $1::text)', values: ['a/'] });
-    expect(compile({ status: { eq: 'x' }, '@status': { eq: 'draft' } }).text).toBe(`((c.data @> $1::jsonb) AND e.status COLLATE "C" = $2::text)`);
+    expect(compile({ status: { eq: 'x' }, '@status': { eq: 'draft' } }).text).toBe(
+      `((c.data @> $1::jsonb) AND e.status COLLATE "C" = $2::text)`,
+    );
   });
 
   it('combines $and and $or groups', () => {
@@ -79,19 +83,28 @@ describe('filters', () => {
 describe('filters through relations', () => {
   const scope = { ...ROOT, relations: { bucketId: 1, locale: 'en-US' } };
   const hop = (field: string): Hop => ({ field, typeIds: [2] });
-  const through = (hops: string[], path: string): Target => hops.reduceRight<Target>((target, field) => ({ kind: 'related', hop: hop(field), target }), { kind: 'data', path: [path] });
+  const through = (hops: string[], path: string): Target =>
+    hops.reduceRight<Target>((target, field) => ({ kind: 'related', hop: hop(field), target }), { kind: 'data', path: [path] });
   const eq = (target: Target, value: string): FilterNode => ({ kind: 'condition', op: 'eq', target, value });
   const subqueries = (node: FilterNode) => compileFilter(node, scope).toQuery().text.split('EXISTS (').length - 1;
 
   it('writes a $or of conditions through one relation as one EXISTS per level, whatever their number', () => {
-    const many = (n: number, hops: string[]): FilterNode => ({ kind: 'or', items: Array.from({ length: n }, (_, i) => eq(through(hops, 'name'), `v${i}`)) });
+    const many = (n: number, hops: string[]): FilterNode => ({
+      kind: 'or',
+      items: Array.from({ length: n }, (_, i) => eq(through(hops, 'name'), `v${i}`)),
+    });
     expect(subqueries(many(1, ['author']))).toBe(1);
     expect(subqueries(many(99, ['author']))).toBe(1);
     expect(subqueries(many(99, ['author', 'mentor', 'mentor']))).toBe(3);
     // Two relations: one each; a `some` on one of them joins its group.
     const mixed: FilterNode = {
       kind: 'or',
-      items: [eq(through(['author'], 'name'), 'a'), eq(through(['editor'], 'name'), 'b'), { kind: 'some', hop: hop('author'), filter: eq({ kind: 'data', path: ['age'] }, '3') }, eq(through(['author'], 'name'), 'c')],
+      items: [
+        eq(through(['author'], 'name'), 'a'),
+        eq(through(['editor'], 'name'), 'b'),
+        { kind: 'some', hop: hop('author'), filter: eq({ kind: 'data', path: ['age'] }, '3') },
+        eq(through(['author'], 'name'), 'c'),
+      ],
     };
     expect(subqueries(mixed)).toBe(2);
     // Each condition is still in it, ORed.
@@ -102,7 +115,10 @@ describe('filters through relations', () => {
   it('keeps apart what is not "some entry there matches": $and, missing values, an @id eq', () => {
     const and: FilterNode = { kind: 'and', items: [eq(through(['authors'], 'name'), 'a'), eq(through(['authors'], 'name'), 'b')] };
     expect(subqueries(and)).toBe(2);
-    const missing: FilterNode = { kind: 'or', items: [{ kind: 'condition', op: 'eq', target: through(['author'], 'name'), value: null }, eq(through(['author'], 'name'), 'b')] };
+    const missing: FilterNode = {
+      kind: 'or',
+      items: [{ kind: 'condition', op: 'eq', target: through(['author'], 'name'), value: null }, eq(through(['author'], 'name'), 'b')],
+    };
     expect(subqueries(missing)).toBe(2);
   });
 });
@@ -110,13 +126,23 @@ describe('filters through relations', () => {
 describe('sorting', () => {
   it('puts missing and null last in both directions and ends with the id tie-break', () => {
     const errors = fieldErrors();
-    const { values, orderBy, violations } = compileSort(parseSort([{ field: 'rating', direction: 'desc', type: 'number' }, { field: '@created_at', direction: 'asc' }], errors));
+    const { values, orderBy, violations } = compileSort(
+      parseSort(
+        [
+          { field: 'rating', direction: 'desc', type: 'number' },
+          { field: '@created_at', direction: 'asc' },
+        ],
+        errors,
+      ),
+    );
     // Each key's value is read once per row, then ordered by.
     expect(values!.map((v) => v.toQuery().text)).toEqual(['c.data -> $1::text AS s0', 'e.created_at AS s1']);
     const { text } = orderBy.toQuery();
     // A typed key orders its type's values (NULL for missing and null, last either way); other
     // values are violations, which sort first.
-    expect(text).toBe(`CASE WHEN jsonb_typeof(m.s0) = 'number' THEN (m.s0)::numeric END DESC NULLS LAST, m.s1 ASC NULLS LAST, m.page_id ASC`);
+    expect(text).toBe(
+      `CASE WHEN jsonb_typeof(m.s0) = 'number' THEN (m.s0)::numeric END DESC NULLS LAST, m.s1 ASC NULLS LAST, m.page_id ASC`,
+    );
     expect(violations.map((v) => v.index)).toEqual([0]);
     expect(violations[0].condition.toQuery().text).toBe(
       `(jsonb_typeof(m.s0) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(m.s0) = 'number' THEN NOT (NOT (scale((m.s0)::numeric) > 12 AND min_scale((m.s0)::numeric) > 12) AND (m.s0)::numeric < 1e26 AND (m.s0)::numeric > -1e26) END)`,
@@ -130,7 +156,9 @@ describe('sorting', () => {
 
   it('orders untyped values by type, then value', () => {
     const { orderBy } = compileSort(parseSort([{ field: 'x', direction: 'asc' }], fieldErrors()));
-    expect(orderBy.toQuery().text).toContain(`CASE jsonb_typeof(m.s0) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 WHEN 'string' THEN 2 END ASC NULLS LAST`);
+    expect(orderBy.toQuery().text).toContain(
+      `CASE jsonb_typeof(m.s0) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 WHEN 'string' THEN 2 END ASC NULLS LAST`,
+    );
   });
 });
 
@@ -147,7 +175,12 @@ describe('projection', () => {
 
   it('selects paths, missing ones as null, whole arrays and objects', () => {
     const data = { a: { b: 1, x: 2 }, list: [1, { y: 2 }], s: 'str' };
-    expect(JSON.parse(JSON.stringify(project(data, [['a', 'b'], ['list'], ['s', 'deeper'], ['none']])))).toEqual({ a: { b: 1 }, list: [1, { y: 2 }], s: { deeper: null }, none: null });
+    expect(JSON.parse(JSON.stringify(project(data, [['a', 'b'], ['list'], ['s', 'deeper'], ['none']])))).toEqual({
+      a: { b: 1 },
+      list: [1, { y: 2 }],
+      s: { deeper: null },
+      none: null,
+    });
     expect(JSON.parse(JSON.stringify(project(null, [])))).toEqual({});
   });
 });
@@ -182,16 +215,31 @@ describe('candidates', () => {
 });
 
 describe('typed storage', () => {
-  const amount = { kind: 'data' as const, path: ['amount'], column: { name: 'f7', type: 'numeric' as const, multiple: false, indexed: true } };
+  const amount = {
+    kind: 'data' as const,
+    path: ['amount'],
+    column: { name: 'f7', type: 'numeric' as const, multiple: false, indexed: true },
+  };
   const tags = { kind: 'data' as const, path: ['tags'], column: { name: 'f8', type: 'text' as const, multiple: true, indexed: false } };
   const root = { entry: 'e', doc: 'c', depth: 0, relations: { bucketId: 1, locale: 'en-US' }, row: 't' };
 
   it('reads a field with a column from the typed row, without type tests, where the scope has one', () => {
-    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }, root).toQuery()).toEqual({ text: 't.f7 > $1::numeric', values: [100] });
-    expect(compileFilter({ kind: 'condition', op: 'in', target: amount, values: [1, null] }, root).toQuery()).toEqual({ text: '(t.f7 = ANY($1::numeric[]) OR t.f7 IS NULL)', values: [[1]] });
-    expect(compileFilter({ kind: 'condition', op: 'includes', target: tags, value: 'x' }, root).toQuery()).toEqual({ text: '$1::text = ANY(t.f8)', values: ['x'] });
+    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }, root).toQuery()).toEqual({
+      text: 't.f7 > $1::numeric',
+      values: [100],
+    });
+    expect(compileFilter({ kind: 'condition', op: 'in', target: amount, values: [1, null] }, root).toQuery()).toEqual({
+      text: '(t.f7 = ANY($1::numeric[]) OR t.f7 IS NULL)',
+      values: [[1]],
+    });
+    expect(compileFilter({ kind: 'condition', op: 'includes', target: tags, value: 'x' }, root).toQuery()).toEqual({
+      text: '$1::text = ANY(t.f8)',
+      values: ['x'],
+    });
     // Without the typed row (an Objects query, a related entry) the document is read.
-    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }).toQuery().text).toBe(`(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`);
+    expect(compileFilter({ kind: 'condition', op: 'gt', target: amount, value: 100 }).toQuery().text).toBe(
+      `(CASE WHEN jsonb_typeof(c.data -> $1::text) = 'number' THEN (c.data -> $2::text)::numeric END > $3::numeric)`,
+    );
     // A scalar `eq` on a list keeps the document's reading (its containment answers it).
     expect(compileFilter({ kind: 'condition', op: 'eq', target: tags, value: 'x' }, root).toQuery().text).toBe('(c.data @> $1::jsonb)');
   });

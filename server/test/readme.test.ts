@@ -63,7 +63,9 @@ it('runs every command of the walk-through and prints what it says', async () =>
   expect(out).not.toMatch(/"message"/); // no refusal anywhere
   expect(readFileSync(path.join(work, 'src', 'content.ts'), 'utf8')).toContain('export interface Content');
   // The model as code: the plan, its apply (the types rewritten), the copy into another workspace.
-  expect(out).toMatch(/Plan for workspace "acme" at version [0-9a-f]{32}: 2 changes\n {2}\+ Create content type general\/tag with 1 field\.\n {2}\+ Add field general\/post\.subtitle\.\n/);
+  expect(out).toMatch(
+    /Plan for workspace "acme" at version [0-9a-f]{32}: 2 changes\n {2}\+ Create content type general\/tag with 1 field\.\n {2}\+ Add field general\/post\.subtitle\.\n/,
+  );
   expect(out).toMatch(/Applied 2 changes: workspace "acme" is at version ([0-9a-f]{32})\./);
   expect(out).toMatch(/Applied 3 changes: workspace "acme-staging" is at version ([0-9a-f]{32})\./);
   const versions = [...out.matchAll(/is at version ([0-9a-f]{32})/g)].map((m) => m[1]);
@@ -76,7 +78,16 @@ it('runs every command of the walk-through and prints what it says', async () =>
   writeFileSync(
     path.join(work, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: ['node'], skipLibCheck: true },
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'esnext',
+        moduleResolution: 'bundler',
+        lib: ['es2022', 'dom'],
+        types: ['node'],
+        skipLibCheck: true,
+      },
       include: ['src/**/*.ts'],
     }),
   );
@@ -88,7 +99,15 @@ it('runs every command of the walk-through and prints what it says', async () =>
     const js = ts.transpileModule(b.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     const file = path.join(work, 'src', `block${i}.mjs`);
     writeFileSync(file, js);
-    printed.push((await run(process.execPath, [file], { cwd: work, env: { ...env, KEY: readFileSync(path.join(work, '.key'), 'utf8') }, timeout: 60_000 })).stdout);
+    printed.push(
+      (
+        await run(process.execPath, [file], {
+          cwd: work,
+          env: { ...env, KEY: readFileSync(path.join(work, '.key'), 'utf8') },
+          timeout: 60_000,
+        })
+      ).stdout,
+    );
   }
   expect(printed[0]).toBe('website\n');
   const lines = printed[1].trimEnd().split('\n');
@@ -112,11 +131,28 @@ it('moves a workspace off the embedded default as "Moving and backing up" shows'
     // The embedded server's workspace: the walk-through's model and an entry.
     const admin = embedded.admin;
     expect((await admin.post('/admin/v1/workspaces', { name: 'acme' })).status).toBe(201);
-    const user = (await admin.post('/admin/v1/workspaces/acme/users', { email: 'editor@example.com', permissions: ['list-entries', 'view-entry', 'create-entry'] })).body as { id: number };
-    const key = (await admin.post('/admin/v1/workspaces/acme/api-keys', { name: 'site', user_id: user.id, abilities: ['*'] })).body as { key: string };
-    expect((await admin.post('/admin/v1/workspaces/acme/buckets/general/content-types', { name: 'post', fields: [{ name: 'title', type: 'text', required: true }] })).status).toBe(201);
+    const user = (
+      await admin.post('/admin/v1/workspaces/acme/users', {
+        email: 'editor@example.com',
+        permissions: ['list-entries', 'view-entry', 'create-entry'],
+      })
+    ).body as { id: number };
+    const key = (await admin.post('/admin/v1/workspaces/acme/api-keys', { name: 'site', user_id: user.id, abilities: ['*'] })).body as {
+      key: string;
+    };
+    expect(
+      (
+        await admin.post('/admin/v1/workspaces/acme/buckets/general/content-types', {
+          name: 'post',
+          fields: [{ name: 'title', type: 'text', required: true }],
+        })
+      ).status,
+    ).toBe(201);
     const api = client(embedded.url, key.key);
-    expect((await api.post('/api/v1/acme/entries?contentBucket=general&contentType=post', { fields: { title: 'Moved' }, status: 'published' })).status).toBe(201);
+    expect(
+      (await api.post('/api/v1/acme/entries?contentBucket=general&contentType=post', { fields: { title: 'Moved' }, status: 'published' }))
+        .status,
+    ).toBe(201);
     const before = await api.get('/api/v1/acme/entries?contentBucket=general&contentType=post');
     expect(before.status).toBe(200);
     const env = { ...process.env, BASE: embedded.url, NEW: postgres.url, ADMIN: ADMIN_TOKEN, NO_COLOR: '1' };

@@ -7,18 +7,44 @@ import { nestable } from '../src/core/content/render-nested';
 
 let nextId = 1;
 const field = (name: string, type: FieldDef['type'], extra: Partial<FieldDef> = {}): FieldDef => ({
-  id: nextId++, name, key: name, type, format: null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...extra,
+  id: nextId++,
+  name,
+  key: name,
+  type,
+  format: null,
+  multiple: false,
+  required: false,
+  unique: false,
+  targets: [],
+  cascadeOnDelete: false,
+  indexed: null,
+  ...extra,
 });
 const relation = (name: string, targets: string[], multiple = false) => field(name, 'relation', { targets, multiple });
 function type(name: string, fields: FieldDef[], bucketId = 1): ContentTypeDef {
-  return { id: nextId++, name, bucketId, bucket: `b${bucketId}`, workspaceId: 1, nameField: null, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: true };
+  return {
+    id: nextId++,
+    name,
+    bucketId,
+    bucket: `b${bucketId}`,
+    workspaceId: 1,
+    nameField: null,
+    fields,
+    byName: new Map(fields.map((f) => [f.name, f])),
+    typedReady: true,
+  };
 }
 const options = (types: ContentTypeDef[], extra: Partial<RenderOptions> = {}) => ({ types, locale: 'en-US', ...extra }) as RenderOptions;
 
 describe('the bound of an expansion', () => {
   const person = type('person', [field('name', 'text')]);
   const tag = type('tag', [field('label', 'text')]);
-  const article = type('article', [field('title', 'text'), relation('authors', ['person'], true), relation('tags', ['tag'], true), field('cover', 'attachment')]);
+  const article = type('article', [
+    field('title', 'text'),
+    relation('authors', ['person'], true),
+    relation('tags', ['tag'], true),
+    field('cover', 'attachment'),
+  ]);
 
   it('nests a model whose types show at most 100 related entries (25 per multiple field, 1 per single one, to 3 levels)', () => {
     // article: 25 authors + 25 tags, who relate to nothing: 50.
@@ -26,7 +52,10 @@ describe('the bound of an expansion', () => {
     // A single relation to its own type: 1 per level, 3 levels (a cycle is a compact reference).
     expect(nestable(options([type('chain', [relation('next', ['chain']), relation('labels', ['tag'], true)]), tag]))).toBe(true);
     // Four multiple fields of leaves: exactly 100.
-    const four = type('four', ['a', 'b', 'c', 'd'].map((n) => relation(n, ['tag'], true)));
+    const four = type(
+      'four',
+      ['a', 'b', 'c', 'd'].map((n) => relation(n, ['tag'], true)),
+    );
     expect(nestable(options([four, tag]))).toBe(true);
   });
 
@@ -35,7 +64,17 @@ describe('the bound of an expansion', () => {
     const node = type('node', [relation('many', ['node'], true)]);
     expect(nestable(options([person, tag, article, node]))).toBe(false);
     // Five multiple fields of leaves: 125.
-    expect(nestable(options([type('five', ['a', 'b', 'c', 'd', 'e'].map((n) => relation(n, ['tag'], true))), tag]))).toBe(false);
+    expect(
+      nestable(
+        options([
+          type(
+            'five',
+            ['a', 'b', 'c', 'd', 'e'].map((n) => relation(n, ['tag'], true)),
+          ),
+          tag,
+        ]),
+      ),
+    ).toBe(false);
     // Two levels of multiple fields: 25 x (1 + 25).
     const outer = type('outer', [relation('inner', ['inner'], true)]);
     const inner = type('inner', [relation('tags', ['tag'], true)]);
@@ -45,8 +84,20 @@ describe('the bound of an expansion', () => {
     // A single field with many target types, each with single fields with many targets: small
     // counts, but a statement too large to write.
     const leaves = Array.from({ length: 15 }, (_, i) => type(`leaf${i}`, [field('x', 'text')]));
-    const middles = Array.from({ length: 15 }, (_, i) => type(`mid${i}`, [relation('to', leaves.map((l) => l.name))]));
-    const top = type('top', [relation('to', middles.map((m) => m.name))]);
+    const middles = Array.from({ length: 15 }, (_, i) =>
+      type(`mid${i}`, [
+        relation(
+          'to',
+          leaves.map((l) => l.name),
+        ),
+      ]),
+    );
+    const top = type('top', [
+      relation(
+        'to',
+        middles.map((m) => m.name),
+      ),
+    ]);
     expect(nestable(options([top, ...middles, ...leaves]))).toBe(false);
   });
 

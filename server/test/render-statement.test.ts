@@ -9,22 +9,50 @@ import { sql } from '../src/core/sql';
 
 let nextId = 1;
 function field(name: string, type: FieldType, more: Partial<FieldDef> = {}): FieldDef {
-  return { id: nextId++, name, key: name, type, format: type === 'date' ? 'date' : null, multiple: false, required: false, unique: false, targets: [], cascadeOnDelete: false, indexed: null, ...more };
+  return {
+    id: nextId++,
+    name,
+    key: name,
+    type,
+    format: type === 'date' ? 'date' : null,
+    multiple: false,
+    required: false,
+    unique: false,
+    targets: [],
+    cascadeOnDelete: false,
+    indexed: null,
+    ...more,
+  };
 }
 function type(id: number, name: string, fields: FieldDef[], nameField: string | null = null): ContentTypeDef {
-  return { id, name, bucketId: 1, bucket: 'general', workspaceId: 7, nameField, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: true };
+  return {
+    id,
+    name,
+    bucketId: 1,
+    bucket: 'general',
+    workspaceId: 7,
+    nameField,
+    fields,
+    byName: new Map(fields.map((f) => [f.name, f])),
+    typedReady: true,
+  };
 }
 
 // author <- post -> tag; person: a type no post reaches.
 const author = type(1, 'author', [field('name', 'text'), field('mentor', 'relation', { targets: ['author'] })], 'name');
 const tag = type(2, 'tag', [field('label', 'text')], 'label');
-const post = type(3, 'post', [
-  field('title', 'text'),
-  field('amount', 'number'),
-  field('authors', 'relation', { targets: ['author'], multiple: true }),
-  field('tag', 'relation', { targets: ['tag'] }),
-  field('cover', 'attachment'),
-], 'title');
+const post = type(
+  3,
+  'post',
+  [
+    field('title', 'text'),
+    field('amount', 'number'),
+    field('authors', 'relation', { targets: ['author'], multiple: true }),
+    field('tag', 'relation', { targets: ['tag'] }),
+    field('cover', 'attachment'),
+  ],
+  'title',
+);
 const person = type(4, 'person', [field('name', 'text')], 'name');
 const types = [author, tag, post, person];
 
@@ -49,7 +77,7 @@ const printed = (o: RenderOptions, show: { limit: number; reverse?: boolean }) =
 };
 
 describe('the delivery statement of a fixture model', () => {
-  it('is written for the types the roots reach, not the workspace\'s', () => {
+  it("is written for the types the roots reach, not the workspace's", () => {
     expect(reachable(options({})).map((t) => t.name)).toEqual(['author', 'tag', 'post']);
     expect(reachable(options({ rootTypes: [tag] })).map((t) => t.name)).toEqual(['tag']);
     expect(reachable(options({ rootTypes: undefined })).map((t) => t.name)).toEqual(['author', 'tag', 'post', 'person']);

@@ -76,7 +76,7 @@ describe('fresh JSON', () => {
 describe('answer buffers', () => {
   const response = () => new EventEmitter() as unknown as ServerResponse;
 
-  it('reuses a large answer\'s buffer only once the answer is sent, and never a small one\'s', () => {
+  it("reuses a large answer's buffer only once the answer is sent, and never a small one's", () => {
     const first = response();
     const a = answerBuffer(first, 100_000);
     expect(a.length).toBe(100_000);
@@ -98,7 +98,10 @@ describe('answer buffers', () => {
 
   it('gives concurrent large answers intact', async () => {
     // A type of its own, so that the other tests' lists stay small.
-    const type = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, { name: 'note', fields: [{ name: 'title', type: 'text', required: true }] });
+    const type = await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, {
+      name: 'note',
+      fields: [{ name: 'title', type: 'text', required: true }],
+    });
     expect(type.status).toBe(201);
     const title = 'ü'.repeat(3000);
     for (let i = 0; i < 30; i++) await create('note', { fields: { title: `${i}${title}` }, status: 'published' });
@@ -119,7 +122,8 @@ describe('kept answers', () => {
     expect(s.server.app.config.responseCacheBytes).toBe(64 * 1024 * 1024);
     const base = { ADMIN_TOKEN: 'x', APP_KEY: 'y' };
     expect(loadConfig({ ...base, RESPONSE_CACHE_MB: '8' }).responseCacheBytes).toBe(8 * 1024 * 1024);
-    for (const bad of ['-1', '1.5', 'lots']) expect(() => loadConfig({ ...base, RESPONSE_CACHE_MB: bad })).toThrow(`RESPONSE_CACHE_MB must be an integer >= 0, got "${bad}"`);
+    for (const bad of ['-1', '1.5', 'lots'])
+      expect(() => loadConfig({ ...base, RESPONSE_CACHE_MB: bad })).toThrow(`RESPONSE_CACHE_MB must be an integer >= 0, got "${bad}"`);
     const off = await startTestServer({ RESPONSE_CACHE_MB: '0' }, s.db);
     try {
       expect(off.server.app.responses).toBeUndefined();
@@ -129,7 +133,9 @@ describe('kept answers', () => {
   });
 
   it('answers a read, a list and a query again without the database, with file URLs signed afresh', async () => {
-    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'c.txt', type: 'text/plain', content: Buffer.from('cover').toString('base64') } });
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, {
+      file: { name: 'c.txt', type: 'text/plain', content: Buffer.from('cover').toString('base64') },
+    });
     expect(file.status).toBe(201);
     const author = await create('author', { fields: { name: 'Ada' }, status: 'published' });
     const post = await create('post', { fields: { title: 'One', amount: 2, author: author.id, cover: file.body.id }, status: 'published' });
@@ -154,7 +160,10 @@ describe('kept answers', () => {
     expect(download.status).toBe(200);
     expect(await download.text()).toBe('cover');
 
-    for (const ask of [() => w.api.get(typed('post')), () => w.api.post(query(), { type: 'post', aggregate: { count: true, sum: ['amount'] } })]) {
+    for (const ask of [
+      () => w.api.get(typed('post')),
+      () => w.api.post(query(), { type: 'post', aggregate: { count: true, sum: ['amount'] } }),
+    ]) {
       // Within one second, a file's URLs are signed the same: asked across a second's turn, the pair is asked again.
       for (let attempt = 1; ; attempt++) {
         const second = Math.floor(Date.now() / 1000);
@@ -171,7 +180,9 @@ describe('kept answers', () => {
   });
 
   it('sees every write through the API at once: entries, related entries, files', async () => {
-    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'd.txt', type: 'text/plain', content: Buffer.from('d').toString('base64') } });
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, {
+      file: { name: 'd.txt', type: 'text/plain', content: Buffer.from('d').toString('base64') },
+    });
     const author = await create('author', { fields: { name: 'Bo' }, status: 'published' });
     const post = await create('post', { fields: { title: 'Two', amount: 3, author: author.id, cover: file.body.id }, status: 'published' });
     const read = `${entries()}/${post.id}`;
@@ -196,9 +207,12 @@ describe('kept answers', () => {
   });
 
   it('keeps the file rows of delivery reads with the answers, dropped with them', async () => {
-    const file = await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'e.txt', type: 'text/plain', content: Buffer.from('e').toString('base64') } });
+    const file = await w.api.post(`/api/v1/${w.ws}/files`, {
+      file: { name: 'e.txt', type: 'text/plain', content: Buffer.from('e').toString('base64') },
+    });
     const posts: any[] = [];
-    for (const title of ['P1', 'P2', 'P3', 'P4']) posts.push(await create('post', { fields: { title, cover: file.body.id }, status: 'published' }));
+    for (const title of ['P1', 'P2', 'P3', 'P4'])
+      posts.push(await create('post', { fields: { title, cover: file.body.id }, status: 'published' }));
     const [p1, p2] = posts;
     expect((await w.api.get(`${entries()}/${p1.id}`)).body.fields.cover).toMatchObject({ id: file.body.id, name: 'e.txt' });
     // The answers of P2 to P4 are not kept yet, their cover's row is: the entry's statement only
@@ -237,7 +251,10 @@ describe('kept answers', () => {
     const sql = new pg.Client({ connectionString: s.db.url });
     await sql.connect();
     try {
-      await sql.query(`UPDATE entry_contents SET data = jsonb_set(data, '{title}', '"Changed"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`, [post.id]);
+      await sql.query(
+        `UPDATE entry_contents SET data = jsonb_set(data, '{title}', '"Changed"') WHERE entry_pk = (SELECT id FROM entries WHERE entry_id = $1)`,
+        [post.id],
+      );
       await eventually(async () => (await w.api.get(read)).body.fields.title === 'Changed', 2_000);
     } finally {
       await sql.end();
@@ -246,9 +263,12 @@ describe('kept answers', () => {
 });
 
 describe('kept per workspace', () => {
-  it('keeps a workspace\'s answers through another\'s changes, and drops them on its own', async () => {
+  it("keeps a workspace's answers through another's changes, and drops them on its own", async () => {
     const other = await objectsWorkspace(s, { permissions: ENTRY_PERMISSIONS });
-    const made = await s.admin.post(`/admin/v1/workspaces/${other.ws}/buckets/general/content-types`, { name: 'post', fields: [{ name: 'title', type: 'text' }] });
+    const made = await s.admin.post(`/admin/v1/workspaces/${other.ws}/buckets/general/content-types`, {
+      name: 'post',
+      fields: [{ name: 'title', type: 'text' }],
+    });
     expect(made.status).toBe(201);
     const mine = await create('post', { fields: { title: 'Mine' }, status: 'published' });
     const theirsList = `/api/v1/${other.ws}/entries?contentBucket=general&contentType=post`;
@@ -278,7 +298,14 @@ describe('kept per workspace', () => {
     expect((await w.api.get(read)).body.fields.title).toBe('Mine again');
     // A change to the workspace's model (a content type of its own) drops its answers too.
     expect(kept().has(mineKey)).toBe(true);
-    expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, { name: 'extra', fields: [{ name: 'x', type: 'text' }] })).status).toBe(201);
+    expect(
+      (
+        await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types`, {
+          name: 'extra',
+          fields: [{ name: 'x', type: 'text' }],
+        })
+      ).status,
+    ).toBe(201);
     expect(kept().has(mineKey)).toBe(false);
     expect(kept().has(theirsKey)).toBe(true);
   });
@@ -290,7 +317,10 @@ describe('its bounds', () => {
     const small = await startTestServer({ RESPONSE_CACHE_MB: '1' });
     try {
       const own = await objectsWorkspace(small, { permissions: ENTRY_PERMISSIONS });
-      const type = await small.admin.post(`/admin/v1/workspaces/${own.ws}/buckets/general/content-types`, { name: 'post', fields: [{ name: 'title', type: 'text' }] });
+      const type = await small.admin.post(`/admin/v1/workspaces/${own.ws}/buckets/general/content-types`, {
+        name: 'post',
+        fields: [{ name: 'title', type: 'text' }],
+      });
       expect(type.status).toBe(201);
       const api = client(small.url, own.key);
       const path = `/api/v1/${own.ws}/general/entries/query`;
@@ -312,7 +342,8 @@ describe('its bounds', () => {
       const kept = small.server.app.responses!.kept();
       expect(kept.length).toBeGreaterThan(1);
       // Every byte an entry holds counts (key and text at least), and all of them together stay within the setting.
-      const held = (k: (typeof kept)[number]) => Buffer.byteLength(k.key) + k.value.json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+      const held = (k: (typeof kept)[number]) =>
+        Buffer.byteLength(k.key) + k.value.json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
       for (const k of kept) expect(k.weight).toBeGreaterThanOrEqual(held(k));
       expect(kept.reduce((n, k) => n + k.weight, 0)).toBeLessThanOrEqual(1024 * 1024);
       // A different query is a different answer.

@@ -28,7 +28,10 @@ describe('emails.send', () => {
 describe('auth', () => {
   it('logs in, verifies, exchanges, reads the session and logs out', async () => {
     const { workspace } = await setupWorkspace(s.admin);
-    await s.admin.patch(`/admin/v1/workspaces/${workspace.name}`, { auth_enabled: true, auth_redirect_uris: ['https://app.example.com/cb'] });
+    await s.admin.patch(`/admin/v1/workspaces/${workspace.name}`, {
+      auth_enabled: true,
+      auth_redirect_uris: ['https://app.example.com/cb'],
+    });
     const options = { baseUrl: `${s.url}/`, workspace: workspace.name, fetch: contractFetch };
     const login = await auth.login(options, { email: 'ada@example.com', redirect_uri: 'https://app.example.com/cb' });
     expect(login.response.status).toBe(204);

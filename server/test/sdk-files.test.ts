@@ -24,7 +24,12 @@ describe('uploadFile', () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ['create-file', 'view-file'] });
     const api = createClient({ baseUrl: s.url, apiKey: key.key, fetch: contractFetch });
     const input = make();
-    const { data, error, response } = await uploadFile(api, workspace.name, input as never, input instanceof File ? {} : { name: 'data.bin' });
+    const { data, error, response } = await uploadFile(
+      api,
+      workspace.name,
+      input as never,
+      input instanceof File ? {} : { name: 'data.bin' },
+    );
     expect(error).toBeUndefined();
     expect(response.status).toBe(201);
     expect(data).toMatchObject({ name: input instanceof File ? 'named.bin' : 'data.bin', size: 5000 });

@@ -3,7 +3,19 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PageError, batchEntries, createAdminClient, createClient, isApiError, isValidationError, pages, paginate, queryEntries, queryEntriesBatch, type AdminClient } from '../../sdk/src';
+import {
+  PageError,
+  batchEntries,
+  createAdminClient,
+  createClient,
+  isApiError,
+  isValidationError,
+  pages,
+  paginate,
+  queryEntries,
+  queryEntriesBatch,
+  type AdminClient,
+} from '../../sdk/src';
 import { contractFetch } from './support/contract';
 import { uniqueName, TIMESTAMP, newWorkspaceBody } from './support/fixtures';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from './support/server';
@@ -107,7 +119,12 @@ describe('the first five minutes', () => {
   it('lets the caller add headers but not replace the credential', async () => {
     const { name, key } = await setup();
     const rec = recordingFetch();
-    const api = createClient({ baseUrl: s.url, apiKey: key.key, fetch: rec.fetch, headers: { Authorization: 'Bearer nope', 'X-Request-Id': 'sdk-test-1' } });
+    const api = createClient({
+      baseUrl: s.url,
+      apiKey: key.key,
+      fetch: rec.fetch,
+      headers: { Authorization: 'Bearer nope', 'X-Request-Id': 'sdk-test-1' },
+    });
     const me = await api.GET('/api/v1/{workspace}/api-key', { params: { path: { workspace: name } } });
     expect(me.response.status).toBe(200);
     expect(me.response.headers.get('x-request-id')).toBe('sdk-test-1');
@@ -199,21 +216,31 @@ describe('cursor pages', () => {
       params: { path: { workspace: name } },
       body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'view-entry', 'create-entry'] },
     });
-    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', {
+      params: { path: { workspace: name } },
+      body: { name: 'k', user_id: user.data!.id, abilities: ['*'] },
+    });
     const api = createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch: contractFetch });
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const created = await api.POST('/api/v1/{workspace}/objects', { params: { path: { workspace: name } }, body: { data: { i }, ref: `o${i}`, status: 'published' } });
+      const created = await api.POST('/api/v1/{workspace}/objects', {
+        params: { path: { workspace: name } },
+        body: { data: { i }, ref: `o${i}`, status: 'published' },
+      });
       ids.push(created.data!.id);
     }
     const seen: number[] = [];
-    for await (const o of paginate(api, '/api/v1/{workspace}/objects', { path: { workspace: name }, query: { per_page: 2, view: 'full' } })) {
+    for await (const o of paginate(api, '/api/v1/{workspace}/objects', {
+      path: { workspace: name },
+      query: { per_page: 2, view: 'full' },
+    })) {
       seen.push(o.id);
       expect(o.data).toEqual({ i: seen.length - 1 });
     }
     expect(seen).toEqual(ids);
     const sizes: number[] = [];
-    for await (const page of pages(api, '/api/v1/{workspace}/objects', { path: { workspace: name }, query: { per_page: 2 } })) sizes.push(page.data.length);
+    for await (const page of pages(api, '/api/v1/{workspace}/objects', { path: { workspace: name }, query: { per_page: 2 } }))
+      sizes.push(page.data.length);
     expect(sizes).toEqual([2, 2, 1]);
     const failing = paginate(api, '/api/v1/{workspace}/objects', { path: { workspace: 'missing-ws' } });
     await expect(failing.next()).rejects.toEqual(expect.any(PageError));
@@ -232,26 +259,39 @@ describe('cursor pages', () => {
       params: { path: { workspace: name } },
       body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'create-entry'] },
     });
-    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', {
+      params: { path: { workspace: name } },
+      body: { name: 'k', user_id: user.data!.id, abilities: ['*'] },
+    });
     const api = createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch: contractFetch });
     const query = { contentBucket: 'general', contentType: 'note' };
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const created = await api.POST('/api/v1/{workspace}/entries', { params: { path: { workspace: name }, query }, body: { fields: { title: `n${i}` }, status: 'published' } });
+      const created = await api.POST('/api/v1/{workspace}/entries', {
+        params: { path: { workspace: name }, query },
+        body: { fields: { title: `n${i}` }, status: 'published' },
+      });
       ids.push(created.data!.id);
     }
     const v2: string[] = [];
-    for await (const e of paginate(api, '/api/v2/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } })) v2.push(e.id);
+    for await (const e of paginate(api, '/api/v2/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } }))
+      v2.push(e.id);
     expect(v2).toEqual(ids);
     const sizes: number[] = [];
-    for await (const page of pages(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } })) sizes.push(page.data.length);
+    for await (const page of pages(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query: { ...query, per_page: 2 } }))
+      sizes.push(page.data.length);
     expect(sizes).toEqual([2, 1]);
     const plain: string[] = [];
     for await (const e of paginate(api, '/api/v1/{workspace}/entries', { path: { workspace: name }, query })) plain.push(e.id);
     expect(plain).toEqual(ids);
     // The unpaged v1 list answers at most 1,000 entries: the iterators ask for pages, so they see all.
     for (let b = 0; b < 11; b++) {
-      const operations = Array.from({ length: 100 }, (_x, i) => ({ action: 'create' as const, type: 'note', fields: { title: `b${b}-${i}` }, status: 'published' as const }));
+      const operations = Array.from({ length: 100 }, (_x, i) => ({
+        action: 'create' as const,
+        type: 'note',
+        fields: { title: `b${b}-${i}` },
+        status: 'published' as const,
+      }));
       expect((await batchEntries(api, name, 'general', { operations })).response.status).toBe(200);
     }
     let all = 0;
@@ -266,13 +306,22 @@ describe('entry queries and batch writes', () => {
     await admin.POST('/admin/v1/workspaces', { body: { name } });
     await admin.POST('/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types', {
       params: { path: { workspace: name, bucket: 'general' } },
-      body: { name: 'note', fields: [{ name: 'title', type: 'text' }, { name: 'rank', type: 'number' }] },
+      body: {
+        name: 'note',
+        fields: [
+          { name: 'title', type: 'text' },
+          { name: 'rank', type: 'number' },
+        ],
+      },
     });
     const user = await admin.POST('/admin/v1/workspaces/{workspace}/users', {
       params: { path: { workspace: name } },
       body: { email: `${uniqueName('ed')}@example.com`, permissions: ['list-entries', 'create-entry', 'update-entry'] },
     });
-    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', { params: { path: { workspace: name } }, body: { name: 'k', user_id: user.data!.id, abilities: ['*'] } });
+    const key = await admin.POST('/admin/v1/workspaces/{workspace}/api-keys', {
+      params: { path: { workspace: name } },
+      body: { name: 'k', user_id: user.data!.id, abilities: ['*'] },
+    });
     return { name, api: createClient({ baseUrl: s.url, apiKey: key.data!.key, fetch }) };
   }
 
@@ -298,7 +347,12 @@ describe('entry queries and batch writes', () => {
     expect(written.idempotencyKey).toBe(keys[0]);
     expect(written.data!.data.map((r) => r.action)).toEqual(['create', 'create']);
 
-    const found = await queryEntries(api, name, 'general', { type: 'note', fields: ['title', '@id'], filter: { rank: { gte: 1 } }, sort: [{ field: 'rank', direction: 'desc' }] });
+    const found = await queryEntries(api, name, 'general', {
+      type: 'note',
+      fields: ['title', '@id'],
+      filter: { rank: { gte: 1 } },
+      sort: [{ field: 'rank', direction: 'desc' }],
+    });
     expect(found.response.status).toBe(200);
     // @ts-expect-error a misspelled operator does not compile
     void (() => queryEntries(api, name, 'general', { type: 'note', filter: { rank: { gtee: 1 } } }));
@@ -317,7 +371,10 @@ describe('entry queries and batch writes', () => {
     const total = await queryEntries(api, name, 'general', { type: 'note', aggregate: { count: true, sum: ['rank'] } });
     const count: number | undefined = total.data!.data[0].count;
     expect([count, total.data!.data[0].sum]).toEqual([2, { rank: '3' }]);
-    const both = await queryEntriesBatch(api, name, 'general', { titles: { type: 'note', fields: ['title'], limit: 1 }, ranks: { type: 'note', aggregate: { max: ['rank'] } } });
+    const both = await queryEntriesBatch(api, name, 'general', {
+      titles: { type: 'note', fields: ['title'], limit: 1 },
+      ranks: { type: 'note', aggregate: { max: ['rank'] } },
+    });
     expect(both.data!.results.titles.data).toEqual([{ title: 'n1' }]);
     expect(both.data!.results.ranks.data[0].max).toEqual({ rank: '2' });
     // @ts-expect-error a misspelled operator in a member does not compile
@@ -336,13 +393,25 @@ describe('entry queries and batch writes', () => {
       return response;
     };
     const { name, api } = await entriesApi(hanging);
-    const written = await batchEntries(api, name, 'general', { operations: [{ action: 'create', type: 'note', fields: { title: 'once' } }] }, { timeoutMs: 300, retryDelayMs: 10 });
+    const written = await batchEntries(
+      api,
+      name,
+      'general',
+      { operations: [{ action: 'create', type: 'note', fields: { title: 'once' } }] },
+      { timeoutMs: 300, retryDelayMs: 10 },
+    );
     expect(written.response.headers.get('Idempotent-Replayed')).toBe('true');
     const once = await queryEntries(api, name, 'general', { type: 'note', aggregate: { count: true }, filter: { title: { eq: 'once' } } });
     expect(once.data!.data[0].count).toBe(1);
 
     const down = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'x', fetch: () => Promise.reject(new TypeError('fetch failed')) });
-    const failed = await batchEntries(down, name, 'general', { operations: [{ action: 'create', type: 'note', fields: { title: 'never' } }] }, { retries: 1, retryDelayMs: 1 }).catch((err) => err);
+    const failed = await batchEntries(
+      down,
+      name,
+      'general',
+      { operations: [{ action: 'create', type: 'note', fields: { title: 'never' } }] },
+      { retries: 1, retryDelayMs: 1 },
+    ).catch((err) => err);
     expect(failed).toBeInstanceOf(TypeError);
     expect(failed.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -355,7 +424,17 @@ describe('the package', () => {
     const [pack] = JSON.parse(stdout) as [{ name: string; files: { path: string }[] }];
     expect(pack.name).toBe('@workspace-api/sdk');
     const files = pack.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'bin/workspace-api-sdk.js', 'dist/index.js', 'dist/cli.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'bin/workspace-api-sdk.js',
+        'dist/index.js',
+        'dist/cli.js',
+        'dist/index.d.ts',
+        'dist/generated/openapi.d.ts',
+      ]),
+    );
     for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|bin\/workspace-api-sdk\.js|dist\/[\w/.-]+|src\/[\w/.-]+)$/);
     expect(files.filter((f) => /server|prisma|openapi\.json|\.test\./.test(f))).toEqual([]);
   });
@@ -368,20 +447,55 @@ describe('the package', () => {
         console.log(JSON.stringify({ exports: Object.keys(sdk).sort(), status: r.response.status, id: r.data && r.data.id }));
       });`;
     const expected = {
-      exports: ['PageError', 'PipelineTimeoutError', 'auth', 'batchEntries', 'bearerAuth', 'contentClient', 'createAdminClient', 'createClient', 'emails', 'isApiError', 'isValidationError', 'pages', 'paginate', 'parseWebhookEvent', 'pipelines', 'queryEntries', 'queryEntriesBatch', 'refreshTemporaryUrls', 'typedEntries', 'typedObjects', 'uploadFile', 'verifyWebhookSignature'],
+      exports: [
+        'PageError',
+        'PipelineTimeoutError',
+        'auth',
+        'batchEntries',
+        'bearerAuth',
+        'contentClient',
+        'createAdminClient',
+        'createClient',
+        'emails',
+        'isApiError',
+        'isValidationError',
+        'pages',
+        'paginate',
+        'parseWebhookEvent',
+        'pipelines',
+        'queryEntries',
+        'queryEntriesBatch',
+        'refreshTemporaryUrls',
+        'typedEntries',
+        'typedObjects',
+        'uploadFile',
+        'verifyWebhookSignature',
+      ],
       status: 200,
       id: key.id,
     };
     // By package name (through the workspace link, so package.json `main`/`exports` are used).
     const cjs = await run(process.execPath, ['-e', script(`const sdk = require('@workspace-api/sdk');`)], { cwd: root });
     expect(JSON.parse(cjs.stdout)).toEqual(expected);
-    const cjsPath = await run(process.execPath, ['-e', script(`const sdk = require(${JSON.stringify(path.join(sdkDir, 'dist/index.js'))});`)], { cwd: root });
+    const cjsPath = await run(
+      process.execPath,
+      ['-e', script(`const sdk = require(${JSON.stringify(path.join(sdkDir, 'dist/index.js'))});`)],
+      { cwd: root },
+    );
     expect(JSON.parse(cjsPath.stdout)).toEqual(expected);
-    const esm = await run(process.execPath, ['--input-type=module', '-e', script(
-        // Named imports: Node must detect the CommonJS exports.
-        `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, queryEntriesBatch, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
+    const esm = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        script(
+          // Named imports: Node must detect the CommonJS exports.
+          `import { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, queryEntriesBatch, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature } from '@workspace-api/sdk';
          const sdk = { PageError, auth, batchEntries, bearerAuth, contentClient, createAdminClient, createClient, emails, isApiError, isValidationError, pages, paginate, parseWebhookEvent, PipelineTimeoutError, pipelines, queryEntries, queryEntriesBatch, refreshTemporaryUrls, typedEntries, typedObjects, uploadFile, verifyWebhookSignature };`,
-      )], { cwd: root });
+        ),
+      ],
+      { cwd: root },
+    );
     expect(JSON.parse(esm.stdout)).toEqual(expected);
   });
 });

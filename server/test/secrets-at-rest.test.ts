@@ -32,7 +32,9 @@ const addedRows = async (before: Counter[]) => (await rateLimitRows()).filter((r
 
 async function uploadedFile() {
   const { workspace, key } = await setupWorkspace(s.admin, { permissions: ['create-file'] });
-  const up = await client(s.url, key.key).post(`/api/v1/${workspace.name}/files`, { file: { name: 'a.txt', content: b64('secret report') } });
+  const up = await client(s.url, key.key).post(`/api/v1/${workspace.name}/files`, {
+    file: { name: 'a.txt', content: b64('secret report') },
+  });
   expect(up.status).toBe(201);
   const [uuid, token] = pathOf(up.body.download_url).split('/').slice(-2);
   return { ws: workspace.name, id: up.body.id as number, uuid, token, download: pathOf(up.body.download_url) };
@@ -46,7 +48,11 @@ describe('tokenized downloads', () => {
     expect((await request(s.url, 'GET', download)).status).toBe(200);
     expect((await request(s.url, 'GET', `/api/v1/${ws}/files/${id}/${uuid}/${wrongToken}`)).status).toBe(404);
     expect((await request(s.url, 'GET', `/api/v1/${ws}/files/${id}/${otherUuid}/${token}`)).status).toBe(404);
-    const logs = (await s.admin.get(`/admin/v1/workspaces/${ws}/request-logs`)).body.data as { method: string; path: string; status: number }[];
+    const logs = (await s.admin.get(`/admin/v1/workspaces/${ws}/request-logs`)).body.data as {
+      method: string;
+      path: string;
+      status: number;
+    }[];
     expect(logs.filter((l) => l.method === 'GET').map(({ path, status }) => ({ path, status }))).toEqual([
       { path: `/api/v1/${ws}/files/${id}/${otherUuid}/[redacted]`, status: 404 },
       { path: `/api/v1/${ws}/files/${id}/${uuid}/[redacted]`, status: 404 },
@@ -83,7 +89,10 @@ describe('one-time codes in the local outbox', () => {
   it('lose the code once it has expired (10 minutes); other mail keeps its body', async () => {
     const { ws, api } = await authWorkspace();
     expect((await client(s.url).post(`/api/v1/${ws}/auth/login`, { email: 'ada@example.com' })).status).toBe(204);
-    expect((await api.post(`/api/v1/${ws}/emails`, { to: 'bob@example.com', subject: 'Hi', text: 'Hello Bob', html: '<p>Hello Bob</p>' })).status).toBe(204);
+    expect(
+      (await api.post(`/api/v1/${ws}/emails`, { to: 'bob@example.com', subject: 'Hi', text: 'Hello Bob', html: '<p>Hello Bob</p>' }))
+        .status,
+    ).toBe(204);
     const [mail, code] = await outbox(ws);
     const otp = /is (\d{6})\./.exec(code.text as string)![1];
 

@@ -92,7 +92,10 @@ it('closes the database only once the handler of a request whose client went awa
     }
   };
   const abort = new AbortController();
-  const request = fetch(`${s.url}/api/v1/${workspace.name}/objects`, { headers: { Authorization: `Bearer ${key.key}` }, signal: abort.signal }).catch((err: Error) => err.name);
+  const request = fetch(`${s.url}/api/v1/${workspace.name}/objects`, {
+    headers: { Authorization: `Bearer ${key.key}` },
+    signal: abort.signal,
+  }).catch((err: Error) => err.name);
   await lookup.reached;
   abort.abort();
   expect(await request).toBe('AbortError');

@@ -23,7 +23,10 @@ const login = (s: TestServer, ws: string, email: string, forwardedFor: string) =
 /** The per-IP login counters of these addresses in the workspace (rate-limit.ts hashes the address). */
 async function ipCounters(s: TestServer, ws: string, addresses: string[]) {
   const keyOf = (ip: string) => `auth-login-ip:ip:${createHash('sha256').update(`${ws}\n${ip}`).digest('hex')}`;
-  const { rows } = await s.server.app.db.query<{ key: string; points: number }>('SELECT key, points FROM rate_limits WHERE key = ANY($1::text[])', [addresses.map(keyOf)]);
+  const { rows } = await s.server.app.db.query<{ key: string; points: number }>(
+    'SELECT key, points FROM rate_limits WHERE key = ANY($1::text[])',
+    [addresses.map(keyOf)],
+  );
   return Object.fromEntries(addresses.map((ip) => [ip, rows.find((r) => r.key === keyOf(ip))?.points ?? 0]));
 }
 

@@ -90,7 +90,11 @@ async function createModel() {
     name: 'shop-settings',
     bucket: 'my-shop',
     mode: 'report',
-    schema: { type: 'object', additionalProperties: false, properties: { currencies: { type: 'array', items: { type: 'string', minLength: 3, maxLength: 3 } } } },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { currencies: { type: 'array', items: { type: 'string', minLength: 3, maxLength: 3 } } },
+    },
   });
 }
 
@@ -124,9 +128,14 @@ interface CliRun {
 /** Runs the built CLI (`sdk/dist/cli.js`, what `npx @workspace-api/sdk` runs). */
 function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -148,7 +157,8 @@ function typecheck(files: string[]): ts.Diagnostic[] {
 }
 
 const describeDiagnostic = (d: ts.Diagnostic) => {
-  const where = d.file && d.start !== undefined ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
+  const where =
+    d.file && d.start !== undefined ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
   return where + ts.flattenDiagnosticMessageText(d.messageText, '\n');
 };
 const lineOf = (d: ts.Diagnostic) => d.file!.getLineAndCharacterOfPosition(d.start!).line + 1;
@@ -176,7 +186,16 @@ describe('GET /admin/v1/workspaces/{workspace}/types.ts', () => {
 
   it('names the model: every type, its descriptors, the contracts and where they apply; non-identifiers are quoted', async () => {
     const text = await endpointTypes();
-    for (const name of ['BlogAuthorEntry', 'BlogPostFields', 'BlogPostCreate', 'BlogPostUpdate', 'MyShopGiftCardEntry', 'ArticleContract', 'Article_Person', 'ShopSettingsContract']) {
+    for (const name of [
+      'BlogAuthorEntry',
+      'BlogPostFields',
+      'BlogPostCreate',
+      'BlogPostUpdate',
+      'MyShopGiftCardEntry',
+      'ArticleContract',
+      'Article_Person',
+      'ShopSettingsContract',
+    ]) {
       expect(text).toMatch(new RegExp(`^export interface ${name} `, 'm'));
     }
     expect(text).toContain('    "my-shop": {\n      "gift-card": {');
@@ -186,7 +205,9 @@ describe('GET /admin/v1/workspaces/{workspace}/types.ts', () => {
     expect(text).toContain('  cover?: number | null;\n'); // a file ID on writes
     expect(text).toContain('  cover: Sdk.FileObject | null;\n'); // the file object on reads
     expect(text).toContain('"shop-settings": { data: ShopSettingsContract; mode: "report"; bucket: "my-shop"; prefix: null };');
-    expect(text).toContain('  objects: {\n    "*": {\n      articles: "article";\n    };\n    "my-shop": {\n      "": "shop-settings";\n    };\n  };');
+    expect(text).toContain(
+      '  objects: {\n    "*": {\n      articles: "article";\n    };\n    "my-shop": {\n      "": "shop-settings";\n    };\n  };',
+    );
     // The comment terminator of the description cannot end the comment.
     expect(text).not.toContain('headline */');
   });
@@ -217,7 +238,15 @@ describe('the generator', () => {
     expect(await generateTypes(model)).toBe(first);
     // Reordered types and contracts, reordered schema keys, ids and timestamps changed.
     const reorder = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(reorder) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reorder(x)])) : v;
+      Array.isArray(v)
+        ? v.map(reorder)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reorder(x)]),
+            )
+          : v;
     const shuffled: ContentModel = {
       workspace: w.ws,
       contentTypes: [...types].reverse().map((t) => ({ ...t, id: 999, created_at: 'x' })),
@@ -230,7 +259,17 @@ describe('the generator', () => {
   it('never emits invalid code: names that are no identifiers, collide, or hold quotes, newlines and comment ends', async () => {
     // Deliberately beyond what the API allows (any name, an unknown field type): the generator is a pure function of any JSON.
     const field = (name: string, type: string, extra: Record<string, unknown> = {}) =>
-      ({ name, type, format: type === 'date' ? 'date' : null, multiple: false, required: false, unique: false, targets: [], cascade_on_delete: false, ...extra }) as unknown as FieldModel;
+      ({
+        name,
+        type,
+        format: type === 'date' ? 'date' : null,
+        multiple: false,
+        required: false,
+        unique: false,
+        targets: [],
+        cascade_on_delete: false,
+        ...extra,
+      }) as unknown as FieldModel;
     const odd = ['a b', 'x"y', 'c*/d', 'line\nbreak', 'sep\u2028arator', '9lives', 'class', '__proto__', 'ünï', '$', ''];
     const model: ContentModel = {
       workspace: 'ws "*/\n\u2028',
@@ -242,9 +281,30 @@ describe('the generator', () => {
         { bucket: '*/', name: 'content', name_field: null, fields: [field('when', 'date'), field('odd', 'unheard-of')] },
       ],
       contracts: [
-        { name: 'a-b', mode: 'enforce', bucket: null, prefix: null, schema: { type: 'object', properties: { c: { title: 'C', type: 'object' }, far: { $ref: 'https://example.com/x.json' }, near: { $ref: 'other.json#/a' } } } },
-        { name: 'a', mode: 'enforce', bucket: null, prefix: null, schema: { type: 'object', properties: { bc: { title: 'BC', type: 'string' } } } },
-        { name: 'a_b', mode: 'report', bucket: 'b', prefix: 'p/q', schema: { type: 'object', properties: { t: { tsType: 'string; } evil {' } } } },
+        {
+          name: 'a-b',
+          mode: 'enforce',
+          bucket: null,
+          prefix: null,
+          schema: {
+            type: 'object',
+            properties: { c: { title: 'C', type: 'object' }, far: { $ref: 'https://example.com/x.json' }, near: { $ref: 'other.json#/a' } },
+          },
+        },
+        {
+          name: 'a',
+          mode: 'enforce',
+          bucket: null,
+          prefix: null,
+          schema: { type: 'object', properties: { bc: { title: 'BC', type: 'string' } } },
+        },
+        {
+          name: 'a_b',
+          mode: 'report',
+          bucket: 'b',
+          prefix: 'p/q',
+          schema: { type: 'object', properties: { t: { tsType: 'string; } evil {' } } },
+        },
         { name: 'broken', mode: 'enforce', bucket: null, prefix: null, schema: { $ref: '#/$defs/nowhere' } },
         { name: 'both', mode: 'enforce', bucket: null, prefix: 'p/q', schema: { type: 'string' } },
       ],
@@ -253,7 +313,9 @@ describe('the generator', () => {
     expect(await generateTypes(model)).toBe(text);
     expect(text).toContain('export type BrokenContract = unknown;');
     expect(text).not.toContain('evil');
-    const dir = project('odd', text, { 'use.ts': `import type { Content } from './content';\nexport type Check = Content['buckets']['b-1']['x']['model']['c*/d'];\n` });
+    const dir = project('odd', text, {
+      'use.ts': `import type { Content } from './content';\nexport type Check = Content['buckets']['b-1']['x']['model']['c*/d'];\n`,
+    });
     expect(typecheck([path.join(dir, 'content.ts'), path.join(dir, 'use.ts')]).map(describeDiagnostic)).toEqual([]);
   });
 });
@@ -263,10 +325,14 @@ describe('the CLI (npx @workspace-api/sdk generate-types)', () => {
     const out = path.join(tmp, 'cli', 'src', 'content.ts');
     const run = await runCli(['generate-types', '--url', s.url, '--token', ADMIN_TOKEN, '--workspace', w.ws, '--out', out]);
     expect(run).toMatchObject({ code: 0, stdout: '' });
-    expect(run.stderr).toMatch(new RegExp(`^wrote .*content\\.ts: workspace "${w.ws}", 3 content types, 2 contracts \\(sha256:[0-9a-f]{64}\\)\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^wrote .*content\\.ts: workspace "${w.ws}", 3 content types, 2 contracts \\(sha256:[0-9a-f]{64}\\)\\n$`),
+    );
     expect(readFileSync(out, 'utf8')).toBe(await endpointTypes());
     // The token may come from the environment; `-` writes to standard output.
-    const piped = await runCli(['generate-types', '--url', s.url, '--workspace', w.ws, '--out', '-'], { WORKSPACE_API_ADMIN_TOKEN: ADMIN_TOKEN });
+    const piped = await runCli(['generate-types', '--url', s.url, '--workspace', w.ws, '--out', '-'], {
+      WORKSPACE_API_ADMIN_TOKEN: ADMIN_TOKEN,
+    });
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe(readFileSync(out, 'utf8'));
   });
@@ -294,7 +360,11 @@ describe('the CLI (npx @workspace-api/sdk generate-types)', () => {
     it('a token without rights (an API key, or a wrong token)', async () => {
       for (const token of [w.key, 'not-the-admin-token']) {
         const run = await attempt(['--url', s.url, '--token', token, '--workspace', w.ws]);
-        expect(run).toEqual({ code: 1, stdout: '', stderr: "error: the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN\n" });
+        expect(run).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: "error: the server refused the token (403 Forbidden): --token must be the server's ADMIN_TOKEN\n",
+        });
       }
     });
 
@@ -306,7 +376,11 @@ describe('the CLI (npx @workspace-api/sdk generate-types)', () => {
 
     it('a URL that is no Workspace API server', async () => {
       const run = await attempt(['--url', `${s.url}/docs`, '--token', ADMIN_TOKEN, '--workspace', w.ws]);
-      expect(run).toEqual({ code: 1, stdout: '', stderr: `error: ${s.url}/docs does not serve the Workspace API (no GET /health there): check --url\n` });
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: ${s.url}/docs does not serve the Workspace API (no GET /health there): check --url\n`,
+      });
     });
 
     it('a wrong invocation (exit 2, with the usage)', async () => {
@@ -358,7 +432,20 @@ describe('the generated module and the typed client', () => {
     const author = await blog.create('author', { fields: { name: 'Ada Lovelace', avatar: file.id }, status: 'published' });
     expect(author.response.status).toBe(201);
     const post = await blog.create('post', {
-      fields: { title: 'Notes', rating: 4.5, featured: true, published_on: '2026-11-22', starts_at: '2026-12-01 18:30', daily_at: '08:15', meta: { seo: { noindex: false } }, author: author.data.id, tags: ['news'], scores: [1, 2], cover: file.id, gallery: [file.id] },
+      fields: {
+        title: 'Notes',
+        rating: 4.5,
+        featured: true,
+        published_on: '2026-11-22',
+        starts_at: '2026-12-01 18:30',
+        daily_at: '08:15',
+        meta: { seo: { noindex: false } },
+        author: author.data.id,
+        tags: ['news'],
+        scores: [1, 2],
+        cover: file.id,
+        gallery: [file.id],
+      },
       status: 'published',
     });
     expect(post.response.status).toBe(201);
@@ -369,7 +456,18 @@ describe('the generated module and the typed client', () => {
     const listed = await cms.entries('blog').list('author');
     const query = await blog.query({
       type: 'post',
-      fields: ['title', '@id', '@status', 'author.name', 'author.@id', 'cover.download_url', 'related.@id', 'meta.seo.noindex', 'tags', 'gallery'],
+      fields: [
+        'title',
+        '@id',
+        '@status',
+        'author.name',
+        'author.@id',
+        'cover.download_url',
+        'related.@id',
+        'meta.seo.noindex',
+        'tags',
+        'gallery',
+      ],
       filter: { rating: { gte: 4 }, $or: [{ tags: { includes: 'news' } }, { 'author.name': { startsWith: 'Ada' } }] },
       sort: [{ field: 'published_on', direction: 'desc' }],
     });
@@ -377,11 +475,18 @@ describe('the generated module and the typed client', () => {
     expect(query.data.data).toHaveLength(1);
     const batch = await blog.batch([
       blog.op.create('author', { ref: 'grace', fields: { name: 'Grace Hopper' } }),
-      blog.op.create('post', { fields: { title: 'Compilers', author: { $ref: 'grace' } }, check: { filter: { title: { eq: 'Compilers' } }, exists: false } }),
+      blog.op.create('post', {
+        fields: { title: 'Compilers', author: { $ref: 'grace' } },
+        check: { filter: { title: { eq: 'Compilers' } }, exists: false },
+      }),
       blog.op.update('post', post.data.id, { fields: { rating: 5 }, expected_version: updated.data.lock_version }),
     ]);
     expect(batch.response.status).toBe(200);
-    const object = await cms.objects.create('article', { ref: 'articles/hello', data: { title: 'Hello', author: { name: 'Ada' } }, status: 'published' });
+    const object = await cms.objects.create('article', {
+      ref: 'articles/hello',
+      data: { title: 'Hello', author: { name: 'Ada' } },
+      status: 'published',
+    });
     expect(object.data).toMatchObject({ contract: 'article', validation: { mode: 'enforce' } });
     const found = await cms.objects.get(object.data.id);
 
@@ -402,4 +507,3 @@ describe('the generated module and the typed client', () => {
     expect(typecheck([path.join(dir, 'answers.ts')]).map(describeDiagnostic)).toEqual([]);
   });
 });
-

@@ -49,7 +49,9 @@ it('refuses a batch write of 100,000 zeros at once, listing 100 problems, /healt
   const { workspace, key } = await setupWorkspace(s.admin);
   const api = client(s.url, key.key);
   const raw = JSON.stringify({ operations: new Array(100_000).fill(0) });
-  const { answer, answerMs, healthMs } = await withHealth(() => api.post(`/api/v1/${workspace.name}/general/entries/batch`, undefined, { raw, headers: json }));
+  const { answer, answerMs, healthMs } = await withHealth(() =>
+    api.post(`/api/v1/${workspace.name}/general/entries/batch`, undefined, { raw, headers: json }),
+  );
   expect(answer.status).toBe(422);
   expectBoundedReport(answer.body, 'operations', 100);
   expect(answer.body.errors['operations.0']).toEqual(['The operations.0 field must be an object.']);
@@ -64,7 +66,7 @@ it('refuses a pipeline of 100,000 steps at once, and writes nothing', async () =
   const raw = JSON.stringify({ name: 'p', steps: new Array(100_000).fill(0) });
   const { answer, answerMs, healthMs } = await withHealth(() => s.admin.post(path, undefined, { raw, headers: json }));
   expect(answer.status).toBe(422);
-  expectBoundedReport(answer.body, "steps", 20);
+  expectBoundedReport(answer.body, 'steps', 20);
   expect(answerMs).toBeLessThan(ANSWER_MS);
   expect(healthMs).toBeLessThan(HEALTH_MS);
   expect((await s.admin.get(path)).body).toEqual({ data: [] });
@@ -78,10 +80,14 @@ it('checks a document of 100,000 invalid items against a contract with $refs at 
     properties: { items: { type: 'array', items: { $ref: '#/$defs/item' } } },
     $defs: { item: { type: 'object', required: ['a'], properties: { a: { $ref: '#/$defs/text' } } }, text: { type: 'string' } },
   };
-  expect((await s.admin.post(`/admin/v1/workspaces/${workspace.name}/contracts`, { name: 'list', schema, prefix: 'lists' })).status).toBe(201);
+  expect((await s.admin.post(`/admin/v1/workspaces/${workspace.name}/contracts`, { name: 'list', schema, prefix: 'lists' })).status).toBe(
+    201,
+  );
   const api = client(s.url, key.key);
   const raw = JSON.stringify({ ref: 'lists/a', data: { items: new Array(100_000).fill(0) } });
-  const { answer, answerMs, healthMs } = await withHealth(() => api.post(`/api/v1/${workspace.name}/objects`, undefined, { raw, headers: json }));
+  const { answer, answerMs, healthMs } = await withHealth(() =>
+    api.post(`/api/v1/${workspace.name}/objects`, undefined, { raw, headers: json }),
+  );
   expect(answer.status).toBe(422);
   const paths = Object.keys(answer.body.errors);
   expect(paths).toHaveLength(100);
@@ -98,6 +104,10 @@ it('lists every problem of a body with fewer than 100 of them', async () => {
   expect(res.status).toBe(422);
   expect(res.body).toEqual({
     message: 'The steps.0 field must be an object. (and 2 more errors)',
-    errors: { 'steps.0': ['The steps.0 field must be an object.'], 'steps.1': ['The steps.1 field must be an object.'], 'steps.2': ['The steps.2 field must be an object.'] },
+    errors: {
+      'steps.0': ['The steps.0 field must be an object.'],
+      'steps.1': ['The steps.1 field must be an object.'],
+      'steps.2': ['The steps.2 field must be an object.'],
+    },
   });
 });

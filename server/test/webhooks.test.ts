@@ -40,9 +40,18 @@ const advance = (seconds: number) => s.admin.post('/admin/v1/clock', { advance_s
 describe('subscriptions', () => {
   it('creates, lists and deletes subscriptions without exposing the secret', async () => {
     const ws = await createWorkspace(s.admin);
-    const res = await s.admin.post(hooks(ws.name), { url: 'https://hooks.example.com/x', events: ['file.created', 'entry.deleted'], secret: SECRET });
+    const res = await s.admin.post(hooks(ws.name), {
+      url: 'https://hooks.example.com/x',
+      events: ['file.created', 'entry.deleted'],
+      secret: SECRET,
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(Number), url: 'https://hooks.example.com/x', events: ['file.created', 'entry.deleted'], created_at: expect.stringMatching(TIMESTAMP) });
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      url: 'https://hooks.example.com/x',
+      events: ['file.created', 'entry.deleted'],
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
     const list = await s.admin.get(hooks(ws.name));
     expect(list.body).toEqual({ data: [res.body] });
     expect(list.text).not.toContain(SECRET);
@@ -81,12 +90,17 @@ describe('subscriptions', () => {
     // A trigger that skips the delete stands for the other request's delete landing in between.
     const db = s.server.app.db;
     await db.query(`CREATE FUNCTION test_skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
-    await db.query(`CREATE TRIGGER test_vanishing BEFORE DELETE ON webhooks FOR EACH ROW WHEN (OLD.id = ${Number(hook.id)}) EXECUTE FUNCTION test_skip_row()`);
+    await db.query(
+      `CREATE TRIGGER test_vanishing BEFORE DELETE ON webhooks FOR EACH ROW WHEN (OLD.id = ${Number(hook.id)}) EXECUTE FUNCTION test_skip_row()`,
+    );
     try {
       const res = await s.admin.delete(`${hooks(ws.name)}/${hook.id}`);
       expect([res.status, res.body]).toEqual([404, { message: 'Not Found' }]);
       // Nothing else of the request stayed: no audit record of a deletion.
-      const audits = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_logs WHERE event = 'webhook.deleted' AND workspace_id = (SELECT id FROM workspaces WHERE name = $1)`, [ws.name]);
+      const audits = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM audit_logs WHERE event = 'webhook.deleted' AND workspace_id = (SELECT id FROM workspaces WHERE name = $1)`,
+        [ws.name],
+      );
       expect(audits.rows[0].n).toBe(0);
     } finally {
       await db.query(`DROP TRIGGER test_vanishing ON webhooks`);
@@ -104,7 +118,13 @@ describe('delivery', () => {
     expect(ping.status).toBe(202);
     expect(ping.body).toEqual({ event_id: expect.stringMatching(/^[0-9a-f-]{36}$/), delivery_id: expect.any(Number) });
     const [got] = await r.waitFor(1);
-    expect(got.body).toEqual({ id: ping.body.event_id, event: 'ping', workspace: ws.name, created_at: expect.stringMatching(TIMESTAMP), data: { webhook_id: hook.id } });
+    expect(got.body).toEqual({
+      id: ping.body.event_id,
+      event: 'ping',
+      workspace: ws.name,
+      created_at: expect.stringMatching(TIMESTAMP),
+      data: { webhook_id: hook.id },
+    });
     expect(got.headers['content-type']).toBe('application/json');
     expect(got.headers['x-webhook-event']).toBe('ping');
     expect(got.headers['x-webhook-id']).toBe(ping.body.event_id);
@@ -157,10 +177,19 @@ describe('delivery', () => {
     await new Promise((res) => setTimeout(res, 600));
     expect(r.requests).toHaveLength(1);
 
-    for (const [seconds, expected] of [[10, 2], [20, 3], [40, 4]] as const) {
+    for (const [seconds, expected] of [
+      [10, 2],
+      [20, 3],
+      [40, 4],
+    ] as const) {
       await advance(seconds);
       await r.waitFor(expected);
-      if (expected < 4) await eventually(async () => (await deliveries(ws.name, hook.id))[0].next_attempt_at !== null && (await deliveries(ws.name, hook.id))[0].attempts === expected);
+      if (expected < 4)
+        await eventually(
+          async () =>
+            (await deliveries(ws.name, hook.id))[0].next_attempt_at !== null &&
+            (await deliveries(ws.name, hook.id))[0].attempts === expected,
+        );
     }
     const final = await eventually(async () => {
       const d = (await deliveries(ws.name, hook.id))[0];
@@ -178,7 +207,10 @@ describe('delivery', () => {
     await s.admin.post(`${hooks(ws.name)}/${hook.id}/ping`);
     for (let attempt = 1; attempt <= 8; attempt++) {
       await r.waitFor(attempt);
-      await eventually(async () => (await deliveries(ws.name, hook.id))[0].attempts === attempt && (await deliveries(ws.name, hook.id))[0].last_error !== null);
+      await eventually(
+        async () =>
+          (await deliveries(ws.name, hook.id))[0].attempts === attempt && (await deliveries(ws.name, hook.id))[0].last_error !== null,
+      );
       await advance(10 * 2 ** (attempt - 1));
     }
     const final = await eventually(async () => {
@@ -216,9 +248,17 @@ describe('the event bus', () => {
     const app = s.server.app;
     const workspaceId = (await app.db.prisma.workspace.findUniqueOrThrow({ where: { name: ws.workspace.name } })).id;
 
-    const eventId = await transaction(app, (tx) => publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.deleted', data: { kind: 'object', id: 7 } }));
+    const eventId = await transaction(app, (tx) =>
+      publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.deleted', data: { kind: 'object', id: 7 } }),
+    );
     const [got] = await matching.waitFor(1);
-    expect(got.body).toEqual({ id: eventId, event: 'entry.deleted', workspace: ws.workspace.name, created_at: expect.stringMatching(TIMESTAMP), data: { kind: 'object', id: 7 } });
+    expect(got.body).toEqual({
+      id: eventId,
+      event: 'entry.deleted',
+      workspace: ws.workspace.name,
+      created_at: expect.stringMatching(TIMESTAMP),
+      data: { kind: 'object', id: 7 },
+    });
     expect((await wildcard.waitFor(1))[0].body.id).toBe(eventId);
     await new Promise((res) => setTimeout(res, 500));
     expect(filtered.requests).toHaveLength(0);
@@ -237,7 +277,9 @@ describe('the event bus', () => {
         throw new Error('validation failed');
       }),
     ).rejects.toThrow('validation failed');
-    await transaction(app, (tx) => publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.updated', data: {}, skipWebhooks: true }));
+    await transaction(app, (tx) =>
+      publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.updated', data: {}, skipWebhooks: true }),
+    );
     await app.scheduler.idle();
     await new Promise((res) => setTimeout(res, 500));
     expect(r.requests).toHaveLength(0);
@@ -254,7 +296,12 @@ describe('the event bus', () => {
     const app = s.server.app;
     const workspaceId = (await app.db.prisma.workspace.findUniqueOrThrow({ where: { name: ws.name } })).id;
     const bucket = await transaction(app, async (tx) => {
-      const [b] = (await tx.query<{ id: number }>(`INSERT INTO buckets (workspace_id, name, created_at) VALUES ($1, 'kept', $2) RETURNING id`, [workspaceId, app.clock.now()])).rows;
+      const [b] = (
+        await tx.query<{ id: number }>(`INSERT INTO buckets (workspace_id, name, created_at) VALUES ($1, 'kept', $2) RETURNING id`, [
+          workspaceId,
+          app.clock.now(),
+        ])
+      ).rows;
       await publishEvent(tx, app.clock.now(), { workspaceId, event: 'entry.created', data: { bucket: b.id } });
       return b;
     });
@@ -272,8 +319,19 @@ describe('audit records', () => {
     await s.admin.delete(`/admin/v1/workspaces/${workspace.name}/api-keys/${key.id}`);
     const res = await s.admin.get(`/admin/v1/workspaces/${workspace.name}/audit`);
     expect(res.status).toBe(200);
-    const record = (event: string) => ({ event, entry_id: null, object_id: null, actor: 'admin', created_at: expect.stringMatching(TIMESTAMP) });
-    expect(res.body.data).toEqual([record('api_key.deleted'), record('webhook.deleted'), record('webhook.created'), record('api_key.created')]);
+    const record = (event: string) => ({
+      event,
+      entry_id: null,
+      object_id: null,
+      actor: 'admin',
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
+    expect(res.body.data).toEqual([
+      record('api_key.deleted'),
+      record('webhook.deleted'),
+      record('webhook.created'),
+      record('api_key.created'),
+    ]);
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/audit?limit=2`)).body.data).toHaveLength(2);
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/audit?limit=0`)).status).toBe(422);
     expect((await s.admin.get('/admin/v1/workspaces/missing-ws/audit')).status).toBe(404);
@@ -291,8 +349,24 @@ describe('request logs', () => {
     const res = await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs`);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([
-      { method: 'GET', path: `/api/v1/${workspace.name}/api-key`, status: 403, upload_size: 0, response_size: 33, api_key_id: key.id, created_at: expect.stringMatching(TIMESTAMP) },
-      { method: 'GET', path: `/api/v1/${workspace.name}/api-key`, status: 200, upload_size: 0, response_size: Buffer.byteLength(ok.text), api_key_id: key.id, created_at: expect.stringMatching(TIMESTAMP) },
+      {
+        method: 'GET',
+        path: `/api/v1/${workspace.name}/api-key`,
+        status: 403,
+        upload_size: 0,
+        response_size: 33,
+        api_key_id: key.id,
+        created_at: expect.stringMatching(TIMESTAMP),
+      },
+      {
+        method: 'GET',
+        path: `/api/v1/${workspace.name}/api-key`,
+        status: 200,
+        upload_size: 0,
+        response_size: Buffer.byteLength(ok.text),
+        api_key_id: key.id,
+        created_at: expect.stringMatching(TIMESTAMP),
+      },
     ]);
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=1`)).body.data).toHaveLength(1);
     expect((await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=101`)).body.errors).toHaveProperty('limit');
@@ -301,7 +375,9 @@ describe('request logs', () => {
   it('shows every finished request at once, though rows are written in batches off the response path', async () => {
     const { workspace, key } = await setupWorkspace(s.admin, { permissions: ['view-file'] });
     const api = client(s.url, key.key);
-    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => api.get(`/api/v1/${workspace.name}/files/${i + 1}`).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => api.get(`/api/v1/${workspace.name}/files/${i + 1}`).then((r) => r.status)),
+    );
     expect(statuses).toEqual(Array(40).fill(404));
     const res = await s.admin.get(`/admin/v1/workspaces/${workspace.name}/request-logs?limit=100`);
     expect(res.body.data).toHaveLength(40);

@@ -23,24 +23,48 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 /** A workspace holding a bit of everything: typed entries in two buckets, objects, files (one image, its variant cached), a webhook, a removed field, logs. */
 async function stocked(shared: string): Promise<{ w: EntriesWorkspace; ids: Record<string, number[]>; hashes: string[]; entry: string }> {
   const w = await entriesWorkspace(s);
-  await createContentType(s, w.ws, 'general', { name: 'author', fields: [{ name: 'name', type: 'text' }, { name: 'old', type: 'text' }] });
+  await createContentType(s, w.ws, 'general', {
+    name: 'author',
+    fields: [
+      { name: 'name', type: 'text' },
+      { name: 'old', type: 'text' },
+    ],
+  });
   expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/buckets`, { name: 'blog' })).status).toBe(201);
-  await createContentType(s, w.ws, 'blog', { name: 'post', fields: [{ name: 'title', type: 'text' }, { name: 'cover', type: 'attachment' }] });
+  await createContentType(s, w.ws, 'blog', {
+    name: 'post',
+    fields: [
+      { name: 'title', type: 'text' },
+      { name: 'cover', type: 'attachment' },
+    ],
+  });
   const image = (await w.api.post(`/api/v1/${w.ws}/files`, { file: { name: 'p.png', type: 'image/png', content: PNG } })).body;
   const own = await uploadFile(w.api, w.ws, 'own.txt', `only in ${w.ws}`);
   const common = await uploadFile(w.api, w.ws, 'common.txt', shared);
   const author = await createEntry(w, 'author', { fields: { name: 'Ann', old: 'x' }, status: 'published' });
   await createEntry(w, 'post', { fields: { title: 'Hello', cover: image.id }, status: 'published' }, '', 'blog');
   await createObject(w, { ref: 'settings/site', data: { title: 'Site' } });
-  expect((await s.admin.post(`/admin/v1/workspaces/${w.ws}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['*'], secret: 'a-secret-value' })).status).toBe(201);
-  expect((await s.admin.patch(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types/author`, { remove_fields: ['old'] })).status).toBe(200);
+  expect(
+    (
+      await s.admin.post(`/admin/v1/workspaces/${w.ws}/webhooks`, {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['*'],
+        secret: 'a-secret-value',
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await s.admin.patch(`/admin/v1/workspaces/${w.ws}/buckets/general/content-types/author`, { remove_fields: ['old'] })).status,
+  ).toBe(200);
   expect((await w.api.get(w.typed('author'))).status).toBe(200);
   expect((await s.admin.get(new URL(image.image_url).pathname + '?width=1')).status).toBe(200);
   const q = async (text: string) => (await s.server.app.db.query<{ id: number }>(text, [w.ws])).rows.map((r) => r.id);
   const ids = {
     workspace_id: await q('SELECT id FROM workspaces WHERE name = $1'),
     bucket_id: await q('SELECT b.id FROM buckets b JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = $1'),
-    content_type_id: await q('SELECT t.id FROM content_types t JOIN buckets b ON b.id = t.bucket_id JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = $1'),
+    content_type_id: await q(
+      'SELECT t.id FROM content_types t JOIN buckets b ON b.id = t.bucket_id JOIN workspaces w ON w.id = b.workspace_id WHERE w.name = $1',
+    ),
     user_id: await q('SELECT u.id FROM users u JOIN workspaces w ON w.id = u.workspace_id WHERE w.name = $1'),
     api_key_id: await q('SELECT k.id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE w.name = $1'),
     webhook_id: await q('SELECT h.id FROM webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE w.name = $1'),
@@ -48,7 +72,11 @@ async function stocked(shared: string): Promise<{ w: EntriesWorkspace; ids: Reco
     file_id: await q('SELECT f.id FROM files f JOIN workspaces w ON w.id = f.workspace_id WHERE w.name = $1'),
   };
   for (const [column, list] of Object.entries(ids)) expect({ column, some: list.length > 0 }).toEqual({ column, some: true });
-  const hashes = (await s.server.app.db.query<{ h: string }>('SELECT content_hash AS h FROM files WHERE id = ANY($1::int[]) ORDER BY id', [[image.id, own.id, common.id]])).rows.map((r) => r.h);
+  const hashes = (
+    await s.server.app.db.query<{ h: string }>('SELECT content_hash AS h FROM files WHERE id = ANY($1::int[]) ORDER BY id', [
+      [image.id, own.id, common.id],
+    ])
+  ).rows.map((r) => r.h);
   return { w, ids, hashes, entry: author.id };
 }
 
@@ -67,7 +95,15 @@ it('hides the workspace at once, then deletes every row, stored content and cach
 
   const res = await s.admin.delete(`/admin/v1/workspaces/${w.ws}`);
   expect(res.status).toBe(202);
-  expect(res.body).toEqual({ id: expect.any(Number), workspace: w.ws, status: 'running', removed: {}, error: null, created_at: expect.any(String), finished_at: null });
+  expect(res.body).toEqual({
+    id: expect.any(Number),
+    workspace: w.ws,
+    status: 'running',
+    removed: {},
+    error: null,
+    created_at: expect.any(String),
+    finished_at: null,
+  });
   expect(res.headers.get('location')).toBe(`/admin/v1/workspace-deletions/${res.body.id}`);
   // Gone from every route before the answer: its key, its admin routes, the list; its name taken still.
   expect((await w.api.get(w.entry(entry))).status).toBe(403);
@@ -92,13 +128,22 @@ it('hides the workspace at once, then deletes every row, stored content and cach
   expect(columns.length).toBeGreaterThan(20);
   const left: string[] = [];
   for (const { table_name, column_name } of columns) {
-    const { rows } = await s.server.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table_name}" WHERE "${column_name}" = ANY($1::int[])`, [ids[column_name as keyof typeof ids]]);
+    const { rows } = await s.server.app.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "${table_name}" WHERE "${column_name}" = ANY($1::int[])`,
+      [ids[column_name as keyof typeof ids]],
+    );
     if (rows[0].n) left.push(`${table_name}.${column_name}: ${rows[0].n}`);
   }
   expect(left).toEqual([]);
-  const tables = await s.server.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM unnest($1::int[]) t WHERE to_regclass('typed_' || t) IS NOT NULL`, [ids.content_type_id]);
+  const tables = await s.server.app.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM unnest($1::int[]) t WHERE to_regclass('typed_' || t) IS NOT NULL`,
+    [ids.content_type_id],
+  );
   expect(tables.rows[0].n).toBe(0);
-  const jobs = await s.server.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry') AND data ->> 'workspaceId' = $1`, [String(ids.workspace_id[0])]);
+  const jobs = await s.server.app.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry') AND data ->> 'workspaceId' = $1`,
+    [String(ids.workspace_id[0])],
+  );
   expect(jobs.rows[0].n).toBe(0);
   // Stored contents: its own gone, the one another workspace's file shares kept; no cached variant.
   const stored = await storedHashes();
@@ -119,11 +164,17 @@ it('deletes a creator with their keys and own files; what they wrote stays', asy
   const w = await entriesWorkspace(s);
   await createContentType(s, w.ws, 'general', { name: 'note', fields: [{ name: 'text', type: 'text' }] });
   const note = await createEntry(w, 'note', { fields: { text: 'kept' }, status: 'published' });
-  const picture = await s.admin.post(`/admin/v1/workspaces/${w.ws}/users/${w.userId}/files`, { file: { name: 'me.txt', type: 'text/plain', content: Buffer.from(`me ${w.ws}`).toString('base64') } });
+  const picture = await s.admin.post(`/admin/v1/workspaces/${w.ws}/users/${w.userId}/files`, {
+    file: { name: 'me.txt', type: 'text/plain', content: Buffer.from(`me ${w.ws}`).toString('base64') },
+  });
   expect(picture.status).toBe(201);
-  const [{ h: hash }] = (await s.server.app.db.query<{ h: string }>('SELECT content_hash AS h FROM files WHERE id = $1', [picture.body.id])).rows;
+  const [{ h: hash }] = (await s.server.app.db.query<{ h: string }>('SELECT content_hash AS h FROM files WHERE id = $1', [picture.body.id]))
+    .rows;
   expect((await storedHashes()).has(hash)).toBe(true);
-  const other = await s.admin.post(`/admin/v1/workspaces/${w.ws}/users`, { email: `other-${w.ws}@example.com`, permissions: ['view-entry'] });
+  const other = await s.admin.post(`/admin/v1/workspaces/${w.ws}/users`, {
+    email: `other-${w.ws}@example.com`,
+    permissions: ['view-entry'],
+  });
   const otherKey = await s.admin.post(`/admin/v1/workspaces/${w.ws}/api-keys`, { name: 'other', user_id: other.body.id, abilities: ['*'] });
 
   expect((await s.admin.delete(`/admin/v1/workspaces/${w.ws}/users/${w.userId}`)).status).toBe(204);

@@ -12,8 +12,14 @@ const blog = contentClient<Content>(createClient({ baseUrl: BASE, apiKey: KEY })
 // Write: an author and two posts, committed together; the posts refer to the author by its `ref`.
 const written = await blog.batch([
   blog.op.create('author', { ref: 'ada', fields: { name: 'Ada Lovelace' }, status: 'published' }),
-  blog.op.create('post', { fields: { title: 'Notes on the engine', views: 120, published_on: '2026-10-12', author: { $ref: 'ada' } }, status: 'published' }),
-  blog.op.create('post', { fields: { title: 'Poetical science', views: 45, published_on: '2026-11-03', author: { $ref: 'ada' } }, status: 'published' }),
+  blog.op.create('post', {
+    fields: { title: 'Notes on the engine', views: 120, published_on: '2026-10-12', author: { $ref: 'ada' } },
+    status: 'published',
+  }),
+  blog.op.create('post', {
+    fields: { title: 'Poetical science', views: 45, published_on: '2026-11-03', author: { $ref: 'ada' } },
+    status: 'published',
+  }),
 ]);
 if (written.error) throw new Error(written.error.message);
 const [, notes] = written.data.data;
@@ -24,7 +30,12 @@ if (posts.error) throw new Error(posts.error.message);
 console.log(`${posts.data.length} published posts: ${posts.data.map((p) => p.fields.title).join(', ')}`);
 
 // Query: posts read more than 50 times, most read first, with their author's name.
-const popular = await blog.query({ type: 'post', fields: ['title', 'views', 'author.name'], filter: { views: { gt: 50 } }, sort: [{ field: 'views', direction: 'desc' }] });
+const popular = await blog.query({
+  type: 'post',
+  fields: ['title', 'views', 'author.name'],
+  filter: { views: { gt: 50 } },
+  sort: [{ field: 'views', direction: 'desc' }],
+});
 if (popular.error) throw new Error(popular.error.message);
 for (const post of popular.data.data) console.log(`popular: ${post.title} (${post.views} views) by ${post.author?.name ?? 'nobody'}`);
 

@@ -78,7 +78,13 @@ function progressOf(o: ArchiveOptions): { sink: Writable; done: () => Promise<vo
         else if (table) count += newlines(chunk);
         else if (stage === CONTENTS) bytes += chunk.length;
         const total = table ? manifest?.tables.find((t) => t.name === table)?.rows : manifest?.files.count;
-        say(table ? `${table}: ${count}/${total ?? '?'} rows` : stage === CONTENTS ? `${CONTENTS}: ${files}/${total ?? '?'} (${mb(bytes)})` : '');
+        say(
+          table
+            ? `${table}: ${count}/${total ?? '?'} rows`
+            : stage === CONTENTS
+              ? `${CONTENTS}: ${files}/${total ?? '?'} (${mb(bytes)})`
+              : '',
+        );
       }
       if (name === 'manifest.json') manifest = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Manifest;
       if (stage === CONTENTS) files++;
@@ -101,7 +107,8 @@ async function fetchWithin(o: ArchiveOptions, url: string, init: RequestInit): P
   }
 }
 
-const passphraseHeader = (o: ArchiveOptions): Record<string, string> => (o.passphrase === undefined ? {} : { 'X-Archive-Passphrase': o.passphrase });
+const passphraseHeader = (o: ArchiveOptions): Record<string, string> =>
+  o.passphrase === undefined ? {} : { 'X-Archive-Passphrase': o.passphrase };
 
 /** A 4xx answer's message and field errors, in one line per error. */
 async function refusal(res: Response): Promise<string> {
@@ -163,15 +170,23 @@ export async function importArchive(o: ArchiveOptions): Promise<string> {
   });
   const res = await fetchWithin(o, `${o.url.replace(/\/+$/, '')}/admin/v1/workspace-imports${query}`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${o.token}`, 'Content-Type': 'application/gzip', 'Content-Length': String(size), ...passphraseHeader(o) },
+    headers: {
+      Authorization: `Bearer ${o.token}`,
+      'Content-Type': 'application/gzip',
+      'Content-Length': String(size),
+      ...passphraseHeader(o),
+    },
     body: Readable.toWeb(source) as ReadableStream,
     duplex: 'half',
   } as RequestInit);
   if (o.progress.tty) o.progress.write('\n');
   if (res.status === 403) throw tokenRefused();
   if (res.status !== 201) throw new CliError(`importing ${o.file} failed: ${await refusal(res)}; nothing was imported`);
-  const body = (await res.json().catch(() => undefined)) as { workspace?: { name: string }; rows?: Record<string, number>; files?: { count: number; bytes: number } } | undefined;
+  const body = (await res.json().catch(() => undefined)) as
+    { workspace?: { name: string }; rows?: Record<string, number>; files?: { count: number; bytes: number } } | undefined;
   if (!body?.workspace) throw new CliError(`importing ${o.file} failed: the server's answer is not an import's`);
-  const rows = Object.entries(body.rows ?? {}).map(([t, n]) => `${t} ${n}`).join(', ');
+  const rows = Object.entries(body.rows ?? {})
+    .map(([t, n]) => `${t} ${n}`)
+    .join(', ');
   return `imported workspace "${body.workspace.name}": ${rows}; ${body.files?.count ?? 0} files (${mb(body.files?.bytes ?? 0)})`;
 }

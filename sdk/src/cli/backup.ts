@@ -48,7 +48,11 @@ interface AdminBody {
 
 async function admin(o: BackupOptions, method: string, p: string): Promise<{ status: number; body: AdminBody | undefined }> {
   const res = await talking({ ...o, workspace: '' }, () =>
-    globalThis.fetch(`${o.url.replace(/\/+$/, '')}${p}`, { method, headers: { Authorization: `Bearer ${o.token}` }, signal: AbortSignal.timeout(o.timeoutSeconds * 1000) }),
+    globalThis.fetch(`${o.url.replace(/\/+$/, '')}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${o.token}` },
+      signal: AbortSignal.timeout(o.timeoutSeconds * 1000),
+    }),
   );
   if (res.status === 403) throw tokenRefused();
   return { status: res.status, body: (await res.json().catch(() => undefined)) as AdminBody | undefined };
@@ -57,7 +61,8 @@ async function admin(o: BackupOptions, method: string, p: string): Promise<{ sta
 export async function backup(o: BackupOptions): Promise<string> {
   if (existsSync(path.join(o.dir, 'backup.json'))) throw new CliError(`${o.dir} holds a backup already: give a new directory`);
   const listed = await admin(o, 'GET', '/admin/v1/workspaces');
-  if (listed.status !== 200 || !listed.body || !Array.isArray(listed.body.data)) throw new CliError(`listing the workspaces failed: the server answered ${listed.status}`);
+  if (listed.status !== 200 || !listed.body || !Array.isArray(listed.body.data))
+    throw new CliError(`listing the workspaces failed: the server answered ${listed.status}`);
   mkdirSync(o.dir, { recursive: true });
   const manifest: BackupManifest = { format: BACKUP_FORMAT, version: BACKUP_VERSION, taken_at: new Date().toISOString(), workspaces: [] };
   for (const { name } of listed.body.data) {
@@ -77,7 +82,9 @@ function readManifest(dir: string): BackupManifest {
   try {
     m = JSON.parse(readFileSync(path.join(dir, 'backup.json'), 'utf8')) as BackupManifest;
   } catch (err) {
-    throw new CliError(`${dir} is not a whole backup: its backup.json cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new CliError(
+      `${dir} is not a whole backup: its backup.json cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   if (m?.format !== BACKUP_FORMAT || m.version !== BACKUP_VERSION || !Array.isArray(m.workspaces)) {
     throw new CliError(`${dir}/backup.json is not a ${BACKUP_FORMAT} of version ${BACKUP_VERSION}`);
@@ -107,10 +114,17 @@ export async function restore(o: BackupOptions): Promise<string> {
       restored.push(w.name);
     } catch (err) {
       // The one that failed too, when the server went on and created it (an answer that timed out).
-      const undo = (await admin(o, 'GET', `/admin/v1/workspaces/${encodeURIComponent(w.name)}`).catch(() => undefined))?.status === 200 ? [...restored, w.name] : restored;
+      const undo =
+        (await admin(o, 'GET', `/admin/v1/workspaces/${encodeURIComponent(w.name)}`).catch(() => undefined))?.status === 200
+          ? [...restored, w.name]
+          : restored;
       const left = await deleteAll(o, undo);
-      const undone = undo.length ? ` (the ${undo.length} restored were deleted again${left.length ? `, but for ${left.map((n) => `"${n}"`).join(', ')}: delete them by hand` : ''})` : '';
-      throw new CliError(`${err instanceof Error ? err.message.replace(/; nothing was imported$/, '') : String(err)}; nothing was restored${undone}`);
+      const undone = undo.length
+        ? ` (the ${undo.length} restored were deleted again${left.length ? `, but for ${left.map((n) => `"${n}"`).join(', ')}: delete them by hand` : ''})`
+        : '';
+      throw new CliError(
+        `${err instanceof Error ? err.message.replace(/; nothing was imported$/, '') : String(err)}; nothing was restored${undone}`,
+      );
     }
   }
   return `restored ${restored.length} workspaces from ${o.dir}`;
@@ -125,7 +139,8 @@ async function deleteAll(o: BackupOptions, names: string[]): Promise<string[]> {
     const deadline = Date.now() + o.timeoutSeconds * 1000;
     while (status === 'running' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      status = (await admin(o, 'GET', `/admin/v1/workspace-deletions/${started!.body!.id}`).catch(() => undefined))?.body?.status ?? 'failed';
+      status =
+        (await admin(o, 'GET', `/admin/v1/workspace-deletions/${started!.body!.id}`).catch(() => undefined))?.body?.status ?? 'failed';
     }
     if (status !== 'done') left.push(name);
   }

@@ -21,7 +21,9 @@ interface Answer<T> {
 }
 
 const messageOf = (body: unknown) =>
-  typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
+  typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string'
+    ? (body as { message: string }).message
+    : undefined;
 
 /** A 422's field errors as lines (`  path: message`), or none. */
 /** The refusal of a token that is not the server's admin token. */
@@ -47,8 +49,11 @@ export function dataOf<T>(answer: Answer<T>, what: string, workspace: string, do
   // Our API answers these two with its JSON error bodies; anything else is another server.
   if (status === 403 && detail === 'Forbidden') throw tokenRefused();
   if (status === 404 && detail === 'Not Found') throw new CliError(`workspace "${workspace}" not found (404 ${doing})`);
-  if (status === 403 || status === 404) throw new CliError(`${answer.response.url} answered ${status} without the API's error body: is --url the Workspace API server?`);
-  throw new CliError(`${doing} failed: the server answered ${status}${detail ? ` (${detail})` : ''}${status === 422 ? errorLines(answer.error) : ''}`);
+  if (status === 403 || status === 404)
+    throw new CliError(`${answer.response.url} answered ${status} without the API's error body: is --url the Workspace API server?`);
+  throw new CliError(
+    `${doing} failed: the server answered ${status}${detail ? ` (${detail})` : ''}${status === 422 ? errorLines(answer.error) : ''}`,
+  );
 }
 
 /** Whether `baseUrl` serves the Workspace API: its `GET /health` answers JSON with a `status`. */
@@ -81,12 +86,13 @@ export async function fetchContentModel(admin: AdminClient, baseUrl: string, wor
   ]);
   const bucketNames = dataOf(buckets, 'the buckets', workspace).data.map((b) => b.name);
   const typeLists = await Promise.all(
-    bucketNames.map(async (bucket) =>
-      dataOf(
-        await admin.GET('/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types', { params: { path: { workspace, bucket } } }),
-        `the content types of bucket "${bucket}"`,
-        workspace,
-      ).data,
+    bucketNames.map(
+      async (bucket) =>
+        dataOf(
+          await admin.GET('/admin/v1/workspaces/{workspace}/buckets/{bucket}/content-types', { params: { path: { workspace, bucket } } }),
+          `the content types of bucket "${bucket}"`,
+          workspace,
+        ).data,
     ),
   );
   const contentTypes: ContentTypeModel[] = typeLists.flat();

@@ -18,5 +18,8 @@ export async function generateTypesCommand(options: GenerateTypesOptions): Promi
   if (options.out !== '-') writeFileAtomic(options.out, text);
   const hash = /^\/\/ Content hash: (\S+)$/m.exec(text)?.[1] ?? '';
   const counts = `${model.contentTypes.length} content type${model.contentTypes.length === 1 ? '' : 's'}, ${model.contracts.length} contract${model.contracts.length === 1 ? '' : 's'}`;
-  return { text, summary: `${options.out === '-' ? 'generated' : `wrote ${options.out}`}: workspace "${options.workspace}", ${counts} (${hash})` };
+  return {
+    text,
+    summary: `${options.out === '-' ? 'generated' : `wrote ${options.out}`}: workspace "${options.workspace}", ${counts} (${hash})`,
+  };
 }

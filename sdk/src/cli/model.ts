@@ -50,19 +50,31 @@ export async function modelPull(o: ModelOptions): Promise<{ text: string; summar
   const admin = adminClientOf(o);
   const model = await talking(o, async () => {
     await requireWorkspace(admin, o.url, o.workspace);
-    return dataOf(await admin.GET('/admin/v1/workspaces/{workspace}/model', { params: { path: { workspace: o.workspace } } }), 'the model', o.workspace);
+    return dataOf(
+      await admin.GET('/admin/v1/workspaces/{workspace}/model', { params: { path: { workspace: o.workspace } } }),
+      'the model',
+      o.workspace,
+    );
   });
   const text = `${JSON.stringify(model, null, 2)}\n`;
   if (o.file !== '-') writeFileAtomic(o.file, text);
   const types = model.buckets.reduce((n, b) => n + b.content_types.length, 0);
-  return { text, summary: `${o.file === '-' ? 'read' : `wrote ${o.file}`}: workspace "${o.workspace}", ${model.buckets.length} buckets, ${types} content types (version ${model.version})` };
+  return {
+    text,
+    summary: `${o.file === '-' ? 'read' : `wrote ${o.file}`}: workspace "${o.workspace}", ${model.buckets.length} buckets, ${types} content types (version ${model.version})`,
+  };
 }
 
 async function plan(o: ModelOptions, model: S['ModelInput']): Promise<S['ModelPlan']> {
   const admin = adminClientOf(o);
   return talking(o, async () => {
     await requireWorkspace(admin, o.url, o.workspace);
-    return dataOf(await admin.POST('/admin/v1/workspaces/{workspace}/model/plan', { params: { path: { workspace: o.workspace } }, body: model }), 'the model', o.workspace, 'planning the model');
+    return dataOf(
+      await admin.POST('/admin/v1/workspaces/{workspace}/model/plan', { params: { path: { workspace: o.workspace } }, body: model }),
+      'the model',
+      o.workspace,
+      'planning the model',
+    );
   });
 }
 
@@ -90,7 +102,8 @@ export async function modelApply(o: ModelOptions, print: (text: string) => void)
       if (o.json) print(`${JSON.stringify({ version: p.version, changes: [] }, null, 2)}\n`);
       return;
     }
-    if (p.destructive && !o.allowDestructive) throw new CliError('the plan is destructive: nothing applied. Run again with --allow-destructive to apply it.');
+    if (p.destructive && !o.allowDestructive)
+      throw new CliError('the plan is destructive: nothing applied. Run again with --allow-destructive to apply it.');
     version = p.version;
   }
   const admin = adminClientOf(o);
@@ -106,10 +119,15 @@ export async function modelApply(o: ModelOptions, print: (text: string) => void)
     ),
   ).catch((err: unknown) => {
     // No answer: the transaction may have committed all the same.
-    if (err instanceof CliError && err.message.startsWith('no answer')) throw new CliError(`${err.message}: the model may have been applied; run model plan to see`);
+    if (err instanceof CliError && err.message.startsWith('no answer'))
+      throw new CliError(`${err.message}: the model may have been applied; run model plan to see`);
     throw err;
   });
-  print(o.json ? `${JSON.stringify(applied, null, 2)}\n` : `Applied ${applied.changes.length} change${applied.changes.length === 1 ? '' : 's'}: workspace "${o.workspace}" is at version ${applied.version}.\n`);
+  print(
+    o.json
+      ? `${JSON.stringify(applied, null, 2)}\n`
+      : `Applied ${applied.changes.length} change${applied.changes.length === 1 ? '' : 's'}: workspace "${o.workspace}" is at version ${applied.version}.\n`,
+  );
   if (o.types) {
     const { summary } = await generateTypesCommand({ ...o, out: o.types }).catch((err: unknown) => {
       throw new CliError(`the model was applied, but writing the types failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -66,23 +66,38 @@ export interface BatchBuilder<C extends ContentShape, B extends BucketName<C>> {
   update<T extends TypeName<C, B>>(
     type: T,
     id: string,
-    op: BatchCommon & { fields?: BatchFieldsOf<Type<C, B, T>['update'], Model<C, B, T>>; expected_version?: number; check?: CheckOf<Model<C, B, T>> },
+    op: BatchCommon & {
+      fields?: BatchFieldsOf<Type<C, B, T>['update'], Model<C, B, T>>;
+      expected_version?: number;
+      check?: CheckOf<Model<C, B, T>>;
+    },
   ): EntryBatchOperation;
-  delete<T extends TypeName<C, B>>(type: T, id: string, op?: { expected_version?: number; check?: CheckOf<Model<C, B, T>> }): EntryBatchOperation;
+  delete<T extends TypeName<C, B>>(
+    type: T,
+    id: string,
+    op?: { expected_version?: number; check?: CheckOf<Model<C, B, T>> },
+  ): EntryBatchOperation;
 }
 
 /** The entries of one bucket, typed by content type name. */
 export interface TypedEntries<C extends ContentShape, B extends BucketName<C>> {
   readonly bucket: B;
   /** Published entries of `type`, rendered, oldest first (the plain list: at most 1,000). */
-  list<T extends TypeName<C, B>, L extends string = 'en-US'>(type: T, options?: { locale?: OneLocale<L> }): Promise<Result<EntryOf<C, B, T>[]>>;
+  list<T extends TypeName<C, B>, L extends string = 'en-US'>(
+    type: T,
+    options?: { locale?: OneLocale<L> },
+  ): Promise<Result<EntryOf<C, B, T>[]>>;
   /** One cursor page of published entries of `type`, rendered; follow `next_page_url` (or pass its `cursor`). */
   page<T extends TypeName<C, B>, L extends string = 'en-US'>(
     type: T,
     options?: { locale?: OneLocale<L>; per_page?: number; cursor?: string },
   ): Promise<Result<{ data: EntryOf<C, B, T>[]; next_page_url: string | null; prev_page_url: string | null }>>;
   /** A published entry by ULID. `type` types the answer; the server does not check it (it answers any typed entry). */
-  get<T extends TypeName<C, B>, L extends string = 'en-US'>(type: T, id: string, options?: { locale?: OneLocale<L> }): Promise<Result<EntryOf<C, B, T>>>;
+  get<T extends TypeName<C, B>, L extends string = 'en-US'>(
+    type: T,
+    id: string,
+    options?: { locale?: OneLocale<L> },
+  ): Promise<Result<EntryOf<C, B, T>>>;
   create<T extends TypeName<C, B>, L extends string = 'en-US'>(
     type: T,
     body: WriteOptions & { fields: Type<C, B, T>['create'] },
@@ -112,8 +127,7 @@ export type ContractObject<C extends ContentShape, N extends ContractName<C>> = 
 };
 /** Any object: narrow by `contract` to get its typed `data`. */
 export type AnyObject<C extends ContentShape> =
-  | { [N in ContractName<C>]: ContractObject<C, N> }[ContractName<C>]
-  | (Omit<Schemas['ObjectEnvelope'], 'contract'> & { contract: null });
+  { [N in ContractName<C>]: ContractObject<C, N> }[ContractName<C>] | (Omit<Schemas['ObjectEnvelope'], 'contract'> & { contract: null });
 
 /** Objects typed by contract. */
 export interface TypedObjects<C extends ContentShape> {
@@ -142,9 +156,17 @@ function batchBuilder<C extends ContentShape, B extends BucketName<C>>(): BatchB
 }
 
 /** The entries of `bucket` in `workspace`, typed by the generated content model `C`. */
-export function typedEntries<C extends ContentShape, B extends BucketName<C>>(client: PublicClient, workspace: string, bucket: B): TypedEntries<C, B> {
+export function typedEntries<C extends ContentShape, B extends BucketName<C>>(
+  client: PublicClient,
+  workspace: string,
+  bucket: B,
+): TypedEntries<C, B> {
   const path = { workspace };
-  const where = (type: string, locale?: string) => ({ contentBucket: bucket, contentType: type, ...(locale === undefined ? {} : { locale }) });
+  const where = (type: string, locale?: string) => ({
+    contentBucket: bucket,
+    contentType: type,
+    ...(locale === undefined ? {} : { locale }),
+  });
   return {
     bucket,
     async list(type, options = {}) {
@@ -152,18 +174,30 @@ export function typedEntries<C extends ContentShape, B extends BucketName<C>>(cl
     },
     async page(type, options = {}) {
       const { locale, ...paging } = options;
-      return ok(await client.GET('/api/v1/{workspace}/entries', { params: { path, query: { ...where(type, locale), ...paging, view: 'full' } } }));
+      return ok(
+        await client.GET('/api/v1/{workspace}/entries', { params: { path, query: { ...where(type, locale), ...paging, view: 'full' } } }),
+      );
     },
     async get(_type, id, options = {}) {
       const query = options.locale === undefined ? {} : { locale: options.locale };
       return ok(await client.GET('/api/v1/{workspace}/entries/{entry}', { params: { path: { workspace, entry: id }, query } }));
     },
     async create(type, body, options = {}) {
-      return ok(await client.POST('/api/v1/{workspace}/entries', { params: { path, query: where(type, options.locale) }, body: body as Schemas['EntryCreate'] }));
+      return ok(
+        await client.POST('/api/v1/{workspace}/entries', {
+          params: { path, query: where(type, options.locale) },
+          body: body as Schemas['EntryCreate'],
+        }),
+      );
     },
     async update(_type, id, body, options = {}) {
       const query = options.locale === undefined ? {} : { locale: options.locale };
-      return ok(await client.PATCH('/api/v1/{workspace}/entries/{entry}', { params: { path: { workspace, entry: id }, query }, body: body as Schemas['EntryUpdate'] }));
+      return ok(
+        await client.PATCH('/api/v1/{workspace}/entries/{entry}', {
+          params: { path: { workspace, entry: id }, query },
+          body: body as Schemas['EntryUpdate'],
+        }),
+      );
     },
     async delete(id, options = {}) {
       return ok(await client.DELETE('/api/v1/{workspace}/entries/{entry}', { params: { path: { workspace, entry: id }, query: options } }));

@@ -72,7 +72,13 @@ export type SortPath<BT, M, D extends unknown[] = Levels> =
 /** The paths of a batch write's `check`: the type's own single scalar fields and `@id`. */
 export type CheckPath<M> =
   | '@id'
-  | { [K in keyof M & string]: M[K] extends { multiple: true } ? never : M[K] extends { type: 'text' | 'number' | 'boolean' | 'date' } ? K : never }[keyof M & string];
+  | {
+      [K in keyof M & string]: M[K] extends { multiple: true }
+        ? never
+        : M[K] extends { type: 'text' | 'number' | 'boolean' | 'date' }
+          ? K
+          : never;
+    }[keyof M & string];
 
 // ---- Conditions -------------------------------------------------------------------------
 
@@ -130,7 +136,10 @@ export type EntryFilterOf<BT, M, D extends unknown[] = Levels> = {
 } & { $and?: EntryFilterOf<BT, M, D>[]; $or?: EntryFilterOf<BT, M, D>[] };
 
 /** A batch write's `check.filter`: own single scalar fields and `@id`. */
-export type CheckFilterOf<M> = { [P in CheckPath<M>]?: ConditionFor<{}, FieldAt<{}, M, P>, []> } & { $and?: CheckFilterOf<M>[]; $or?: CheckFilterOf<M>[] };
+export type CheckFilterOf<M> = { [P in CheckPath<M>]?: ConditionFor<{}, FieldAt<{}, M, P>, []> } & {
+  $and?: CheckFilterOf<M>[];
+  $or?: CheckFilterOf<M>[];
+};
 
 export interface SortKeyOf<BT, M> {
   field: SortPath<BT, M>;
@@ -146,7 +155,10 @@ type Many<F, T> = F extends { multiple: true } ? T[] : T | null;
 /** A field's value when selected by its bare name: IDs for relations and attachments. */
 export type BareValue<F> = F extends { type: 'json' }
   ? unknown
-  : Many<F, F extends { type: 'number' } ? number : F extends { type: 'boolean' } ? boolean : F extends { type: 'attachment' } ? number : string>;
+  : Many<
+      F,
+      F extends { type: 'number' } ? number : F extends { type: 'boolean' } ? boolean : F extends { type: 'attachment' } ? number : string
+    >;
 
 type JsonRow<P extends string> = { [H in Head<P>]: [Tail<P, H>] extends [never] ? unknown : JsonRow<Tail<P, H>> };
 

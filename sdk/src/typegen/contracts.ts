@@ -15,7 +15,19 @@ export interface CompiledContract {
 
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
-const SCHEMA_ONE = ['not', 'if', 'then', 'else', 'items', 'additionalItems', 'additionalProperties', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+const SCHEMA_ONE = [
+  'not',
+  'if',
+  'then',
+  'else',
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+];
 // The converter's own keywords inject TypeScript (`tsType`) or runtime enums, and `$id`s move
 // the base of `$ref`s; a stored contract means none of them.
 const DROPPED = ['tsType', 'tsEnumNames', 'extends', '$id', 'id', '$dynamicRef', '$recursiveRef', '$anchor', '$dynamicAnchor'];
@@ -70,8 +82,7 @@ export function indentCode(code: string): string {
       } else if (c === '/' && line[i + 1] === '*') {
         inComment = true;
         i++;
-      }
-      else if (c === '"' || c === "'") {
+      } else if (c === '"' || c === "'") {
         for (i++; i < line.length && line[i] !== c; i++) if (line[i] === '\\') i++;
       } else if ('{[('.includes(c)) depth++;
       else if ('}])'.includes(c)) depth--;
@@ -84,7 +95,8 @@ export function indentCode(code: string): string {
   return out.join('\n');
 }
 
-const declared = (code: string) => [...code.matchAll(/^export (?:declare )?(?:interface|type|const enum|enum) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]);
+const declared = (code: string) =>
+  [...code.matchAll(/^export (?:declare )?(?:interface|type|const enum|enum) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]);
 
 function unconverted(typeName: string, contract: ContractModel, reason: string): string {
   return `/** Contract ${literal(contract.name)}: its schema could not be converted (${commentText(reason)}), so its data is \`unknown\`. */\nexport type ${typeName} = unknown;`;
@@ -115,7 +127,8 @@ export async function compileContracts(contracts: ContractModel[]): Promise<Comp
         // The root is the contract's type; every other named schema is prefixed with it.
         customName: (s, definitionKey) => {
           if ((s as Record<string, unknown>)[ROOT] === true) return typeName;
-          const name = typeof s.title === 'string' && s.title ? s.title : (definitionKey ?? (typeof s.$id === 'string' ? s.$id : undefined));
+          const name =
+            typeof s.title === 'string' && s.title ? s.title : (definitionKey ?? (typeof s.$id === 'string' ? s.$id : undefined));
           return name ? `${prefix}_${pascal(name)}` : undefined;
         },
       });

@@ -80,7 +80,8 @@ function objectsMap(contracts: ContractModel[]): string[] {
   for (const bucket of [...byBucket.keys()].sort(byCodeUnits)) {
     const prefixes = byBucket.get(bucket)!;
     lines.push(`${propertyKey(bucket)}: {`);
-    for (const prefix of [...prefixes.keys()].sort(byCodeUnits)) lines.push(`  ${propertyKey(prefix)}: ${prefixes.get(prefix)!.map(literal).join(' | ')};`);
+    for (const prefix of [...prefixes.keys()].sort(byCodeUnits))
+      lines.push(`  ${propertyKey(prefix)}: ${prefixes.get(prefix)!.map(literal).join(' | ')};`);
     lines.push('};');
   }
   return lines;
@@ -133,7 +134,9 @@ function contentTypeDeclarations(n: TypeNames, entryName: (bucket: string, targe
     '',
     `/** \`fields\` when creating ${what}: required fields must be given; \`null\` leaves a field empty. */`,
     `export interface ${n.create} {`,
-    ...indent(t.fields.flatMap((f) => member(fieldDoc(f, 'write'), propertyKey(f.name) + (f.required ? '' : '?'), writeType(f, !f.required)))),
+    ...indent(
+      t.fields.flatMap((f) => member(fieldDoc(f, 'write'), propertyKey(f.name) + (f.required ? '' : '?'), writeType(f, !f.required))),
+    ),
     '}',
     '',
     `/** \`fields\` when updating ${what}: only the fields to change; \`null\` empties an optional field. */`,

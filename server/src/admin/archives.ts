@@ -17,12 +17,17 @@ export const archiveHandlers = handlers({
     return {
       status: 200,
       body: exportWorkspace(app, workspace, passphrase),
-      headers: { 'Content-Type': 'application/gzip', 'Content-Disposition': `attachment; filename="${workspace.name}.tar.gz"`, 'Cache-Control': 'no-store' },
+      headers: {
+        'Content-Type': 'application/gzip',
+        'Content-Disposition': `attachment; filename="${workspace.name}.tar.gz"`,
+        'Cache-Control': 'no-store',
+      },
     };
   },
 
   async importWorkspace({ query, koa }, app) {
-    if (!koa.is('application/gzip', 'application/x-gzip', 'application/octet-stream')) throw new HttpError(415, { message: 'Unsupported Media Type: expected application/gzip (an archive of GET .../export).' });
+    if (!koa.is('application/gzip', 'application/x-gzip', 'application/octet-stream'))
+      throw new HttpError(415, { message: 'Unsupported Media Type: expected application/gzip (an archive of GET .../export).' });
     const summary = await importWorkspace(app, koa.req, query.name, passphraseOf(koa.get(PASSPHRASE_HEADER) || undefined));
     const workspace = await requireWorkspace(app, summary.workspace);
     return { status: 201, body: { workspace: presentWorkspace(workspace), rows: summary.rows, files: summary.files } };

@@ -18,7 +18,11 @@ async function withinLimit<T>(create: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (sqlState(err) !== TOO_MANY_CONTENT_TYPES) throw err;
     const errors = fieldErrors();
-    addFieldError(errors, 'name', fieldError('limit', 'The workspace holds :max content types, the most it may.', { max: MAX_CONTENT_TYPES }));
+    addFieldError(
+      errors,
+      'name',
+      fieldError('limit', 'The workspace holds :max content types, the most it may.', { max: MAX_CONTENT_TYPES }),
+    );
     throw validationFailed(errors);
   }
 }
@@ -35,7 +39,11 @@ export const contentTypeHandlers = handlers({
 
   async listContentTypes({ params }, app) {
     const { bucket } = await requireBucket(app, params.workspace, params.bucket);
-    const rows = await app.db.prisma.contentType.findMany({ where: { bucketId: bucket.id }, include: { fields: true }, orderBy: { id: 'asc' } });
+    const rows = await app.db.prisma.contentType.findMany({
+      where: { bucketId: bucket.id },
+      include: { fields: true },
+      orderBy: { id: 'asc' },
+    });
     return { status: 200, body: { data: rows.map((t) => presentContentType(t, bucket.name)) } };
   },
 
@@ -50,7 +58,9 @@ export const contentTypeHandlers = handlers({
 
   async deleteContentType({ params, query }, app) {
     const { workspace, bucket } = await requireBucket(app, params.workspace, params.bucket);
-    await withStorageLocks(() => deleteContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, query.purge === 'true'));
+    await withStorageLocks(() =>
+      deleteContentType(app, { id: bucket.id, workspaceId: workspace.id, name: bucket.name }, params.type, query.purge === 'true'),
+    );
     return { status: 204 };
   },
 

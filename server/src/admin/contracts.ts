@@ -28,7 +28,8 @@ async function save(app: AppContext, workspaceId: number, body: ContractInput, r
       const saved = await saveContract(tx, workspaceId, body, app.clock.now(), replacing);
       if (saved) return saved;
       // Its bucket is no bucket of the workspace, or (replacing) it was deleted meanwhile.
-      if (body.bucket !== undefined && body.bucket !== null) throw validationFailed(oneFieldError('bucket', fieldError('exists', 'The selected :attribute is invalid.')));
+      if (body.bucket !== undefined && body.bucket !== null)
+        throw validationFailed(oneFieldError('bucket', fieldError('exists', 'The selected :attribute is invalid.')));
       throw notFound();
     }),
   );
@@ -44,7 +45,11 @@ export const contractHandlers = handlers({
 
   async listContracts({ params }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const rows = await app.db.prisma.contract.findMany({ where: { workspaceId: workspace.id }, include: { bucket: true }, orderBy: { name: 'asc' } });
+    const rows = await app.db.prisma.contract.findMany({
+      where: { workspaceId: workspace.id },
+      include: { bucket: true },
+      orderBy: { name: 'asc' },
+    });
     return { status: 200, body: { data: rows.map(presentContract) } };
   },
 
@@ -60,7 +65,9 @@ export const contractHandlers = handlers({
 
   async replaceContract({ params, body }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const current = await app.db.prisma.contract.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name: params.name } } });
+    const current = await app.db.prisma.contract.findUnique({
+      where: { workspaceId_name: { workspaceId: workspace.id, name: params.name } },
+    });
     if (!current) throw notFound();
     return { status: 200, body: await save(app, workspace.id, body, current) };
   },

@@ -8,7 +8,11 @@ export const logHandlers = handlers({
     const workspace = await requireWorkspace(app, params.workspace);
     // Every request this process has finished is in the table before it is read.
     await app.requestLogs.flush();
-    const rows = await app.db.prisma.requestLog.findMany({ where: { workspaceId: workspace.id }, orderBy: { id: 'desc' }, take: query.limit ?? 50 });
+    const rows = await app.db.prisma.requestLog.findMany({
+      where: { workspaceId: workspace.id },
+      orderBy: { id: 'desc' },
+      take: query.limit ?? 50,
+    });
     return {
       status: 200,
       body: {
@@ -27,7 +31,11 @@ export const logHandlers = handlers({
 
   async listAuditRecords({ params, query }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const rows = await app.db.prisma.auditLog.findMany({ where: { workspaceId: workspace.id }, orderBy: { id: 'desc' }, take: query.limit ?? 50 });
+    const rows = await app.db.prisma.auditLog.findMany({
+      where: { workspaceId: workspace.id },
+      orderBy: { id: 'desc' },
+      take: query.limit ?? 50,
+    });
     return {
       status: 200,
       body: {

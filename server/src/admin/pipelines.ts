@@ -57,7 +57,9 @@ export const pipelineHandlers = handlers({
   async replacePipeline({ params, body }, app) {
     const current = await requirePipeline(app, params.workspace, params.name);
     check(app, body);
-    const pipeline = await uniqueOr422('name', () => transaction(app, (tx) => savePipeline(tx, current.workspaceId, body, app.clock.now(), current.id)));
+    const pipeline = await uniqueOr422('name', () =>
+      transaction(app, (tx) => savePipeline(tx, current.workspaceId, body, app.clock.now(), current.id)),
+    );
     // Deleted by another request meanwhile: as if this one came after it.
     if (!pipeline) throw notFound();
     return { status: 200, body: present(pipeline) };

@@ -57,7 +57,9 @@ export const presentContentType = (t: ContentType & { fields: FieldDefinition[] 
 });
 
 /** A contract, as Prisma reads it (with its bucket) or as core/content/contract-writes.ts does (its bucket's name). */
-export const presentContract = (c: Omit<Contract, 'workspaceId' | 'bucketId' | 'schema'> & { schema: unknown; bucket: Bucket | string | null }): S['Contract'] => ({
+export const presentContract = (
+  c: Omit<Contract, 'workspaceId' | 'bucketId' | 'schema'> & { schema: unknown; bucket: Bucket | string | null },
+): S['Contract'] => ({
   id: c.id,
   name: c.name,
   schema: c.schema as Record<string, unknown>,

@@ -13,7 +13,9 @@ export const reviewHandlers = handlers({
   async convertEntry({ params }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
     const id = await convertTypedEntry(app, workspace.id, params.entry_id.toUpperCase());
-    const [entry] = await findEntries(app.db, { workspaceId: workspace.id, kinds: ['json'], state: 'live' }, sql`e.id = ${id}`, { content: { kind: 'all' } });
+    const [entry] = await findEntries(app.db, { workspaceId: workspace.id, kinds: ['json'], state: 'live' }, sql`e.id = ${id}`, {
+      content: { kind: 'all' },
+    });
     return { status: 200, exactJson: entry.exact, body: presentObject(entry, { locale: '*', view: 'full' }) };
   },
 

@@ -41,7 +41,11 @@ export const appAuthHandlers = handlers({
     const workspace = await requireWorkspace(app, params.workspace);
     const after = query.cursor === undefined ? 0 : decodeCursor<[number]>(query.cursor, ['integer'])[0];
     const perPage = query.per_page ?? 50;
-    const rows = await app.db.prisma.appUser.findMany({ where: { workspaceId: workspace.id, id: { gt: after } }, orderBy: { id: 'asc' }, take: perPage + 1 });
+    const rows = await app.db.prisma.appUser.findMany({
+      where: { workspaceId: workspace.id, id: { gt: after } },
+      orderBy: { id: 'asc' },
+      take: perPage + 1,
+    });
     const page = rows.slice(0, perPage);
     const next = rows.length > perPage ? encodeCursor([page[page.length - 1].id]) : null;
     return {

@@ -4,4 +4,6 @@ import { ByteBudget } from '../lib/byte-budget';
 import { invalidAt } from './errors';
 
 export const answerBudget = (limit: number, field: string, advice: string) =>
-  new ByteBudget(limit, () => invalidAt(field, 'The :attribute field gives a result larger than :limit bytes; :advice.', { limit, advice }));
+  new ByteBudget(limit, () =>
+    invalidAt(field, 'The :attribute field gives a result larger than :limit bytes; :advice.', { limit, advice }),
+  );

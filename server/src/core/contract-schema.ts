@@ -12,7 +12,8 @@ export function contractAjv(): Ajv2020 {
 /** The schema's problems as messages, or none. */
 export function schemaProblems(schema: object): string[] {
   const ajv = contractAjv();
-  if (!ajv.validateSchema(schema)) return (ajv.errors ?? []).map((e) => `The schema is not a valid JSON Schema: ${e.instancePath || '/'} ${e.message}.`);
+  if (!ajv.validateSchema(schema))
+    return (ajv.errors ?? []).map((e) => `The schema is not a valid JSON Schema: ${e.instancePath || '/'} ${e.message}.`);
   try {
     ajv.compile(schema);
     return [];

@@ -9,14 +9,24 @@ import { transaction } from './transaction';
 
 export async function deleteCreator(app: AppContext, workspaceId: number, userId: number): Promise<void> {
   const hashes = await transaction(app, async (tx) => {
-    const [user] = await rows<{ id: number }>(tx, sql`SELECT id FROM users WHERE id = ${userId}::int AND workspace_id = ${workspaceId}::int FOR UPDATE`);
+    const [user] = await rows<{ id: number }>(
+      tx,
+      sql`SELECT id FROM users WHERE id = ${userId}::int AND workspace_id = ${workspaceId}::int FOR UPDATE`,
+    );
     if (!user) throw new DomainError('not_found');
     await rows(tx, sql`DELETE FROM idempotency_records WHERE api_key_id IN (SELECT id FROM api_keys WHERE user_id = ${userId}::int)`);
     // Its keys go with it (foreign key); its own files (invisible to the Files API, so nothing
     // else refers to them) in the same transaction.
     await rows(tx, sql`DELETE FROM users WHERE id = ${userId}::int`);
-    return (await rows<{ content_hash: string }>(tx, sql`DELETE FROM files WHERE user_id = ${userId}::int AND workspace_id = ${workspaceId}::int RETURNING content_hash`)).map((r) => r.content_hash);
+    return (
+      await rows<{ content_hash: string }>(
+        tx,
+        sql`DELETE FROM files WHERE user_id = ${userId}::int AND workspace_id = ${workspaceId}::int RETURNING content_hash`,
+      )
+    ).map((r) => r.content_hash);
   });
   // Their stored contents after the commit: one that fails to go is left to files:prune-storage.
-  await deleteUnsharedContents(app, hashes).catch((err) => app.log.error('stored contents of a deleted creator not deleted', { error: String(err) }));
+  await deleteUnsharedContents(app, hashes).catch((err) =>
+    app.log.error('stored contents of a deleted creator not deleted', { error: String(err) }),
+  );
 }

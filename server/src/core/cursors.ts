@@ -17,7 +17,11 @@ export function decodeCursor<T extends (string | number)[]>(cursor: string, kind
   const ok =
     Array.isArray(keys) &&
     keys.length === kinds.length &&
-    keys.every((k, i) => (kinds[i] === 'integer' ? Number.isSafeInteger(k) && (k as number) >= 0 && (k as number) <= 2147483647 : typeof k === 'string' && k.length <= 64));
+    keys.every((k, i) =>
+      kinds[i] === 'integer'
+        ? Number.isSafeInteger(k) && (k as number) >= 0 && (k as number) <= 2147483647
+        : typeof k === 'string' && k.length <= 64,
+    );
   if (!ok) throw invalidAt('cursor', 'The :attribute is invalid.');
   return keys as T;
 }

@@ -17,7 +17,11 @@ import { freshFile } from './file-urls';
  * dominated the profile; rendered entries read their attachments with it.
  */
 export async function workspaceFiles(db: SqlRunner, workspaceId: number, ids: number[]): Promise<File[]> {
-  const found = await rows<FileRow>(db, sql`SELECT ${FILE_COLUMNS} FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL`, true);
+  const found = await rows<FileRow>(
+    db,
+    sql`SELECT ${FILE_COLUMNS} FROM files WHERE id = ANY(${ids}::int[]) AND workspace_id = ${workspaceId} AND user_id IS NULL`,
+    true,
+  );
   return found.map(asFile);
 }
 
@@ -38,7 +42,8 @@ const fileIdOf = (v: string) =>
   `CASE WHEN jsonb_typeof(${v}) = 'number' AND (${v})::numeric BETWEEN 1 AND 2147483647 AND (${v})::numeric = trunc((${v})::numeric) THEN (${v})::numeric::int END`;
 
 /** The workspace's files an attachment item `v` (jsonb) may name, joined as `fi` (for text built in SQL). */
-export const fileJoin = (workspaceId: number, v: string) => `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${Math.trunc(workspaceId)} AND fi.user_id IS NULL`;
+export const fileJoin = (workspaceId: number, v: string) =>
+  `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${Math.trunc(workspaceId)} AND fi.user_id IS NULL`;
 
 /**
  * The file `fi` as a hole in text built by PostgreSQL: `\x01<its row as JSON>\x02` (no JSON text
@@ -71,7 +76,13 @@ type HoleRow = Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; u
  * distinct hole, however often it is shown), and how many distinct files they show. `picks`: by a hole's pick, the
  * properties it shows (undefined: the file's id); without them, the whole object.
  */
-export function fileHolesIn(texts: readonly string[], config: Config, workspace: string, now: Date, picks?: (string[] | undefined)[]): { json: HoledJson; files: number } {
+export function fileHolesIn(
+  texts: readonly string[],
+  config: Config,
+  workspace: string,
+  now: Date,
+  picks?: (string[] | undefined)[],
+): { json: HoledJson; files: number } {
   const filled = new Map<string, Fresh | string>();
   const ids = new Set<number>();
   const json = holesIn(texts, ',', (hole) => {
@@ -94,8 +105,17 @@ export const fileEventData = (f: { id: number; name: string; mimeType: string; s
 });
 
 /** What deleting files does besides removing their rows, in the same transaction. */
-export async function afterFilesDeleted(tx: SqlRunner, now: Date, workspaceId: number, files: Parameters<typeof fileEventData>[0][]): Promise<void> {
-  await detachFiles(tx, workspaceId, files.map((f) => f.id));
+export async function afterFilesDeleted(
+  tx: SqlRunner,
+  now: Date,
+  workspaceId: number,
+  files: Parameters<typeof fileEventData>[0][],
+): Promise<void> {
+  await detachFiles(
+    tx,
+    workspaceId,
+    files.map((f) => f.id),
+  );
   for (const file of files) await publishEvent(tx, now, { workspaceId, event: 'file.deleted', data: fileEventData(file) });
 }
 
@@ -146,17 +166,27 @@ export async function eraseFiles(app: AppContext, where: Sql): Promise<{ files: 
   let files = 0;
   let storedContents = 0;
   for (;;) {
-    const gone = await rows<{ content_hash: string }>(app.db, sql`DELETE FROM files WHERE id IN (SELECT id FROM files WHERE ${where} LIMIT 1000) RETURNING content_hash`);
+    const gone = await rows<{ content_hash: string }>(
+      app.db,
+      sql`DELETE FROM files WHERE id IN (SELECT id FROM files WHERE ${where} LIMIT 1000) RETURNING content_hash`,
+    );
     if (!gone.length) return { files, storedContents };
     files += gone.length;
-    storedContents += await deleteUnsharedContents(app, gone.map((g) => g.content_hash));
+    storedContents += await deleteUnsharedContents(
+      app,
+      gone.map((g) => g.content_hash),
+    );
   }
 }
 
 /** Deletes the stored contents of `hashes` that no file refers to (any more); returns how many. */
 export async function deleteUnsharedContents(app: AppContext, hashes: string[]): Promise<number> {
   const unique = [...new Set(hashes)];
-  const shared = new Set((await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${unique}::text[])`)).map((r) => r.content_hash));
+  const shared = new Set(
+    (
+      await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${unique}::text[])`)
+    ).map((r) => r.content_hash),
+  );
   const gone = unique.filter((h) => !shared.has(h));
   for (const hash of gone) await app.storage.delete(hash);
   return gone.length;

@@ -16,7 +16,8 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avi
 export const isImage = (mimeType: string) => IMAGE_TYPES.has(mimeType);
 
 const filesPath = (workspace: string, id: number) => `/api/v1/${encodeURIComponent(workspace)}/files/${id}`;
-export const temporaryPath = (workspace: string, id: number, kind: 'temporary' | 'temporary-image') => `${filesPath(workspace, id)}/${kind}`;
+export const temporaryPath = (workspace: string, id: number, kind: 'temporary' | 'temporary-image') =>
+  `${filesPath(workspace, id)}/${kind}`;
 
 export function sign(appKey: string, path: string, uuid: string, expires: number): string {
   return createHmac('sha256', appKey).update(`GET\n${path}\nuuid=${uuid}&expires=${expires}`).digest('hex');
@@ -26,7 +27,14 @@ export function sign(appKey: string, path: string, uuid: string, expires: number
  * Whether a signed query is exactly as issued for the file `uuid` and not expired: `uuid`,
  * `expires`, `signature` once each, plus (on image links) only the transform parameters.
  */
-export function isValidSignature(appKey: string, path: string, query: URLSearchParams, now: Date, uuid: string, allowed: readonly string[] = []): boolean {
+export function isValidSignature(
+  appKey: string,
+  path: string,
+  query: URLSearchParams,
+  now: Date,
+  uuid: string,
+  allowed: readonly string[] = [],
+): boolean {
   const keys = [...query.keys()];
   const required = ['uuid', 'expires', 'signature'];
   if (required.some((k) => query.getAll(k).length !== 1)) return false;
@@ -68,7 +76,11 @@ export function presentFile(config: Config, workspace: string, f: File, now: Dat
     download_url: downloadUrl,
     temporary_url: signed('temporary'),
     temporary_url_expires_at: expiresAt,
-    image_url: !image ? null : config.imageProxyUrl ? `${config.imageProxyUrl}${filesPath(workspace, f.id)}/${f.uuid}/${f.token}/${encodeURIComponent(f.name)}` : downloadUrl,
+    image_url: !image
+      ? null
+      : config.imageProxyUrl
+        ? `${config.imageProxyUrl}${filesPath(workspace, f.id)}/${f.uuid}/${f.token}/${encodeURIComponent(f.name)}`
+        : downloadUrl,
     temporary_image_url: image ? signed('temporary-image') : null,
     temporary_image_url_expires_at: image ? expiresAt : null,
     alt_text: f.altText,

@@ -36,7 +36,14 @@ export async function findIdempotent(db: SqlRunner, s: IdempotencyScope, now: Da
   return found;
 }
 
-export async function saveIdempotent(tx: SqlRunner, s: IdempotencyScope, hash: string, status: number, response: unknown, now: Date): Promise<void> {
+export async function saveIdempotent(
+  tx: SqlRunner,
+  s: IdempotencyScope,
+  hash: string,
+  status: number,
+  response: unknown,
+  now: Date,
+): Promise<void> {
   // An expired record under the key is replaced.
   await rows(
     tx,
@@ -49,6 +56,9 @@ export async function saveIdempotent(tx: SqlRunner, s: IdempotencyScope, hash: s
 
 /** The `idempotency:prune` task: records older than 24 hours go. */
 export async function pruneIdempotency(app: AppContext): Promise<number> {
-  const gone = await rows(app.db, sql`DELETE FROM idempotency_records WHERE created_at <= ${app.clock.now().toISOString()}::timestamptz - make_interval(hours => ${IDEMPOTENCY_HOURS}::int) RETURNING 1`);
+  const gone = await rows(
+    app.db,
+    sql`DELETE FROM idempotency_records WHERE created_at <= ${app.clock.now().toISOString()}::timestamptz - make_interval(hours => ${IDEMPOTENCY_HOURS}::int) RETURNING 1`,
+  );
   return gone.length;
 }

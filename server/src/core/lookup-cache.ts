@@ -50,13 +50,17 @@ export class LookupCache<T> {
    * other drops everything.
    */
   listen(db: Database, channel = LOOKUPS_CHANGED_CHANNEL): void {
-    this.listener = db.listen(channel, (payload) => this.hear(payload), (listening) => {
-      // Changes made while not listening were missed: start over either way.
-      for (const cache of [this, ...this.followers]) {
-        cache.listening = listening;
-        cache.drop();
-      }
-    });
+    this.listener = db.listen(
+      channel,
+      (payload) => this.hear(payload),
+      (listening) => {
+        // Changes made while not listening were missed: start over either way.
+        for (const cache of [this, ...this.followers]) {
+          cache.listening = listening;
+          cache.drop();
+        }
+      },
+    );
   }
 
   /** Another cache, kept and dropped by this one's notifications (one listening connection for all). */

@@ -125,7 +125,8 @@ export function inline(fragment: Sql): string {
   const value = (v: unknown): string => {
     if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
     if (typeof v === 'string') return literal(v);
-    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return literal(`{${v.map((x) => `"${x.replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+      return literal(`{${v.map((x) => `"${x.replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
     throw new Error(`inline: not a value the code chose: ${typeof v}`);
   };
   return fragment.strings.reduce((acc, s, i) => (i === 0 ? s : `${acc}${value(fragment.values[i - 1])}${s}`), '');

@@ -30,7 +30,11 @@ export const openRunner = (app: AppContext): SqlRunner => joinable(app) ?? app.d
  * Runs `work` in the open unit of `app`'s database, or in a new one. `runner` wraps a new unit's
  * transaction for its work and every unit that joins it (a batch counts its database time).
  */
-export async function transaction<T>(app: AppContext, work: (tx: SqlRunner) => Promise<T>, runner?: (tx: SqlRunner) => SqlRunner): Promise<T> {
+export async function transaction<T>(
+  app: AppContext,
+  work: (tx: SqlRunner) => Promise<T>,
+  runner?: (tx: SqlRunner) => SqlRunner,
+): Promise<T> {
   const joined = joinable(app);
   if (joined) return work(joined);
   for (let attempt = 1; ; attempt++) {

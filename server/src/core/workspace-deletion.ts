@@ -49,7 +49,10 @@ export async function startWorkspaceDeletion(app: AppContext, name: string): Pro
   // The job is sent in the transaction: its queue exists first (jobs/queue.ts prepare).
   await app.jobs.prepare(WORKSPACE_DELETION_JOB);
   return transaction(app, async (tx) => {
-    const [workspace] = await rows<{ id: number }>(tx, sql`UPDATE workspaces SET deleting = true WHERE name = ${name} AND NOT deleting RETURNING id`);
+    const [workspace] = await rows<{ id: number }>(
+      tx,
+      sql`UPDATE workspaces SET deleting = true WHERE name = ${name} AND NOT deleting RETURNING id`,
+    );
     if (!workspace) {
       // A deletion that failed past its retries is started again by asking again.
       const [failed] = await rows<WorkspaceDeletion>(
@@ -74,7 +77,10 @@ export async function startWorkspaceDeletion(app: AppContext, name: string): Pro
 
 /** The tables that name a workspace besides those its row's foreign keys cascade to. */
 const NAMING: [kind: string, where: (ws: Sql) => Sql][] = [
-  ['webhook_deliveries', (ws) => sql`DELETE FROM webhook_deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = ${ws})`],
+  [
+    'webhook_deliveries',
+    (ws) => sql`DELETE FROM webhook_deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = ${ws})`,
+  ],
   ['webhooks', (ws) => sql`DELETE FROM webhooks WHERE workspace_id = ${ws}`],
   ['outbox_events', (ws) => sql`DELETE FROM outbox_events WHERE workspace_id = ${ws}`],
   ['audit_logs', (ws) => sql`DELETE FROM audit_logs WHERE workspace_id = ${ws}`],
@@ -86,7 +92,10 @@ const NAMING: [kind: string, where: (ws: Sql) => Sql][] = [
   ['auth_tokens', (ws) => sql`DELETE FROM auth_tokens WHERE workspace_id = ${ws}`],
   ['reviews', (ws) => sql`DELETE FROM reviews WHERE workspace_id = ${ws}`],
   ['entry_texts', (ws) => sql`DELETE FROM entry_texts WHERE workspace_id = ${ws}`],
-  ['idempotency_records', (ws) => sql`DELETE FROM idempotency_records WHERE bucket_id IN (SELECT id FROM buckets WHERE workspace_id = ${ws})`],
+  [
+    'idempotency_records',
+    (ws) => sql`DELETE FROM idempotency_records WHERE bucket_id IN (SELECT id FROM buckets WHERE workspace_id = ${ws})`,
+  ],
   ['workspace_usage', (ws) => sql`DELETE FROM workspace_usage WHERE workspace_id = ${ws}`],
 ];
 
@@ -101,7 +110,8 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
   const deletion = await workspaceDeletion(app, id);
   if (!deletion || deletion.status === 'done') return;
   const ws = sql`${deletion.workspace_id}::int`;
-  if (deletion.status === 'failed') await rows(app.db, sql`UPDATE workspace_deletions SET status = 'running', error = NULL WHERE id = ${id}::int`);
+  if (deletion.status === 'failed')
+    await rows(app.db, sql`UPDATE workspace_deletions SET status = 'running', error = NULL WHERE id = ${id}::int`);
   const removed: Record<string, number> = { ...deletion.removed };
   const count = (kind: string, n: number) => (removed[kind] = (removed[kind] ?? 0) + n);
   try {
@@ -112,12 +122,29 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
     // Work queued for it that would find nothing.
     const executions = await rows<{ id: number }>(app.db, sql`SELECT id FROM pipeline_executions WHERE workspace_id = ${ws}`);
     const mails = await rows<{ id: number }>(app.db, sql`SELECT id FROM email_messages WHERE workspace_id = ${ws} AND status = 'queued'`);
-    count('queued_jobs', await app.jobs.dropWaiting(PIPELINE_JOB, 'executionId', executions.map((e) => e.id)));
-    count('queued_jobs', await app.jobs.dropWaiting(EMAIL_JOB, 'id', mails.map((m) => m.id)));
+    count(
+      'queued_jobs',
+      await app.jobs.dropWaiting(
+        PIPELINE_JOB,
+        'executionId',
+        executions.map((e) => e.id),
+      ),
+    );
+    count(
+      'queued_jobs',
+      await app.jobs.dropWaiting(
+        EMAIL_JOB,
+        'id',
+        mails.map((m) => m.id),
+      ),
+    );
     count('queued_jobs', await app.jobs.dropWaiting(USAGE_JOB, 'workspaceId', [deletion.workspace_id]));
     // Entries in batches: documents, revisions, typed rows and kept texts go with each.
     for (;;) {
-      const n = await affected(app.db, sql`DELETE FROM entries WHERE id IN (SELECT id FROM entries WHERE workspace_id = ${ws} LIMIT ${BATCH})`);
+      const n = await affected(
+        app.db,
+        sql`DELETE FROM entries WHERE id IN (SELECT id FROM entries WHERE workspace_id = ${ws} LIMIT ${BATCH})`,
+      );
       if (!n) break;
       count('entries', n);
     }
@@ -127,12 +154,18 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
       // Again, each a statement that sees what writes committed meanwhile (buffered request logs,
       // a delivery queued in flight): the row's delete waited for those that lock it.
       for (const [kind, statement] of NAMING) count(kind, await affected(tx, statement(ws)));
-      await rows(tx, sql`UPDATE workspace_deletions SET status = 'done', removed = ${JSON.stringify(removed)}::jsonb, error = NULL, finished_at = ${app.clock.now()} WHERE id = ${id}::int`);
+      await rows(
+        tx,
+        sql`UPDATE workspace_deletions SET status = 'done', removed = ${JSON.stringify(removed)}::jsonb, error = NULL, finished_at = ${app.clock.now()} WHERE id = ${id}::int`,
+      );
     });
   } catch (err) {
     // The error's kind only: its text may hold internals.
     const reason = `step failed (${sqlState(err) ?? (err instanceof Error ? err.name : 'error')}); retried`;
-    await rows(app.db, sql`UPDATE workspace_deletions SET status = 'failed', removed = ${JSON.stringify(removed)}::jsonb, error = ${reason} WHERE id = ${id}::int`);
+    await rows(
+      app.db,
+      sql`UPDATE workspace_deletions SET status = 'failed', removed = ${JSON.stringify(removed)}::jsonb, error = ${reason} WHERE id = ${id}::int`,
+    );
     app.log.error('workspace deletion step failed', { deletion: id, error: String(err) });
     throw err;
   }

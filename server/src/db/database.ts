@@ -151,7 +151,9 @@ const SESSION_SETTINGS = ['max_parallel_workers_per_gather=0', 'random_page_cost
  */
 export async function sessionSettingsDiffer(db: SqlRunner, statementTimeoutMs: number): Promise<string[]> {
   const wanted = sessionSettings(statementTimeoutMs).map((s) => s.split('='));
-  const { rows } = await db.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [wanted.map(([n]) => n)]);
+  const { rows } = await db.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])`, [
+    wanted.map(([n]) => n),
+  ]);
   const have = new Map(rows.map((r) => [r.name, r.setting]));
   return wanted.filter(([n, v]) => have.get(n) !== v).map(([n, v]) => `${n}=${v}`);
 }
@@ -169,7 +171,8 @@ export const sessionConnectQuery = (statementTimeoutMs: number) =>
     .map(([name, value]) => `SET ${name} = ${value}`)
     .join('; ');
 
-const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
+const sessionOptions = (settings: string[], statementTimeoutMs: number) =>
+  [...settings, `statement_timeout=${statementTimeoutMs}`].map((s) => `-c ${s}`).join(' ');
 
 /**
  * `pooled`: `url` is a transaction-mode pooler, which hands each transaction (each statement
@@ -178,7 +181,12 @@ const sessionOptions = (settings: string[], statementTimeoutMs: number) => [...s
  * them): the session settings are then the server's own (`ALTER ROLE … SET`, or the pooler's
  * `connect_query`), which `sessionSettingsDiffer` reports at start. `directUrl` carries LISTEN.
  */
-async function openPostgres(url: string, poolSize: number, statementTimeoutMs: number, session: { pooled: boolean; directUrl: string }): Promise<Database> {
+async function openPostgres(
+  url: string,
+  poolSize: number,
+  statementTimeoutMs: number,
+  session: { pooled: boolean; directUrl: string },
+): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
   // (the request then gets 503, see lib/db-errors.ts).
   const pool = new Pool({
@@ -198,7 +206,12 @@ async function openPostgres(url: string, poolSize: number, statementTimeoutMs: n
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const listeners = new Set<{ stop(): Promise<void> }>();
   // (Behind a pooler, relaxed writes commit as the server's settings say.)
-  const relaxedPool = new Pool({ connectionString: url, max: Math.min(2, poolSize), connectionTimeoutMillis: 5_000, ...(session.pooled ? {} : { options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) }) });
+  const relaxedPool = new Pool({
+    connectionString: url,
+    max: Math.min(2, poolSize),
+    connectionTimeoutMillis: 5_000,
+    ...(session.pooled ? {} : { options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) }),
+  });
   relaxedPool.on('error', () => undefined);
   /** A request-shaped statement on one connection: a transaction's, or one taken from the pool for it. */
   const shaped = async (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> => {
@@ -305,7 +318,12 @@ const listenerName = (channel: string) => `workspace-api listener ${channel}`;
  * Each listener answers only after its `onNotify` has run, and PostgreSQL delivers notifications in
  * commit order, so every process has then handled each change committed before the ping.
  */
-function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void, onListening: (listening: boolean) => void): Listener {
+function listenPostgres(
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onListening: (listening: boolean) => void,
+): Listener {
   const ackChannel = `${channel}_ack`;
   /** Pings of this process awaiting answers: answers so far, and how many listeners were counted. */
   const pings = new Map<string, { answers: number; expected: number; done(): void }>();
@@ -329,7 +347,12 @@ function listenPostgres(url: string, channel: string, onNotify: (payload: string
   };
   const check = (ping: { answers: number; expected: number; done(): void }) => ping.answers >= ping.expected && ping.done();
   const connect = async () => {
-    const c = new Client({ connectionString: url, keepAlive: true, connectionTimeoutMillis: 5_000, application_name: listenerName(channel) });
+    const c = new Client({
+      connectionString: url,
+      keepAlive: true,
+      connectionTimeoutMillis: 5_000,
+      application_name: listenerName(channel),
+    });
     c.on('error', () => undefined);
     try {
       await c.connect();
@@ -444,7 +467,8 @@ export async function openPgliteWithHandle(dataDir: string): Promise<{ db: Datab
         } catch (err) {
           // Its context names the line in this piece: name it in the whole input, as a server would.
           const where = (err as { where?: unknown }).where;
-          if (typeof where === 'string') (err as { where: string }).where = where.replace(/\bline (\d+)/, (_, n: string) => `line ${copied + Number(n)}`);
+          if (typeof where === 'string')
+            (err as { where: string }).where = where.replace(/\bline (\d+)/, (_, n: string) => `line ${copied + Number(n)}`);
           throw err;
         }
       };
@@ -532,7 +556,10 @@ function preparedStatements(pg: Pick<PGlite, 'query' | 'exec'>) {
         // (Already gone is as good.)
         for (const { oldest, was } of gone) if (await was) await pg.exec(`DEALLOCATE ${oldest}`).catch(() => undefined);
         // Already prepared (the same text under its hash) counts as prepared.
-        return pg.exec(`PREPARE ${name} AS ${text}`).then(() => true, (err: unknown) => sqlState(err) === '42P05');
+        return pg.exec(`PREPARE ${name} AS ${text}`).then(
+          () => true,
+          (err: unknown) => sqlState(err) === '42P05',
+        );
       })();
       ready.set(name, prepared);
     }
@@ -570,4 +597,3 @@ export async function openDatabase(opts: {
   const session = { pooled: opts.databasePooler === 'transaction', directUrl: opts.databaseDirectUrl ?? opts.databaseUrl };
   return openPostgres(opts.databaseUrl, opts.databasePoolSize ?? 10, opts.databaseStatementTimeoutMs ?? 0, session);
 }
-

@@ -32,7 +32,12 @@ export async function deliverEmail(app: AppContext, id: number): Promise<void> {
   if (!m) return;
   // Bounded well within the job's expiry (queue.ts): a hung server fails the attempt instead of
   // outliving the job, which would then run again beside it.
-  const transport = nodemailer.createTransport({ url: app.config.smtpUrl!, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 });
+  const transport = nodemailer.createTransport({
+    url: app.config.smtpUrl!,
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 30_000,
+  });
   try {
     await transport.sendMail({
       from: m.from,

@@ -22,6 +22,8 @@ export async function redactExpiredCodes(app: AppContext, lifetimeSeconds: numbe
 
 /** Deletes the messages queued more than OUTBOX_RETENTION_DAYS ago, whatever their status. */
 export async function pruneOutbox(app: AppContext): Promise<number> {
-  const res = await app.db.query('DELETE FROM email_messages WHERE created_at < $1', [new Date(app.clock.now().getTime() - OUTBOX_RETENTION_DAYS * 86_400_000)]);
+  const res = await app.db.query('DELETE FROM email_messages WHERE created_at < $1', [
+    new Date(app.clock.now().getTime() - OUTBOX_RETENTION_DAYS * 86_400_000),
+  ]);
   return res.rowCount;
 }

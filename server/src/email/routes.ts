@@ -17,7 +17,11 @@ export const emailHandlers = handlers({
 
   async listOutbox({ params, query }, app) {
     const workspace = await requireWorkspace(app, params.workspace);
-    const rows = await app.db.prisma.emailMessage.findMany({ where: { workspaceId: workspace.id }, orderBy: { id: 'desc' }, take: query.limit ?? 50 });
+    const rows = await app.db.prisma.emailMessage.findMany({
+      where: { workspaceId: workspace.id },
+      orderBy: { id: 'desc' },
+      take: query.limit ?? 50,
+    });
     return {
       status: 200,
       body: {

@@ -8,9 +8,17 @@ import { pageLinks } from '../http/pagination';
 import { wrapJson } from '../lib/fresh-json';
 import * as entries from '../core/operations/entries';
 
-async function list(app: AppContext, principal: ApiKeyPrincipal | undefined, koa: Context, query: Parameters<typeof entries.listEntries>[1], v2: boolean) {
+async function list(
+  app: AppContext,
+  principal: ApiKeyPrincipal | undefined,
+  koa: Context,
+  query: Parameters<typeof entries.listEntries>[1],
+  v2: boolean,
+) {
   const shown = await entries.listEntries(operationContext(app, principal), query, v2);
-  const json = shown.paged ? wrapJson('{"data":[', shown.items, `],${JSON.stringify(pageLinks(app.config.baseUrl, koa, shown)).slice(1)}`) : wrapJson('[', shown.items, ']');
+  const json = shown.paged
+    ? wrapJson('{"data":[', shown.items, `],${JSON.stringify(pageLinks(app.config.baseUrl, koa, shown)).slice(1)}`)
+    : wrapJson('[', shown.items, ']');
   return { status: 200 as const, json };
 }
 

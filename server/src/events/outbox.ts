@@ -8,7 +8,17 @@ import type { AppContext } from '../context';
 import type { SqlRunner } from '../db/database';
 import { formatTimestamp } from '../lib/time';
 
-export const EVENT_NAMES = ['file.created', 'file.deleted', 'entry.created', 'entry.updated', 'entry.deleted', 'entry.restored', 'content_type.updated', 'content_type.deleted', 'ping'] as const;
+export const EVENT_NAMES = [
+  'file.created',
+  'file.deleted',
+  'entry.created',
+  'entry.updated',
+  'entry.deleted',
+  'entry.restored',
+  'content_type.updated',
+  'content_type.deleted',
+  'ping',
+] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export interface PublishedEvent {
@@ -35,7 +45,14 @@ export async function publishEvents(tx: SqlRunner, now: Date, events: PublishedE
   await tx.query(
     `INSERT INTO outbox_events (id, workspace_id, event, data, skip_webhooks, created_at)
      SELECT id, w, e, d::jsonb, s, $6::timestamptz FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::boolean[]) AS t(id, w, e, d, s)`,
-    [ids, events.map((e) => e.workspaceId), events.map((e) => e.event), events.map((e) => JSON.stringify(e.data)), events.map((e) => e.skipWebhooks ?? false), now.toISOString()],
+    [
+      ids,
+      events.map((e) => e.workspaceId),
+      events.map((e) => e.event),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => e.skipWebhooks ?? false),
+      now.toISOString(),
+    ],
   );
   return ids;
 }
@@ -84,7 +101,13 @@ export async function dispatchOutbox(app: AppContext, batch = 100): Promise<numb
            JOIN webhooks h ON h.workspace_id = t.workspace_id AND (t.event = ANY(h.events) OR '*' = ANY(h.events))
           ORDER BY t.n, h.id
          ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-        [sent.map((e) => e.workspace_id), sent.map((e) => e.id), sent.map((e) => e.event), sent.map((e) => webhookPayload(e.id, e.event, e.workspace, new Date(e.created_at), e.data)), now],
+        [
+          sent.map((e) => e.workspace_id),
+          sent.map((e) => e.id),
+          sent.map((e) => e.event),
+          sent.map((e) => webhookPayload(e.id, e.event, e.workspace, new Date(e.created_at), e.data)),
+          now,
+        ],
       );
     }
     await tx.query('UPDATE outbox_events SET dispatched_at = $2 WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id), now]);

@@ -23,13 +23,17 @@ export async function createSubscription(tx: SqlRunner, workspaceId: number, inp
 }
 
 /** Changes a subscription's events, and its secret when given; whether it was there. */
-export async function updateSubscription(tx: SqlRunner, workspaceId: number, id: number, change: { events: string[]; secret?: string }, now: Date): Promise<boolean> {
-  const { rowCount } = await tx.query(`UPDATE webhooks SET events = $3::text[], secret = coalesce($4, secret) WHERE id = $1 AND workspace_id = $2`, [
-    id,
-    workspaceId,
-    [...new Set(change.events)],
-    change.secret ?? null,
-  ]);
+export async function updateSubscription(
+  tx: SqlRunner,
+  workspaceId: number,
+  id: number,
+  change: { events: string[]; secret?: string },
+  now: Date,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE webhooks SET events = $3::text[], secret = coalesce($4, secret) WHERE id = $1 AND workspace_id = $2`,
+    [id, workspaceId, [...new Set(change.events)], change.secret ?? null],
+  );
   if (rowCount) await recordAudit(tx, now, { workspaceId, event: 'webhook.updated', actor: ADMIN_ACTOR });
   return Boolean(rowCount);
 }

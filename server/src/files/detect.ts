@@ -9,7 +9,8 @@ export interface Detection {
   problem?: string;
 }
 
-const ZLIB_HEADER = (b: Buffer) => b.length >= 2 && b[0] === 0x78 && [0x01, 0x5e, 0x9c, 0xda].includes(b[1]) && ((b[0] << 8) | b[1]) % 31 === 0;
+const ZLIB_HEADER = (b: Buffer) =>
+  b.length >= 2 && b[0] === 0x78 && [0x01, 0x5e, 0x9c, 0xda].includes(b[1]) && ((b[0] << 8) | b[1]) % 31 === 0;
 
 async function readRange(file: string, start: number, length: number): Promise<Buffer> {
   const handle = await open(file, 'r');

@@ -19,7 +19,8 @@ function maxLengthOf(field: 'name' | 'type'): number {
 const MAX_LENGTH = { name: maxLengthOf('name'), type: maxLengthOf('type') };
 /** Characters, as JSON Schema counts them (code points, not UTF-16 units). */
 const characters = (s: string) => [...s].length;
-const tooLong = (field: 'name' | 'type') => invalid(`file.${field}`, 'The :attribute field must not be greater than :limit characters.', { limit: MAX_LENGTH[field] });
+const tooLong = (field: 'name' | 'type') =>
+  invalid(`file.${field}`, 'The :attribute field must not be greater than :limit characters.', { limit: MAX_LENGTH[field] });
 
 type Token = { name: string; value?: unknown };
 
@@ -112,7 +113,10 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
       case 'nullValue':
       case 'trueValue':
       case 'falseValue':
-        throw invalid(where() || 'file', path.length <= 1 ? 'The :attribute field must be an object.' : 'The :attribute field must be a string.');
+        throw invalid(
+          where() || 'file',
+          path.length <= 1 ? 'The :attribute field must be an object.' : 'The :attribute field must be a string.',
+        );
       default:
         return;
     }

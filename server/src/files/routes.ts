@@ -28,11 +28,15 @@ function stageUpload(koa: Context, app: AppContext, kinds: ('multipart' | 'json'
   if (!hasBody) throw invalid('file', 'The :attribute field is required.');
   // A declared length over the limit is refused before anything is read.
   const declared = Number(koa.get('Content-Length') || 0);
-  if (koa.is('multipart/form-data') && declared > MULTIPART_LIMIT + MULTIPART_OVERHEAD) throw new HttpError(413, { message: MESSAGES.tooLarge }, { Connection: 'close' });
-  if (koa.is('application/json', '+json') && declared > Math.ceil(BASE64_LIMIT / 3) * 4 + JSON_OVERHEAD) throw invalid('file', 'The :attribute may not be greater than 153600 kilobytes.');
+  if (koa.is('multipart/form-data') && declared > MULTIPART_LIMIT + MULTIPART_OVERHEAD)
+    throw new HttpError(413, { message: MESSAGES.tooLarge }, { Connection: 'close' });
+  if (koa.is('application/json', '+json') && declared > Math.ceil(BASE64_LIMIT / 3) * 4 + JSON_OVERHEAD)
+    throw invalid('file', 'The :attribute may not be greater than 153600 kilobytes.');
   if (kinds.includes('multipart') && koa.is('multipart/form-data')) return stageMultipart(koa.req, app.config.dataDir);
   if (kinds.includes('json') && koa.is('application/json', '+json')) return stageJsonUpload(koa.req, app.config.dataDir);
-  throw new HttpError(415, { message: `Unsupported Media Type: expected ${kinds.includes('multipart') ? 'multipart/form-data or ' : ''}application/json.` });
+  throw new HttpError(415, {
+    message: `Unsupported Media Type: expected ${kinds.includes('multipart') ? 'multipart/form-data or ' : ''}application/json.`,
+  });
 }
 
 const jsonBytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
@@ -71,7 +75,8 @@ async function openFile(app: AppContext, koa: Context, workspaceName: string, fi
 function requireSignature(app: AppContext, koa: Context, workspace: string, file: File, kind: 'temporary' | 'temporary-image'): number {
   const query = new URLSearchParams(koa.querystring);
   const allowed = kind === 'temporary-image' ? TRANSFORM_PARAMS : [];
-  if (!isValidSignature(app.config.appKey, temporaryPath(workspace, file.id, kind), query, app.clock.now(), file.uuid, allowed)) throw forbidden();
+  if (!isValidSignature(app.config.appKey, temporaryPath(workspace, file.id, kind), query, app.clock.now(), file.uuid, allowed))
+    throw forbidden();
   return Number(query.get('expires'));
 }
 
@@ -155,9 +160,15 @@ export const fileHandlers = handlers({
       const stream = await readStored(app, file);
       return { status: 200, body: stream, headers: { ...inline, 'Content-Type': file.mimeType, 'Content-Length': String(file.size) } };
     }
-    const url = new URL(`${app.config.imageProxyFetchUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`);
+    const url = new URL(
+      `${app.config.imageProxyFetchUrl}/api/v1/${encodeURIComponent(workspace.name)}/files/${file.id}/${file.uuid}/${file.token}/${encodeURIComponent(file.name)}`,
+    );
     for (const p of transforms) url.searchParams.set(p, String(query[p]));
-    const res = await fetch(url, { headers: { Accept: koa.get('Accept') || 'image/*' }, redirect: 'manual', signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+    const res = await fetch(url, {
+      headers: { Accept: koa.get('Accept') || 'image/*' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    }).catch(() => undefined);
     if (!res) throw badGateway();
     if (res.status === 404) throw notFound();
     const type = res.headers.get('content-type') ?? '';
@@ -186,4 +197,3 @@ export const fileHandlers = handlers({
     return { status: 200, body: { bandwidth_bytes: Number(usage?.bandwidthBytes ?? 0), storage_bytes: Number(usage?.storageBytes ?? 0) } };
   },
 });
-

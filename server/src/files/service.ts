@@ -10,9 +10,6 @@ import { detect } from './detect';
 import { requireWorkspace } from '../http/lookup';
 import type { StagedFile } from './staging';
 
-
-
-
 /**
  * Runs `store` with the staged upload and its detected type (`422` on `file` when its content
  * is not what its name says); the staging file is removed afterwards, stored or not.
@@ -21,7 +18,13 @@ export async function withCheckedUpload<T>(staged: StagedFile, store: (upload: C
   try {
     const detection = await detect(staged.tempPath, staged.size, staged.name, staged.declaredType);
     if (detection.problem) throw invalid('file', detection.problem);
-    return await store({ tempPath: staged.tempPath, size: staged.size, sha256: staged.sha256, name: staged.name, mimeType: detection.mimeType });
+    return await store({
+      tempPath: staged.tempPath,
+      size: staged.size,
+      sha256: staged.sha256,
+      name: staged.name,
+      mimeType: detection.mimeType,
+    });
   } finally {
     await rm(staged.tempPath, { force: true });
   }

@@ -24,7 +24,10 @@ export class StagingSink {
   private readonly hash = createHash('sha256');
   size = 0;
 
-  private constructor(dir: string, private readonly limit: number) {
+  private constructor(
+    dir: string,
+    private readonly limit: number,
+  ) {
     this.tempPath = path.join(dir, randomUUID());
     this.out = createWriteStream(this.tempPath, { highWaterMark: 1 << 20 });
     // Errors surface through write/finish; an error after `discard` must not crash the process.
@@ -87,8 +90,11 @@ export class StagingSink {
 /** A display name from a client file name: no directories, no control characters, at most 255 characters. */
 export function safeFileName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex -- control characters are what it drops
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().replace(/^\.+$/, '');
+  const clean = base
+    // eslint-disable-next-line no-control-regex -- control characters are what it drops
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .replace(/^\.+$/, '');
   // Cut at 255 characters, never inside a surrogate pair.
   return [...(clean || 'file')].slice(0, 255).join('');
 }

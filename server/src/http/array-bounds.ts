@@ -12,7 +12,12 @@ export interface ArrayBounds {
 }
 
 /** The array bounds of the schema at `pointer`, or undefined when it has none. */
-export function arrayBounds(doc: OpenApiDocument, schema: unknown, pointer: string, seen: Set<string> = new Set()): ArrayBounds | undefined {
+export function arrayBounds(
+  doc: OpenApiDocument,
+  schema: unknown,
+  pointer: string,
+  seen: Set<string> = new Set(),
+): ArrayBounds | undefined {
   const { value, pointer: at } = deref(doc, schema, pointer);
   if (!value || typeof value !== 'object' || seen.has(at)) return undefined;
   const inner = new Set(seen).add(at);

@@ -19,7 +19,11 @@ export async function openAuthWorkspace(app: AppContext, ctx: Context): Promise<
   // Kept per process like API keys: a change to the workspace drops it in every process.
   const name = String((ctx.params as Record<string, string>).workspace);
   const w = await app.lookups.authWorkspaces.get(name, async () => {
-    const { rows } = await app.db.query<AuthWorkspaceRow>('SELECT id, name, suspended, auth_enabled, auth_redirect_uris FROM workspaces WHERE name = $1 AND NOT deleting', [name], true);
+    const { rows } = await app.db.query<AuthWorkspaceRow>(
+      'SELECT id, name, suspended, auth_enabled, auth_redirect_uris FROM workspaces WHERE name = $1 AND NOT deleting',
+      [name],
+      true,
+    );
     return rows[0];
   });
   if (!w) throw notFound();

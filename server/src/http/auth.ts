@@ -63,7 +63,13 @@ const keyQuery = (clockColumn: string | undefined) => `
     LEFT JOIN workspaces w ON w.name = $2`;
 
 /** Resolves the calling key for the `{workspace}` of the route. Throws the documented 403/404. */
-export async function authenticateApiKey(ctx: Context, db: SqlRunner, clock: Clock, cache: LookupCache<KeyRow>, workspaceName: string): Promise<ApiKeyPrincipal> {
+export async function authenticateApiKey(
+  ctx: Context,
+  db: SqlRunner,
+  clock: Clock,
+  cache: LookupCache<KeyRow>,
+  workspaceName: string,
+): Promise<ApiKeyPrincipal> {
   const token = bearerToken(ctx.get('Authorization'));
   if (!token) throw forbidden();
   const hash = sha256(token);
@@ -123,14 +129,19 @@ export async function principalOfKey(db: SqlRunner, keyId: number, workspaceId: 
 
 /** Both the key's abilities (or `*`) and its creator's permissions must cover the operation (core/operations/context.ts). */
 export function authorize(principal: ApiKeyPrincipal, abilities: string[], permissions: string[]): void {
-  if (!hasRights({ abilities: principal.abilities, permissions: principal.user.permissions }, { abilities, permissions })) throw forbidden(MESSAGES.notPermitted);
+  if (!hasRights({ abilities: principal.abilities, permissions: principal.user.permissions }, { abilities, permissions }))
+    throw forbidden(MESSAGES.notPermitted);
 }
 
 /**
  * The key's request as an operation's context: who asks (key, rights, workspace), from where
  * (`pipeline`: a step acting with the key that started its execution).
  */
-export function operationContext(app: AppContext, principal: ApiKeyPrincipal | undefined, source: OperationContext['source'] = 'api'): OperationContext {
+export function operationContext(
+  app: AppContext,
+  principal: ApiKeyPrincipal | undefined,
+  source: OperationContext['source'] = 'api',
+): OperationContext {
   const p = principal!;
   return { app, keyId: p.keyId, abilities: p.abilities, permissions: p.user.permissions, workspace: p.workspace, source };
 }

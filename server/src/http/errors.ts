@@ -31,7 +31,8 @@ export const MESSAGES = {
   tooManyRequests: 'Too Many Attempts.',
   serverError: 'Server Error',
   unavailable: 'Service Unavailable.',
-  queryTooLong: 'The request needed more database time than the server allows and was stopped; nothing was changed. Narrow it: a more selective filter, fewer paths through multiple relations, a smaller page.',
+  queryTooLong:
+    'The request needed more database time than the server allows and was stopped; nothing was changed. Narrow it: a more selective filter, fewer paths through multiple relations, a smaller page.',
   databaseBusy: 'The request needed more database time than the server allows and was stopped; nothing was changed. Retry later.',
 } as const;
 
@@ -58,7 +59,8 @@ export function validationFailed(found: FieldErrors): HttpError {
 }
 
 /** A single-field 422: `template` names the field `:attribute` (lib/field-errors.ts). */
-export const invalid = (field: string, template: string, params?: Record<string, string | number>, rule = 'invalid') => validationFailed(oneFieldError(field, fieldError(rule, template, params)));
+export const invalid = (field: string, template: string, params?: Record<string, string | number>, rule = 'invalid') =>
+  validationFailed(oneFieldError(field, fieldError(rule, template, params)));
 
 /** A refusal of the core (core/errors.ts) as the documents answer it: the one place of that mapping. */
 export function httpErrorOf(err: DomainError): HttpError {
@@ -109,7 +111,9 @@ function fromParserError(err: ParserError): HttpError | undefined {
  * body (a list, a read, a delete) the request was an ordinary one and the database too busy: `503`.
  */
 const timedOut = (withBody: boolean) =>
-  withBody ? invalid('body', MESSAGES.queryTooLong) : new HttpError(503, { message: MESSAGES.databaseBusy }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  withBody
+    ? invalid('body', MESSAGES.queryTooLong)
+    : new HttpError(503, { message: MESSAGES.databaseBusy }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 
 export function errorResponder(log: (err: unknown, requestId: string) => void): Middleware {
   return async (ctx, next) => {
@@ -119,7 +123,14 @@ export function errorResponder(log: (err: unknown, requestId: string) => void): 
       // An answer sent before the request body was read leaves the rest of it on the socket:
       // close the connection after the answer (lingering, so the client can read it).
       closeAfterUnreadBody(ctx);
-      const err = thrown instanceof HttpError ? thrown : thrown instanceof DomainError ? httpErrorOf(thrown) : isQueryCanceled(thrown) ? timedOut(ctx.state.body !== undefined) : fromParserError(thrown as ParserError);
+      const err =
+        thrown instanceof HttpError
+          ? thrown
+          : thrown instanceof DomainError
+            ? httpErrorOf(thrown)
+            : isQueryCanceled(thrown)
+              ? timedOut(ctx.state.body !== undefined)
+              : fromParserError(thrown as ParserError);
       if (err) {
         ctx.status = err.status;
         ctx.body = err.body;

@@ -10,8 +10,10 @@ import type { ApiKeyPrincipal } from './auth';
 export type OperationId = keyof operations;
 
 type Params<Op extends OperationId> = operations[Op]['parameters'];
-type PathOf<Op extends OperationId> = Params<Op> extends { path: infer P } ? (P extends object ? P : Record<string, never>) : Record<string, never>;
-type QueryOf<Op extends OperationId> = Params<Op> extends { query?: infer Q } ? (Q extends object ? Q : Record<string, never>) : Record<string, never>;
+type PathOf<Op extends OperationId> =
+  Params<Op> extends { path: infer P } ? (P extends object ? P : Record<string, never>) : Record<string, never>;
+type QueryOf<Op extends OperationId> =
+  Params<Op> extends { query?: infer Q } ? (Q extends object ? Q : Record<string, never>) : Record<string, never>;
 type BodyOf<Op extends OperationId> = operations[Op] extends { requestBody?: { content: { 'multipart/form-data': unknown } } }
   ? undefined // streamed by the handler itself (`x-streaming-body`)
   : operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } }
@@ -36,16 +38,15 @@ type ContentOf<R> = R extends { content: infer C }
 export type Reply<Op extends OperationId> = {
   [S in keyof Responses<Op> & SuccessStatus]: ContentOf<Responses<Op>[S]> extends undefined
     ? { status: S; body?: undefined; headers?: Record<string, string> }
-    :
-        | {
-            status: S;
-            body: ContentOf<Responses<Op>[S]>;
-            headers?: Record<string, string>;
-            /** The body holds exact numbers (lib/exact-json.ts) and is written by lossless-json. */
-            exactJson?: boolean;
-          }
-        /** A JSON body built as text already (by PostgreSQL), its fresh values as holes. */
-        | { status: S; json: HoledJson; headers?: Record<string, string> };
+    : | {
+          status: S;
+          body: ContentOf<Responses<Op>[S]>;
+          headers?: Record<string, string>;
+          /** The body holds exact numbers (lib/exact-json.ts) and is written by lossless-json. */
+          exactJson?: boolean;
+        }
+      /** A JSON body built as text already (by PostgreSQL), its fresh values as holes. */
+      | { status: S; json: HoledJson; headers?: Record<string, string> };
 }[keyof Responses<Op> & SuccessStatus];
 
 export interface HandlerRequest<Op extends OperationId> {

@@ -59,7 +59,12 @@ export class Operations {
    * The end of every route's chain: validates the request (coercing parameters), runs `validated`
    * (the router's rate limits counted per a body property), then the handler.
    */
-  async handle(op: OperationSpec, req: OperationRequest, app: AppContext, validated?: (req: OperationRequest) => Promise<void>): Promise<OperationReply> {
+  async handle(
+    op: OperationSpec,
+    req: OperationRequest,
+    app: AppContext,
+    validated?: (req: OperationRequest) => Promise<void>,
+  ): Promise<OperationReply> {
     this.validator.validateRequest(op, req);
     await validated?.(req);
     // Documents stored as jsonb keep numbers a double cannot hold (router.ts).
@@ -85,7 +90,11 @@ export class Operations {
    * filled in). The caller then runs the operation itself (core/operations/). Request logs are
    * the HTTP edge's; rate limits are the caller's to count (`countStep`).
    */
-  checkCall<P extends Record<string, string>, B>(operationId: string, principal: ApiKeyPrincipal, parts: { params: P; body: B }): { params: P; body: B } {
+  checkCall<P extends Record<string, string>, B>(
+    operationId: string,
+    principal: ApiKeyPrincipal,
+    parts: { params: P; body: B },
+  ): { params: P; body: B } {
     const op = this.spec(operationId);
     authorize(principal, op.abilities, op.permissions);
     if (Object.values(parts.params).some(unstorable)) throw notFound();

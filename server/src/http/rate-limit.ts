@@ -81,7 +81,14 @@ export class RateLimits {
         group,
         this.redis
           ? new RateLimiterRedis({ ...opts, keyPrefix: `${config.redisPrefix}:${group}`, storeClient: this.redis })
-          : new RateLimiterPostgres({ ...opts, storeClient, storeType: 'client', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false }),
+          : new RateLimiterPostgres({
+              ...opts,
+              storeClient,
+              storeType: 'client',
+              tableName: 'rate_limits',
+              tableCreated: true,
+              clearExpiredByTimeout: false,
+            }),
       );
     }
   }

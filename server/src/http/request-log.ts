@@ -86,7 +86,16 @@ export class RequestLogBuffer {
            FROM unnest($1::int[], $2::text[], $3::text[], $4::int[], $5::int8[], $6::int8[], $7::int[], $8::timestamptz[]) WITH ORDINALITY AS u(w, m, p, s, us, rs, k, c, o)
            JOIN workspaces ws ON ws.id = u.w AND NOT ws.deleting
           ORDER BY u.o FOR KEY SHARE OF ws`,
-        [col('workspaceId'), col('method'), col('path'), col('status'), col('uploadSize'), col('responseSize'), col('apiKeyId'), rows.map((r) => r.createdAt.toISOString())],
+        [
+          col('workspaceId'),
+          col('method'),
+          col('path'),
+          col('status'),
+          col('uploadSize'),
+          col('responseSize'),
+          col('apiKeyId'),
+          rows.map((r) => r.createdAt.toISOString()),
+        ],
         true,
       );
     } catch (err) {

@@ -53,7 +53,10 @@ const compactJson = (text: string) => text.replace(/"(?:[^"\\]|\\.)*"|[ \t\n\r]+
  */
 export function answerKey(operationId: string, ctx: Context): string {
   const body = ctx.state.rawBody as string | undefined;
-  const digest = createHash('sha256').update(`${ctx.url}\n`).update(body === undefined ? '' : compactJson(body)).digest('base64url');
+  const digest = createHash('sha256')
+    .update(`${ctx.url}\n`)
+    .update(body === undefined ? '' : compactJson(body))
+    .digest('base64url');
   return `${operationId}:${digest}`;
 }
 

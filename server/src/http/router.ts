@@ -44,7 +44,9 @@ function jsonBody(op: OperationSpec): Middleware {
     // Any JSON value parses (`strict: false`): `"s"` or `5` is valid JSON, so a body of the wrong
     // type is the schema's `422` (`body`), not a malformed-JSON `400`.
     // (`onProtoPoisoning` is co-body's own option, missing from its type definitions.)
-    const options = { limit: op.bodyLimit, strict: false, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<typeof parseJson>[1];
+    const options = { limit: op.bodyLimit, strict: false, onProtoPoisoning: 'ignore', returnRawBody: true } as Parameters<
+      typeof parseJson
+    >[1];
     const { parsed, raw } = (await parseJson(ctx, options).catch((err: { status?: number }) => {
       // A route may document malformed JSON as a validation failure (the Objects query does).
       if (err.status === 400 && op.malformedJsonStatus === 422) throw invalid('body', 'The :attribute must be valid JSON.');
@@ -90,7 +92,8 @@ const answerBytes = (ctx: Context, json: HoledJson, now: Date) => filledBytes(js
 /** `now`: the time its fresh values are given at (the app's clock), asked for only when it has some. */
 function send(ctx: Context, reply: OperationReply, now: () => Date): void {
   if (reply.json) return sendJson(ctx, reply.status, reply.headers, answerBytes(ctx, reply.json, now()));
-  if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body))) return sendJson(ctx, reply.status, reply.headers, serialize(reply));
+  if (reply.body !== undefined && (reply.exactJson || isJsonValue(reply.body)))
+    return sendJson(ctx, reply.status, reply.headers, serialize(reply));
   ctx.status = reply.status;
   if (reply.headers) ctx.set(reply.headers);
   if (reply.body !== undefined) ctx.body = reply.body;
@@ -121,7 +124,13 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         if (Object.values(ctx.params as Record<string, string>).some(unstorable)) throw notFound();
         if (op.security === 'apiKey') {
           // The key lookup also reads the test clock's offset (one round trip for both).
-          const principal = await authenticateApiKey(ctx, app.db, app.clock, app.lookups.keys, (ctx.params as Record<string, string>).workspace);
+          const principal = await authenticateApiKey(
+            ctx,
+            app.db,
+            app.clock,
+            app.lookups.keys,
+            (ctx.params as Record<string, string>).workspace,
+          );
           ctx.state.principal = principal;
           authorize(principal, op.abilities, op.permissions);
         } else {
@@ -142,7 +151,9 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         principal: ctx.state.principal as ApiKeyPrincipal | undefined,
         koa: ctx,
       };
-      const bodyLimited = bodyLimits.length ? (valid: { body: unknown }) => app.rateLimits.consumeRules(bodyLimits, subject(ctx, valid.body)) : undefined;
+      const bodyLimited = bodyLimits.length
+        ? (valid: { body: unknown }) => app.rateLimits.consumeRules(bodyLimits, subject(ctx, valid.body))
+        : undefined;
       const run = () => operations.handle(op, req, app, bodyLimited);
       const { responses } = app;
       if (op.cachedResponse && responses) {
@@ -150,12 +161,17 @@ export function buildRouter(app: AppContext, operations: Operations): Router {
         let other: OperationReply | undefined;
         // Kept per workspace: a change drops only its workspace's answers.
         const workspace = String((ctx.state.principal as ApiKeyPrincipal).workspace.id);
-        const answer = await responses.get(answerKey(op.operationId, ctx), async () => {
-          const reply = await run();
-          if (reply.status === 200 && (reply.json || isJsonValue(reply.body))) return keepable(reply.status, reply.headers, holedText(reply));
-          other = reply;
-          return undefined;
-        }, workspace);
+        const answer = await responses.get(
+          answerKey(op.operationId, ctx),
+          async () => {
+            const reply = await run();
+            if (reply.status === 200 && (reply.json || isJsonValue(reply.body)))
+              return keepable(reply.status, reply.headers, holedText(reply));
+            other = reply;
+            return undefined;
+          },
+          workspace,
+        );
         if (!answer) return send(ctx, other!, () => app.clock.now());
         return sendJson(ctx, answer.status, answer.headers, answerBytes(ctx, answer.json, app.clock.now()));
       }

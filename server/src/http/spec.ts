@@ -95,7 +95,6 @@ export type OpenApiDocument = {
   [key: string]: unknown;
 };
 
-
 let bundled: OpenApiDocument | undefined;
 
 /** The bundled document, read once. */
@@ -109,7 +108,10 @@ export function resolvePointer(doc: OpenApiDocument, pointer: string): Record<st
   return pointer
     .split('/')
     .slice(1)
-    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Record<string, unknown>;
+    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as Record<
+    string,
+    unknown
+  >;
 }
 
 /** Follows local `$ref`s (`#/components/...`) to the object and the pointer it names. */
@@ -117,7 +119,7 @@ export function deref(doc: OpenApiDocument, value: unknown, pointer: string): { 
   let v = value as Record<string, unknown>;
   let p = pointer;
   while (v && typeof v.$ref === 'string') {
-    p = (v.$ref).slice(1);
+    p = v.$ref.slice(1);
     v = resolvePointer(doc, p);
   }
   return { value: v, pointer: p };
@@ -172,7 +174,10 @@ export function readOperations(doc: OpenApiDocument): OperationSpec[] {
         security: securityOf(op),
         parameters: [...params.values()],
         streamingBody: op['x-streaming-body'] === true,
-        jsonBodyPointer: content?.['application/json'] && op['x-streaming-body'] !== true ? `${body!.pointer}/content/application~1json/schema` : undefined,
+        jsonBodyPointer:
+          content?.['application/json'] && op['x-streaming-body'] !== true
+            ? `${body!.pointer}/content/application~1json/schema`
+            : undefined,
         bodyRequired: body?.value.required === true,
         bodyLimit: (op['x-body-limit'] as number | undefined) ?? 65_536,
         abilities: (op['x-abilities'] as string[] | undefined) ?? [],

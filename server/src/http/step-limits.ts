@@ -13,7 +13,8 @@ import type { OperationSpec, RateLimitRule } from './spec';
 /** Groups steps never count against, as documented. */
 export const STEP_EXEMPT_GROUPS = new Set(['entries']);
 
-const stepRules = (rules: RateLimitRule[]) => rules.filter((r) => !STEP_EXEMPT_GROUPS.has(r.group) && (r.per === 'key' || r.per.startsWith('body.')));
+const stepRules = (rules: RateLimitRule[]) =>
+  rules.filter((r) => !STEP_EXEMPT_GROUPS.has(r.group) && (r.per === 'key' || r.per.startsWith('body.')));
 
 /** The step's error past a limit: the route's 429, saying which limit it was (the step fails with it). */
 function limited(app: AppContext, rule: RateLimitRule): HttpError {

@@ -23,7 +23,8 @@ export const MAX_JSON_DEPTH = 32;
 
 /** The one nesting limit of every JSON body (`422` on `body`), before any code walks it. */
 export function assertDepth(body: unknown): void {
-  if (deeperThan(body, MAX_JSON_DEPTH)) throw invalid('body', 'The :attribute must not be nested more than :depth levels deep.', { depth: MAX_JSON_DEPTH });
+  if (deeperThan(body, MAX_JSON_DEPTH))
+    throw invalid('body', 'The :attribute must not be nested more than :depth levels deep.', { depth: MAX_JSON_DEPTH });
 }
 
 /**
@@ -36,7 +37,8 @@ export function deeperThan(value: unknown, limit: number): boolean {
     const [v, depth] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
     if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;
 }
@@ -182,7 +184,8 @@ export class SpecValidator {
     const body = cutToBounds(req.body, c.bodyBounds);
     if (c.body && !c.body(body)) Object.assign(errors, toFieldErrors(c.body.errors ?? []));
     // Only the parameters the operation reads: anything else in the query string is ignored.
-    for (const p of op.parameters) if (p.in === 'query' && req.query[p.name] !== undefined) textErrors(req.query[p.name], [p.name], errors, p.name);
+    for (const p of op.parameters)
+      if (p.in === 'query' && req.query[p.name] !== undefined) textErrors(req.query[p.name], [p.name], errors, p.name);
     textErrors(body, [], errors, 'body');
     if (Object.keys(errors).length === 0) return;
     // An operation that documents no 422 (a signed link's parameters) refuses the request as it
@@ -201,7 +204,8 @@ export class SpecValidator {
     if (!content) return body === undefined || body === '' ? [] : [`${op.operationId} ${status} documents no body`];
     const media = (contentType ?? '').split(';')[0].trim();
     const wildcard = `${media.split('/')[0]}/*`;
-    if (!(media in content) && !(wildcard in content)) return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
+    if (!(media in content) && !(wildcard in content))
+      return [`${op.operationId} ${status}: content type ${media || '(none)'} is not documented`];
     if (media !== 'application/json') return [];
     const validate = this.atPointer(`${pointer}/content/${escapePointer(media)}/schema`);
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${op.operationId} ${status}: ${e.instancePath || '/'} ${e.message}`);

@@ -24,12 +24,16 @@ const operations = readOperations(doc).filter((op) => op.operationId === 'getIma
 const router = buildRouter(app, new Operations(operations, new SpecValidator(doc), imageHandlers as unknown as HandlerSet));
 const koa = new Koa();
 koa.use(requestId);
-koa.use(errorResponder((err, id) => log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })));
+koa.use(
+  errorResponder((err, id) => log.error('unhandled error', { requestId: id, error: err instanceof Error ? err.stack : String(err) })),
+);
 koa.use(router.routes());
 const handle = koa.callback();
-const server = http.createServer((req, res) => void handle(req, res)).listen(config.port, config.host, () => {
-  console.log(`workspace-api image proxy on port ${config.port}, originals from ${config.imageOriginUrl}`);
-});
+const server = http
+  .createServer((req, res) => void handle(req, res))
+  .listen(config.port, config.host, () => {
+    console.log(`workspace-api image proxy on port ${config.port}, originals from ${config.imageOriginUrl}`);
+  });
 const stop = () => server.close(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -7,7 +7,6 @@ import { badGateway, notFound } from '../http/errors';
 import { safeEqual } from '../lib/secrets';
 import { MIME, VariantCache, negotiate, render, type Transform } from './variants';
 
-
 interface Address {
   workspace: string;
   file: number;
@@ -50,7 +49,8 @@ function storageSource(app: AppContext): OriginalSource {
 }
 
 function httpSource(originUrl: string): OriginalSource {
-  const url = (a: Address) => `${originUrl}/api/v1/${encodeURIComponent(a.workspace)}/files/${a.file}/${encodeURIComponent(a.uuid)}/${encodeURIComponent(a.token)}`;
+  const url = (a: Address) =>
+    `${originUrl}/api/v1/${encodeURIComponent(a.workspace)}/files/${a.file}/${encodeURIComponent(a.uuid)}/${encodeURIComponent(a.token)}`;
   return {
     async lookup(a) {
       const head = await fetch(url(a), { method: 'HEAD', redirect: 'manual' }).catch(() => undefined);
@@ -82,7 +82,12 @@ export const imageHandlers = handlers({
     if (!originalMime?.startsWith('image/')) throw notFound();
     const format = negotiate(t.format, koa.get('Accept'), originalMime);
     const key = `${params.workspace}/${params.file}/${params.uuid}/${params.token}|${t.width ?? ''}|${t.height ?? ''}|${t.fit ?? ''}|${t.quality ?? ''}`;
-    const headers = { 'Content-Type': MIME[format], 'Cache-Control': 'public, max-age=86400', Vary: 'Accept', 'X-Content-Type-Options': 'nosniff' };
+    const headers = {
+      'Content-Type': MIME[format],
+      'Cache-Control': 'public, max-age=86400',
+      Vary: 'Accept',
+      'X-Content-Type-Options': 'nosniff',
+    };
 
     const cached = await cache.get(key, format);
     if (cached) return { status: 200, body: cached.stream, headers: { ...headers, 'Content-Length': String(cached.size) } };

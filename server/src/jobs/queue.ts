@@ -25,7 +25,7 @@ export interface JobOptions {
  * so they run without the pool's statement timeout, lifted for that transaction only. Its other
  * statements (fetching, completing jobs) keep it, as the jobs' own statements do.
  */
-const unbounded = (script: string) => script.replace(/^\s*BEGIN;/, "BEGIN; SET LOCAL statement_timeout = 0;");
+const unbounded = (script: string) => script.replace(/^\s*BEGIN;/, 'BEGIN; SET LOCAL statement_timeout = 0;');
 
 /**
  * pg-boss runs its SQL through our connection: parameterised queries, or scripts without values.
@@ -36,7 +36,10 @@ function bossDb(db: Database, pending: Set<Promise<unknown>>): PgBoss.Db {
   return {
     executeSql: (text: string, values?: unknown[]) => {
       const statement = values && values.length ? db.query(text, values) : db.execReturning(unbounded(text));
-      const settled = statement.then(() => undefined, () => undefined);
+      const settled = statement.then(
+        () => undefined,
+        () => undefined,
+      );
       pending.add(settled);
       void settled.then(() => pending.delete(settled));
       return statement;
@@ -99,7 +102,10 @@ export class JobQueue {
   async dropWaiting(name: string, field: string, values: (string | number)[]): Promise<number> {
     if (!values.length) return 0;
     await this.start();
-    const { rowCount } = await this.db.query(`DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data ->> $2 = ANY($3::text[])`, [name, field, values.map(String)]);
+    const { rowCount } = await this.db.query(
+      `DELETE FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry') AND data ->> $2 = ANY($3::text[])`,
+      [name, field, values.map(String)],
+    );
     return rowCount ?? 0;
   }
 
@@ -110,17 +116,19 @@ export class JobQueue {
   private ensureQueue(name: string): Promise<void> {
     let created = this.queues.get(name);
     if (!created) {
-      created = this.creating = this.creating.catch(() => undefined).then(async () => {
-        await this.start();
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await this.boss.createQueue(name);
-          } catch (err) {
-            if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
-            await new Promise((r) => setTimeout(r, 50 * attempt));
+      created = this.creating = this.creating
+        .catch(() => undefined)
+        .then(async () => {
+          await this.start();
+          for (let attempt = 1; ; attempt++) {
+            try {
+              return await this.boss.createQueue(name);
+            } catch (err) {
+              if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
+              await new Promise((r) => setTimeout(r, 50 * attempt));
+            }
           }
-        }
-      });
+        });
       // A failed creation is tried again by the next caller.
       created.catch(() => this.queues.delete(name));
       this.queues.set(name, created);

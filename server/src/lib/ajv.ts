@@ -11,7 +11,10 @@ const MERGE = /vErrors === null \? ([\w$.]+)\.errors : vErrors\.concat\(\1\.erro
 
 /** Generated validator code with every error-list merge appending in place. */
 export function appendErrorsInPlace(code: string): string {
-  const rewritten = code.replace(MERGE, (_, callee: string) => `vErrors === null ? ${callee}.errors : (${callee}.errors.forEach((e) => vErrors.push(e)), vErrors)`);
+  const rewritten = code.replace(
+    MERGE,
+    (_, callee: string) => `vErrors === null ? ${callee}.errors : (${callee}.errors.forEach((e) => vErrors.push(e)), vErrors)`,
+  );
   // A future Ajv that merges some other way must not silently bring the quadratic merge back.
   if (/vErrors\.concat\(/.test(rewritten)) throw new Error('Ajv generated an error merge this server does not recognise (lib/ajv.ts)');
   return rewritten;

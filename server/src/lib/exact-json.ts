@@ -24,7 +24,8 @@ const parseNumber = (text: string) => (isSafeNumber(text) ? parseFloat(text) : n
 export function parseExact(text: string): { value: unknown; exact: boolean } {
   // Only numbers matter. Most texts have no such run at all, strings included: no need to take
   // the string literals (entry IDs, prose) out first, which copies the text.
-  if (!MAYBE_UNSAFE.test(text) || !MAYBE_UNSAFE.test(text.includes('"') ? text.replace(STRINGS, '""') : text)) return { value: JSON.parse(text), exact: false };
+  if (!MAYBE_UNSAFE.test(text) || !MAYBE_UNSAFE.test(text.includes('"') ? text.replace(STRINGS, '""') : text))
+    return { value: JSON.parse(text), exact: false };
   let exact = false;
   const value = losslessParse(text, null, (t: string) => {
     const n = parseNumber(t);

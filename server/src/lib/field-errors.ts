@@ -27,7 +27,8 @@ export const fieldErrors = (): FieldErrors => Object.create(null) as FieldErrors
  */
 export const MAX_ERROR_PATHS = 100;
 
-export const fieldError = (rule: string, template: string, params?: Record<string, string | number>): FieldError => (params ? { rule, template, params } : { rule, template });
+export const fieldError = (rule: string, template: string, params?: Record<string, string | number>): FieldError =>
+  params ? { rule, template, params } : { rule, template };
 
 /** `The <path> field <detail>.`, the common form, with a detail worded by the rule that found it. */
 export const fieldDetail = (rule: string, detail: string): FieldError => fieldError(rule, 'The :attribute field :detail.', { detail });
@@ -57,7 +58,9 @@ export function moveUnder(errors: FieldErrors, prefix: string, into: FieldErrors
  */
 export function renderFieldError(path: string, error: FieldError): string {
   const params = error.params;
-  return error.template.replace(/:([a-z_]+)/g, (whole, name: string) => (name === 'attribute' ? path : params && Object.hasOwn(params, name) ? String(params[name]) : whole));
+  return error.template.replace(/:([a-z_]+)/g, (whole, name: string) =>
+    name === 'attribute' ? path : params && Object.hasOwn(params, name) ? String(params[name]) : whole,
+  );
 }
 
 /** Every error's message, keyed by path (the documented `errors` map). */

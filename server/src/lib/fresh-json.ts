@@ -91,7 +91,8 @@ export const wrapJson = (before: string, json: HoledJson, after: string): HoledJ
 const holeBytes = (json: HoledJson, now: Date): number => json.holes.reduce((n, h) => n + Buffer.byteLength(holeText(h, now)), 0);
 
 /** The bytes of `json` once its holes are filled at `now`. */
-export const jsonTextBytes = (json: HoledJson, now: Date): number => json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) + holeBytes(json, now);
+export const jsonTextBytes = (json: HoledJson, now: Date): number =>
+  json.parts.reduce((n, p) => n + Buffer.byteLength(p), 0) + holeBytes(json, now);
 
 /** Texts and JSON texts with holes, one after the other, as one. */
 export function concatJson(pieces: (string | HoledJson)[]): HoledJson {

@@ -23,7 +23,12 @@ function describe(err: ErrorObject): FieldError {
     case 'additionalProperties':
       return fieldError(rule, 'The :attribute field is not allowed.');
     case 'type':
-      return fieldError(rule, 'The :attribute field must be :types.', { types: String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ') });
+      return fieldError(rule, 'The :attribute field must be :types.', {
+        types: String(p.type)
+          .split(',')
+          .map((t) => TYPE_WORDS[t] ?? t)
+          .join(' or '),
+      });
     case 'enum':
       return fieldError(rule, 'The selected :attribute is invalid.');
     case 'const':
@@ -31,9 +36,13 @@ function describe(err: ErrorObject): FieldError {
     case 'pattern':
       return fieldError(rule, 'The :attribute field format is invalid.');
     case 'format':
-      return p.format === 'email' ? fieldError(rule, 'The :attribute field must be a valid email address.') : fieldError(rule, 'The :attribute field must be a valid :format.', { format: p.format });
+      return p.format === 'email'
+        ? fieldError(rule, 'The :attribute field must be a valid email address.')
+        : fieldError(rule, 'The :attribute field must be a valid :format.', { format: p.format });
     case 'minLength':
-      return p.limit === 1 ? fieldError(rule, 'The :attribute field must not be empty.') : fieldError(rule, 'The :attribute field must be at least :limit characters.', { limit: p.limit });
+      return p.limit === 1
+        ? fieldError(rule, 'The :attribute field must not be empty.')
+        : fieldError(rule, 'The :attribute field must be at least :limit characters.', { limit: p.limit });
     case 'maxLength':
       return fieldError(rule, 'The :attribute field must not be greater than :limit characters.', { limit: p.limit });
     case 'minimum':
@@ -41,15 +50,27 @@ function describe(err: ErrorObject): FieldError {
     case 'maximum':
       return fieldError(rule, 'The :attribute field must not be greater than :limit.', { limit: p.limit });
     case 'minItems':
-      return fieldError(rule, p.limit === 1 ? 'The :attribute field must have at least :limit item.' : 'The :attribute field must have at least :limit items.', { limit: p.limit });
+      return fieldError(
+        rule,
+        p.limit === 1 ? 'The :attribute field must have at least :limit item.' : 'The :attribute field must have at least :limit items.',
+        { limit: p.limit },
+      );
     case 'maxItems':
       return fieldError(rule, 'The :attribute field must not have more than :limit items.', { limit: p.limit });
     case 'uniqueItems':
       return fieldError(rule, 'The :attribute field has a duplicate value.');
     case 'minProperties':
-      return p.limit === 1 ? fieldError(rule, 'The :attribute must not be empty.') : fieldError(rule, 'The :attribute must have at least :limit properties.', { limit: p.limit });
+      return p.limit === 1
+        ? fieldError(rule, 'The :attribute must not be empty.')
+        : fieldError(rule, 'The :attribute must have at least :limit properties.', { limit: p.limit });
     case 'maxProperties':
-      return fieldError(rule, p.limit === 1 ? 'The :attribute must not have more than :limit property.' : 'The :attribute must not have more than :limit properties.', { limit: p.limit });
+      return fieldError(
+        rule,
+        p.limit === 1
+          ? 'The :attribute must not have more than :limit property.'
+          : 'The :attribute must not have more than :limit properties.',
+        { limit: p.limit },
+      );
     default:
       return fieldError(rule, 'The :attribute field is invalid.');
   }
@@ -65,7 +86,13 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
   for (const err of errors) {
     // Branch failures of anyOf/oneOf/if are reported by the branch errors themselves.
     if (['anyOf', 'oneOf', 'if', 'not', 'propertyNames'].includes(err.keyword) && errors.length > 1) continue;
-    const segments = [...prefix, ...err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))];
+    const segments = [
+      ...prefix,
+      ...err.instancePath
+        .split('/')
+        .slice(1)
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
+    ];
     const p = err.params as Record<string, string | number>;
     if (err.keyword === 'required') segments.push(String(p.missingProperty));
     if (err.keyword === 'additionalProperties') segments.push(String(p.additionalProperty));
@@ -78,4 +105,3 @@ export function toFieldErrors(errors: ErrorObject[], root = 'body', prefix: stri
   }
   return out;
 }
-

@@ -4,7 +4,11 @@
 /** lock_not_available: a lock was not free within the statement's lock_timeout. */
 export const LOCK_NOT_AVAILABLE = '55P03';
 
-type ErrorShape = { code?: string; cause?: { code?: string; originalCode?: string }; meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } };
+type ErrorShape = {
+  code?: string;
+  cause?: { code?: string; originalCode?: string };
+  meta?: { driverAdapterError?: { cause?: { originalCode?: string } } };
+};
 
 /**
  * The PostgreSQL SQLSTATE of an error from any path: Prisma on adapter-pg (P2002 with the original
@@ -14,7 +18,12 @@ export function sqlState(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as ErrorShape;
   if (e.code === 'P2002') return '23505';
-  return e.meta?.driverAdapterError?.cause?.originalCode ?? e.cause?.originalCode ?? e.cause?.code ?? (/^[0-9A-Z]{5}$/.test(e.code ?? '') ? e.code : undefined);
+  return (
+    e.meta?.driverAdapterError?.cause?.originalCode ??
+    e.cause?.originalCode ??
+    e.cause?.code ??
+    (/^[0-9A-Z]{5}$/.test(e.code ?? '') ? e.code : undefined)
+  );
 }
 
 /**
@@ -31,14 +40,27 @@ export function isQueryCanceled(err: unknown): boolean {
 // Errors that say a dependency (PostgreSQL, Redis, S3) cannot be reached right now, from any
 // client: a refused or dropped socket, PostgreSQL shutting down or out of connections, Prisma's
 // "can't reach the database". These are `503` with `Retry-After`, never `500`.
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ECONNABORTED',
+]);
 const PRISMA_UNREACHABLE = new Set(['P1001', 'P1002', 'P1017', 'P2024']);
 const ADAPTER_UNREACHABLE = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
-const UNREACHABLE_TEXT = /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connection error|Can't reach database server|MaxRetriesPerRequest|Client was closed/i;
+const UNREACHABLE_TEXT =
+  /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connection error|Can't reach database server|MaxRetriesPerRequest|Client was closed/i;
 
 /** Whether `err` (or one of its causes) says a dependency is down rather than the request wrong. */
 export function isDependencyDown(err: unknown): boolean {
-  let e = err as (ErrorShape & { message?: string; name?: string; errors?: unknown[]; meta?: { driverAdapterError?: { cause?: { kind?: string } } } }) | undefined;
+  let e = err as
+    | (ErrorShape & { message?: string; name?: string; errors?: unknown[]; meta?: { driverAdapterError?: { cause?: { kind?: string } } } })
+    | undefined;
   for (let i = 0; i < 8 && e && typeof e === 'object'; i++, e = e.cause as typeof e) {
     const state = sqlState(e);
     if (NETWORK_CODES.has(e.code ?? '') || PRISMA_UNREACHABLE.has(e.code ?? '')) return true;

@@ -13,7 +13,14 @@ export const objectHandlers = handlers({
     return {
       status: 200,
       exactJson: page.exact,
-      body: { data: page.data, path: pageBase(base, koa), per_page: page.perPage, next_cursor: page.next, prev_cursor: page.prev, ...pageLinks(base, koa, page) },
+      body: {
+        data: page.data,
+        path: pageBase(base, koa),
+        per_page: page.perPage,
+        next_cursor: page.next,
+        prev_cursor: page.prev,
+        ...pageLinks(base, koa, page),
+      },
     };
   },
 

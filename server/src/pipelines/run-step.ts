@@ -61,7 +61,14 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
   if (type.kind === 'http') {
     const errors = app.operations.validator.errorsAt(HTTP_WITH_POINTER, resolved);
     if (Object.keys(errors).length) throw new StepFailed(`The resolved with is invalid: ${JSON.stringify(renderFieldErrors(errors))}`);
-    return { output: await sendHttpRequest(app.config.pipelines, resolved as unknown as HttpRequestWith, { execution: run.executionId, step: step.id }, run.stop) };
+    return {
+      output: await sendHttpRequest(
+        app.config.pipelines,
+        resolved as unknown as HttpRequestWith,
+        { execution: run.executionId, step: step.id },
+        run.stop,
+      ),
+    };
   }
   if (step.type === 'email.send') {
     return refusing(async () => {
@@ -69,7 +76,8 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
       return emailStep(app, run);
     });
   }
-  if (step.type === 'objects.create' && run.committed) return objectWrittenBefore(app, run.committed as { object_id: number }, run.principal.workspace.id);
+  if (step.type === 'objects.create' && run.committed)
+    return objectWrittenBefore(app, run.committed as { object_id: number }, run.principal.workspace.id);
   if (type.bucket && typeof resolved.bucket !== 'string') throw new StepFailed('The with.bucket field must be a bucket name.');
   const parts = operationParts(type, principal.workspace.name, resolved);
   return refusing(async () => {
@@ -80,7 +88,13 @@ export async function runStep(app: AppContext, run: StepRun): Promise<StepResult
 }
 
 /** The operation of an entries or objects step, called as its route's handler calls it. */
-async function runOperation(app: AppContext, run: StepRun, cx: OperationContext, bucket: string | undefined, body: never): Promise<unknown> {
+async function runOperation(
+  app: AppContext,
+  run: StepRun,
+  cx: OperationContext,
+  bucket: string | undefined,
+  body: never,
+): Promise<unknown> {
   switch (run.step.type) {
     case 'entries.query':
       // A step's output is a value: the answer's text read back, numbers exact.
@@ -125,7 +139,10 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
  * crash never queues it twice.
  */
 function emailStep(app: AppContext, { resolved, principal }: StepRun): StepResult {
-  const { body } = app.operations.checkCall('sendEmail', principal, { params: { workspace: principal.workspace.name }, body: resolved as unknown as EmailMessage });
+  const { body } = app.operations.checkCall('sendEmail', principal, {
+    params: { workspace: principal.workspace.name },
+    body: resolved as unknown as EmailMessage,
+  });
   // The commit runs in the unit that stores the step's output; the queueing joins it.
   return { output: { queued: true }, commit: () => sendEmail(operationContext(app, principal, 'pipeline'), body) };
 }

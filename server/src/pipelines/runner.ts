@@ -10,7 +10,14 @@ import { authorize } from '../http/auth';
 import { asHttpError, HttpError } from '../http/errors';
 import { principalOfKey } from '../http/auth';
 import { unstorableErrors } from '../http/validation';
-import { claimExecution, ExecutionState, PIPELINE_JOB, reserveAbandoned, type Claimed, type ExecutionJob } from '../core/pipeline-engine/executions';
+import {
+  claimExecution,
+  ExecutionState,
+  PIPELINE_JOB,
+  reserveAbandoned,
+  type Claimed,
+  type ExecutionJob,
+} from '../core/pipeline-engine/executions';
 import { Interrupted } from '../core/pipeline-engine/http-request';
 import { runStep, type StepResult, type StepRun } from './run-step';
 import { StepFailed } from '../core/pipeline-engine/step-failed';
@@ -62,7 +69,11 @@ export class PipelineRunner {
     const state = new ExecutionState(app, claimed.id, claimed.lease);
     let lost = false;
     const heartbeat = setInterval(
-      () => void state.renew().then((kept) => (lost ||= !kept), () => undefined),
+      () =>
+        void state.renew().then(
+          (kept) => (lost ||= !kept),
+          () => undefined,
+        ),
       (app.config.pipelines.leaseSeconds * 1000) / 3,
     );
     try {
@@ -84,7 +95,11 @@ export class PipelineRunner {
         if (lost || !(await state.startStep(position))) return;
         let result: StepResult;
         try {
-          result = await this.runOne(claimed, position, outputs, { stop, committed: earlier.committed.get(position), recordWrite: (tx, written) => state.recordWrite(tx, position, written) });
+          result = await this.runOne(claimed, position, outputs, {
+            stop,
+            committed: earlier.committed.get(position),
+            recordWrite: (tx, written) => state.recordWrite(tx, position, written),
+          });
         } catch (err) {
           if (!(err instanceof StepFailed)) throw err;
           await state.failStep(position, step.id, err.message);
@@ -97,7 +112,12 @@ export class PipelineRunner {
       await state.finish(app.db, 'succeeded', last, null);
     } catch (err) {
       // Cut short by shutdown: any process may go on at once. Otherwise after a backoff.
-      if (!(err instanceof Interrupted)) app.log.error('pipeline execution failed; it will be tried again', { execution: claimed.id, attempt: claimed.attempts, error: err instanceof Error ? err.stack : String(err) });
+      if (!(err instanceof Interrupted))
+        app.log.error('pipeline execution failed; it will be tried again', {
+          execution: claimed.id,
+          attempt: claimed.attempts,
+          error: err instanceof Error ? err.stack : String(err),
+        });
       await state.release(err instanceof Interrupted ? 0 : 1000 * 2 ** claimed.attempts).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
@@ -105,7 +125,12 @@ export class PipelineRunner {
   }
 
   /** One step: the key's rights as they are now, placeholders, then the step itself. */
-  private async runOne(claimed: Claimed, position: number, outputs: Map<string, unknown>, attempt: Pick<StepRun, 'stop' | 'committed' | 'recordWrite'>): Promise<StepResult> {
+  private async runOne(
+    claimed: Claimed,
+    position: number,
+    outputs: Map<string, unknown>,
+    attempt: Pick<StepRun, 'stop' | 'committed' | 'recordWrite'>,
+  ): Promise<StepResult> {
     const { app } = this;
     const step = claimed.steps[position];
     const principal = await principalOfKey(app.db, claimed.api_key_id, claimed.workspace_id);
@@ -123,7 +148,8 @@ export class PipelineRunner {
     const resolved = resolveStepWith(step, { input: claimed.input, outputs });
     const result = await runStep(app, { executionId: claimed.id, step, resolved, principal, ...attempt });
     const unstorable = unstorableErrors(result.output, 'output');
-    if (Object.keys(unstorable).length) throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);
+    if (Object.keys(unstorable).length)
+      throw new StepFailed(`The output holds text that cannot be stored: ${Object.keys(unstorable).slice(0, 5).join(', ')}.`);
     return result;
   }
 }

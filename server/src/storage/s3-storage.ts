@@ -3,7 +3,14 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config';
@@ -39,7 +46,13 @@ export class S3Storage implements Storage {
       if (await this.exists(hash)) return;
       await new Upload({
         client: this.client,
-        params: { Bucket: this.cfg.bucket, Key: this.key(hash), Body: createReadStream(tempPath), ContentLength: size, ContentType: 'application/octet-stream' },
+        params: {
+          Bucket: this.cfg.bucket,
+          Key: this.key(hash),
+          Body: createReadStream(tempPath),
+          ContentLength: size,
+          ContentType: 'application/octet-stream',
+        },
         queueSize: 4,
         partSize: 16 * 1024 * 1024,
       }).done();
@@ -71,7 +84,9 @@ export class S3Storage implements Storage {
   async *list(): AsyncIterable<StoredObject> {
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.cfg.bucket, Prefix: this.cfg.prefix, ContinuationToken: token }));
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.cfg.bucket, Prefix: this.cfg.prefix, ContinuationToken: token }),
+      );
       for (const o of page.Contents ?? []) {
         if (o.Key) yield { hash: o.Key.slice(this.cfg.prefix.length), modifiedAt: o.LastModified ?? new Date(0) };
       }

@@ -77,7 +77,14 @@ export async function deliverDue(app: AppContext, batch = 20): Promise<number> {
               SET status = $2, response_status = $3, last_error = $4, locked_until = NULL, updated_at = $5,
                   next_attempt_at = $6
             WHERE id = $1`,
-          [d.id, final ? 'failed' : 'pending', result.status ?? null, result.error, now, new Date(now.getTime() + backoffSeconds(d.attempts) * 1000)],
+          [
+            d.id,
+            final ? 'failed' : 'pending',
+            result.status ?? null,
+            result.error,
+            now,
+            new Date(now.getTime() + backoffSeconds(d.attempts) * 1000),
+          ],
         );
       }
     }),

@@ -24,7 +24,9 @@ function chromiumMissing(): string | undefined {
     accessSync(chromiumPath, constants.X_OK);
     return undefined;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? `no Chromium at ${chromiumPath}` : `Chromium at ${chromiumPath} is not usable: ${(err as Error).message}`;
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `no Chromium at ${chromiumPath}`
+      : `Chromium at ${chromiumPath} is not usable: ${(err as Error).message}`;
   }
 }
 

@@ -12,7 +12,14 @@ const validator = new SpecValidator(doc);
 const escape = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 const matchers = operations.map((op) => ({
   op,
-  re: new RegExp('^' + op.path.split(/\{\w+\}/).map(escape).join('[^/]+') + '$'),
+  re: new RegExp(
+    '^' +
+      op.path
+        .split(/\{\w+\}/)
+        .map(escape)
+        .join('[^/]+') +
+      '$',
+  ),
 }));
 
 export function matchOperation(method: string, pathname: string): OperationSpec | undefined {
@@ -30,7 +37,8 @@ export function checkResponse(method: string, url: string, status: number, conte
   const op = matchOperation(method, pathname);
   if (!op) {
     const ok = status === 404 && typeof body === 'object' && body !== null && (body as { message?: unknown }).message === 'Not Found';
-    if (!ok) throw new ContractViolation(`${method} ${pathname} matches no documented route but answered ${status} ${JSON.stringify(body)}`);
+    if (!ok)
+      throw new ContractViolation(`${method} ${pathname} matches no documented route but answered ${status} ${JSON.stringify(body)}`);
     return;
   }
   const problems = validator.validateResponse(op, status, contentType ?? undefined, structuredClone(body));

@@ -21,7 +21,11 @@ export const INVALID_LOCALE = { message: 'Invalid locale.' };
  * matches one key), each with a nonempty list of message strings, and a string `message`.
  */
 export function expectErrors(res: TestResponse, keys: (string | RegExp)[], status = 422): void {
-  expect([res.status, typeof res.body?.message, res.body?.errors === undefined ? 'no errors' : 'errors']).toEqual([status, 'string', 'errors']);
+  expect([res.status, typeof res.body?.message, res.body?.errors === undefined ? 'no errors' : 'errors']).toEqual([
+    status,
+    'string',
+    'errors',
+  ]);
   const got = errorKeys(res);
   const unmatched = [...got];
   for (const want of keys) {
@@ -29,7 +33,8 @@ export function expectErrors(res: TestResponse, keys: (string | RegExp)[], statu
     if (i < 0) throw new Error(`expected an error key ${String(want)}, got ${JSON.stringify(got)} (${res.text})`);
     unmatched.splice(i, 1);
   }
-  if (unmatched.length) throw new Error(`unexpected error keys ${JSON.stringify(unmatched)} besides ${keys.map(String).join(', ')} (${res.text})`);
+  if (unmatched.length)
+    throw new Error(`unexpected error keys ${JSON.stringify(unmatched)} besides ${keys.map(String).join(', ')} (${res.text})`);
   for (const k of got) {
     expect(Array.isArray(res.body.errors[k])).toBe(true);
     expect(res.body.errors[k].length).toBeGreaterThan(0);
@@ -38,7 +43,12 @@ export function expectErrors(res: TestResponse, keys: (string | RegExp)[], statu
 }
 
 /** POSTs a structured query and insists on `200`. */
-export async function queryOk(api: Api, ws: string, body: unknown, bucket = 'general'): Promise<{ data: any[]; pagination: { offset: number; limit: number; hasMore: boolean } }> {
+export async function queryOk(
+  api: Api,
+  ws: string,
+  body: unknown,
+  bucket = 'general',
+): Promise<{ data: any[]; pagination: { offset: number; limit: number; hasMore: boolean } }> {
   const res = await api.post(queryPath(ws, bucket), body);
   if (res.status !== 200) throw new Error(`query ${JSON.stringify(body).slice(0, 400)}: ${res.status} ${res.text.slice(0, 2000)}`);
   return res.body;
@@ -60,7 +70,13 @@ export async function inParallel<T, R>(items: T[], width: number, fn: (item: T, 
 }
 
 /** Creates typed entries (each body as for `createEntry`), several at a time; results in order. */
-export function createEntries(w: EntriesWorkspace, type: string, bodies: Record<string, unknown>[], bucket = 'general', width = 16): Promise<any[]> {
+export function createEntries(
+  w: EntriesWorkspace,
+  type: string,
+  bodies: Record<string, unknown>[],
+  bucket = 'general',
+  width = 16,
+): Promise<any[]> {
   return inParallel(bodies, width, (body) => createEntry(w, type, body, '', bucket));
 }
 
@@ -89,7 +105,10 @@ export function serverTiming(res: TestResponse): Record<string, number> {
   if (!header) return {};
   const out: Record<string, number> = {};
   for (const part of header.split(',')) {
-    const [name, ...params] = part.trim().split(';').map((x) => x.trim());
+    const [name, ...params] = part
+      .trim()
+      .split(';')
+      .map((x) => x.trim());
     const dur = params.find((p) => p.startsWith('dur='));
     out[name] = dur ? Number(dur.slice(4)) : NaN;
   }

@@ -20,7 +20,12 @@ export interface EntriesWorkspace extends ObjectsWorkspace {
   entry: (id: string, extra?: string) => string;
 }
 
-export async function createContentType(s: TestServer, ws: string, bucket: string, body: { name: string; fields: FieldDef[]; name_field?: string }): Promise<any> {
+export async function createContentType(
+  s: TestServer,
+  ws: string,
+  bucket: string,
+  body: { name: string; fields: FieldDef[]; name_field?: string },
+): Promise<any> {
   return adminOk(s, 'post', `/admin/v1/workspaces/${ws}/buckets/${bucket}/content-types`, body);
 }
 
@@ -45,7 +50,13 @@ export async function entriesWorkspace(
 }
 
 /** POSTs a typed entry and insists on `201`. */
-export async function createEntry(w: EntriesWorkspace, type: string, body: Record<string, unknown>, extra = '', bucket = 'general'): Promise<any> {
+export async function createEntry(
+  w: EntriesWorkspace,
+  type: string,
+  body: Record<string, unknown>,
+  extra = '',
+  bucket = 'general',
+): Promise<any> {
   const res = await w.api.post(w.typed(type, extra, bucket), body);
   if (res.status !== 201) throw new Error(`create entry: ${res.status} ${res.text}`);
   return res.body;
@@ -74,7 +85,9 @@ export async function listedIds(w: EntriesWorkspace, type: string, bucket = 'gen
 
 /** Uploads a small text file with the JSON upload body; insists on `201`. */
 export async function uploadFile(api: Api, ws: string, name = 'a.txt', content = 'hello'): Promise<any> {
-  const res = await api.post(`/api/v1/${ws}/files`, { file: { name, type: 'text/plain', content: Buffer.from(content).toString('base64') } });
+  const res = await api.post(`/api/v1/${ws}/files`, {
+    file: { name, type: 'text/plain', content: Buffer.from(content).toString('base64') },
+  });
   if (res.status !== 201) throw new Error(`upload: ${res.status} ${res.text}`);
   return res.body;
 }

@@ -27,7 +27,12 @@ export async function createWorkspace(admin: Admin, body: Record<string, unknown
   return res.body as { name: string; locales: string[] };
 }
 
-export async function createUser(admin: Admin, workspace: string, permissions: string[] = [], email = `${randomUUID().slice(0, 8)}@example.com`) {
+export async function createUser(
+  admin: Admin,
+  workspace: string,
+  permissions: string[] = [],
+  email = `${randomUUID().slice(0, 8)}@example.com`,
+) {
   const res = await admin.post(`/admin/v1/workspaces/${workspace}/users`, { email, permissions });
   if (res.status !== 201) throw new Error(`user: ${res.status} ${res.text}`);
   return res.body as { id: number; email: string; permissions: string[] };

@@ -44,7 +44,10 @@ export function fuzzSettings(): FuzzSettings {
     seed: integerEnv('FUZZ_SEED', DEFAULT_SEED),
     runs: integerEnv('FUZZ_RUNS', DEFAULT_RUNS),
     failFast: process.env.FUZZ_FAIL_FAST === '1',
-    only: (process.env.FUZZ_OPS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    only: (process.env.FUZZ_OPS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     report: process.env.FUZZ_REPORT || undefined,
   };
 }

@@ -31,7 +31,10 @@ export async function objectsWorkspace(
   s: TestServer,
   opts: { locales?: string[]; permissions?: string[]; abilities?: string[]; objects_enabled?: boolean } = {},
 ): Promise<ObjectsWorkspace> {
-  const workspace = await createWorkspace(s.admin, { locales: opts.locales ?? ['de-DE'], ...(opts.objects_enabled === undefined ? {} : { objects_enabled: opts.objects_enabled }) });
+  const workspace = await createWorkspace(s.admin, {
+    locales: opts.locales ?? ['de-DE'],
+    ...(opts.objects_enabled === undefined ? {} : { objects_enabled: opts.objects_enabled }),
+  });
   const user = await createUser(s.admin, workspace.name, opts.permissions ?? ENTRY_PERMISSIONS);
   const key = await createKey(s.admin, workspace.name, user.id, opts.abilities ?? ['*']);
   const ws = workspace.name;
@@ -77,7 +80,11 @@ export async function createRaw(w: ObjectsWorkspace, ref: string, dataText: stri
 }
 
 /** PATCH with the object's current lock_version read from `current`. */
-export async function updateObject(w: ObjectsWorkspace, current: { id: number; lock_version: number; ref: string }, body: Record<string, unknown>): Promise<any> {
+export async function updateObject(
+  w: ObjectsWorkspace,
+  current: { id: number; lock_version: number; ref: string },
+  body: Record<string, unknown>,
+): Promise<any> {
   const res = await w.api.patch(w.at(current.id), { lock_version: current.lock_version, ref: current.ref, ...body });
   if (res.status !== 200) throw new Error(`update object: ${res.status} ${res.text}`);
   return res.body;
@@ -132,7 +139,12 @@ export async function adminOk(s: TestServer, method: 'post' | 'patch' | 'get', p
 export const createBucket = (s: TestServer, ws: string, name: string): Promise<{ id: number; name: string }> =>
   adminOk(s, 'post', `/admin/v1/workspaces/${ws}/buckets`, { name });
 
-export const createSubmission = (s: TestServer, ws: string, ref: string, data: object = { name: 'Ada' }): Promise<{ id: number; entry_id: string; ref: string }> =>
+export const createSubmission = (
+  s: TestServer,
+  ws: string,
+  ref: string,
+  data: object = { name: 'Ada' },
+): Promise<{ id: number; entry_id: string; ref: string }> =>
   adminOk(s, 'post', `/admin/v1/workspaces/${ws}/buckets/general/submissions`, { ref, data });
 
 export const openReview = (s: TestServer, ws: string, entryId: string): Promise<{ id: number; status: string }> =>
@@ -149,7 +161,9 @@ export function relative(s: TestServer, url: string): string {
 
 /** Documents whose copies of their entry's visibility columns differ from the entry (kept by triggers: 0). */
 export async function visibilityDrift(s: TestServer): Promise<number> {
-  const { rows } = await s.server.app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM entry_contents c JOIN entries e ON e.id = c.entry_pk
+  const { rows } = await s.server.app.db.query<{
+    n: number;
+  }>(`SELECT count(*)::int AS n FROM entry_contents c JOIN entries e ON e.id = c.entry_pk
     WHERE (c.workspace_id, c.bucket_id, c.content_type_id, c.kind, c.live, c.entry_id)
           IS DISTINCT FROM (e.workspace_id, e.bucket_id, e.content_type_id, e.kind, e.deleted_at IS NULL, e.entry_id)`);
   return rows[0].n;

@@ -42,8 +42,12 @@ export async function finishPoolerPass(): Promise<void> {
   const { transactions } = await pass.bouncer.stats();
   await pass.bouncer.stop();
   const { servers, clients } = pass.peak;
-  console.log(`pooler pass: ${transactions} transactions through PgBouncer; at most ${servers} server connections (limit ${POOL.userConnections}) for up to ${clients} client connections`);
+  console.log(
+    `pooler pass: ${transactions} transactions through PgBouncer; at most ${servers} server connections (limit ${POOL.userConnections}) for up to ${clients} client connections`,
+  );
   if (transactions === 0 || servers > POOL.userConnections) {
-    throw new Error('pooler pass: the tests did not run through the pooler as intended (no transaction, or more server connections than it allows)');
+    throw new Error(
+      'pooler pass: the tests did not run through the pooler as intended (no transaction, or more server connections than it allows)',
+    );
   }
 }

@@ -48,7 +48,6 @@ function serverEnv(db: TestDatabase, env: Record<string, string>): Record<string
   };
 }
 
-
 /**
  * Starts the server on a free port. A port found free may be taken before the server binds it (an
  * outgoing connection's ephemeral port): then another port is tried.
@@ -84,7 +83,8 @@ export async function startTestServer(env: Record<string, string> = {}, db?: Tes
       const differences = await typedStorageDifferences(started).catch(() => []);
       await server.close();
       if (!db) await database.drop();
-      if (differences.length) throw new Error(`typed storage differs from the documents (${differences.length}):\n  ${differences.slice(0, 50).join('\n  ')}`);
+      if (differences.length)
+        throw new Error(`typed storage differs from the documents (${differences.length}):\n  ${differences.slice(0, 50).join('\n  ')}`);
     },
   };
   return started;
@@ -103,7 +103,13 @@ export interface SpawnedServer {
 export async function spawnServer(db: TestDatabase, env: Record<string, string> = {}, port?: number): Promise<SpawnedServer> {
   const listenPort = port ?? (await freePort());
   const child = spawn(process.execPath, [path.join(projectRoot, 'dist/server/src/main.js')], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...serverEnv(db, env), PORT: String(listenPort), BASE_URL: `http://127.0.0.1:${listenPort}` },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'silent',
+      ...serverEnv(db, env),
+      PORT: String(listenPort),
+      BASE_URL: `http://127.0.0.1:${listenPort}`,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

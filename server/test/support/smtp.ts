@@ -28,7 +28,8 @@ export async function startSmtpSink(reject: (attempt: number) => number | undefi
       stream.on('end', () => {
         sink.attempts += 1;
         const code = reject(sink.attempts);
-        if (code) return callback(Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), { responseCode: code }));
+        if (code)
+          return callback(Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), { responseCode: code }));
         sink.mails.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),

@@ -27,7 +27,11 @@ export async function contentStatements(s: TestServer, fn: () => Promise<unknown
  * meanwhile (publication touches entries), so the fewest is the request's own count. `before`
  * runs ahead of each, uncounted.
  */
-export async function fewestStatements(s: TestServer, fn: () => Promise<unknown>, before: () => unknown = () => undefined): Promise<number> {
+export async function fewestStatements(
+  s: TestServer,
+  fn: () => Promise<unknown>,
+  before: () => unknown = () => undefined,
+): Promise<number> {
   const counts: number[] = [];
   for (let i = 0; i < 3; i++) {
     await before();

@@ -26,7 +26,12 @@ const exactly = (text: string): unknown => parse(text, null, (n: string) => new 
 function canonical(v: unknown): unknown {
   if (v instanceof LosslessNumber) return `#${new Decimal(v.toString()).toString()}`;
   if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -50,7 +55,9 @@ function typedScalar(f: Field, v: unknown): unknown {
     case 'number':
       return isNumber(v) ? canonical(v) : null;
     case 'attachment':
-      return isNumber(v) && /^\d+$/.test(v.toString()) && Number(v.toString()) >= 1 && Number(v.toString()) <= 2147483647 ? canonical(v) : null;
+      return isNumber(v) && /^\d+$/.test(v.toString()) && Number(v.toString()) >= 1 && Number(v.toString()) <= 2147483647
+        ? canonical(v)
+        : null;
     case 'json':
       return canonical(v);
     case 'date': {
@@ -94,8 +101,17 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
       out.push(`content type ${type.id} has no table ${table}`);
       continue;
     }
-    const docs = (await db.query<{ k: string; live: boolean; entry_id: string; data: string }>(`SELECT entry_pk || ' ' || locale AS k, live, entry_id, data::text AS data FROM entry_contents WHERE content_type_id = $1 AND kind = 'typed'`, [type.id])).rows;
-    const rows = new Map((await db.query<{ k: string; row: string }>(`SELECT entry_pk || ' ' || locale AS k, row_to_json(t)::text AS row FROM ${table} t`)).rows.map((r) => [r.k, exactly(r.row) as Record<string, unknown>]));
+    const docs = (
+      await db.query<{ k: string; live: boolean; entry_id: string; data: string }>(
+        `SELECT entry_pk || ' ' || locale AS k, live, entry_id, data::text AS data FROM entry_contents WHERE content_type_id = $1 AND kind = 'typed'`,
+        [type.id],
+      )
+    ).rows;
+    const rows = new Map(
+      (
+        await db.query<{ k: string; row: string }>(`SELECT entry_pk || ' ' || locale AS k, row_to_json(t)::text AS row FROM ${table} t`)
+      ).rows.map((r) => [r.k, exactly(r.row) as Record<string, unknown>]),
+    );
     for (const d of docs) {
       const row = rows.get(d.k);
       rows.delete(d.k);
@@ -112,7 +128,12 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
       }
     }
     // Every typed entry has its base locale's row, every field none where it has no document there.
-    const entries = (await db.query<{ k: string; live: boolean; entry_id: string }>(`SELECT id || ' en-US' AS k, deleted_at IS NULL AS live, entry_id FROM entries WHERE content_type_id = $1 AND kind = 'typed'`, [type.id])).rows;
+    const entries = (
+      await db.query<{ k: string; live: boolean; entry_id: string }>(
+        `SELECT id || ' en-US' AS k, deleted_at IS NULL AS live, entry_id FROM entries WHERE content_type_id = $1 AND kind = 'typed'`,
+        [type.id],
+      )
+    ).rows;
     const documented = new Set(docs.map((d) => d.k));
     for (const e of entries) {
       if (documented.has(e.k)) continue;
@@ -120,7 +141,9 @@ export async function typedStorageDifferences(s: TestServer): Promise<string[]> 
       rows.delete(e.k);
       if (!row) out.push(`${table} entry ${e.k}: no typed row for the base locale`);
       else if (row.live !== e.live || row.entry_id !== e.entry_id) out.push(`${table} entry ${e.k}: visibility columns differ`);
-      else for (const f of type.fields) if (row[`f${f.id}`] !== null) out.push(`${table} entry ${e.k}: field ${f.name} holds a value without a document`);
+      else
+        for (const f of type.fields)
+          if (row[`f${f.id}`] !== null) out.push(`${table} entry ${e.k}: field ${f.name} holds a value without a document`);
     }
     for (const k of rows.keys()) out.push(`${table} entry ${k}: a typed row without a document`);
   }

@@ -71,12 +71,16 @@ export async function archiveColumns(db: SqlRunner, withSecrets = false): Promis
 
 /** The server's schema: its last migration (an archive names it; an import refuses a newer one). */
 export async function serverSchema(db: SqlRunner): Promise<string> {
-  const [last] = await rows<{ name: string }>(db, sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`);
+  const [last] = await rows<{ name: string }>(
+    db,
+    sql`SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name DESC LIMIT 1`,
+  );
   return last?.name ?? '';
 }
 
 /** The name a table's part has in the archive. */
-export const partName = (index: number, table: string, part: number) => `rows/${String(index + 1).padStart(2, '0')}-${table}-${String(part).padStart(4, '0')}.ndjson`;
+export const partName = (index: number, table: string, part: number) =>
+  `rows/${String(index + 1).padStart(2, '0')}-${table}-${String(part).padStart(4, '0')}.ndjson`;
 
 /** The next page of a table: its last key and how many keys (at most `keys`) after `after`. */
 const nextPage = (t: ArchiveTable, ws: number, after: number, keys: number) =>
@@ -137,11 +141,21 @@ function archiveWriter(pack: tar.Pack) {
 }
 
 /** Writes the manifest and the workspace's rows, as read through `db`; answers the stored contents to add. */
-async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number; name: string }, out: ReturnType<typeof archiveWriter>, passphrase: string | undefined) {
+async function writeRows(
+  app: AppContext,
+  db: SqlRunner,
+  workspace: { id: number; name: string },
+  out: ReturnType<typeof archiveWriter>,
+  passphrase: string | undefined,
+) {
   const secrets = passphrase === undefined ? undefined : await sealer(passphrase);
   const columns = await archiveColumns(db, secrets !== undefined);
   const counts = new Map<string, number>();
-  for (const t of ARCHIVE_TABLES) counts.set(t.name, (await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(t.name)} t WHERE ${t.scope(workspace.id)}`))[0].n);
+  for (const t of ARCHIVE_TABLES)
+    counts.set(
+      t.name,
+      (await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(t.name)} t WHERE ${t.scope(workspace.id)}`))[0].n,
+    );
   const hashes = await rows<{ content_hash: string; size: string }>(
     db,
     sql`SELECT content_hash, max(size)::text AS size FROM files WHERE workspace_id = ${workspace.id}::int GROUP BY content_hash ORDER BY content_hash`,
@@ -164,7 +178,12 @@ async function writeRows(app: AppContext, db: SqlRunner, workspace: { id: number
       const [next] = await rows<{ last: number | null; keys: number }>(db, nextPage(t, workspace.id, after, keys));
       if (next.last === null) break;
       const seal = secrets && t.secrets ? (text: string) => sealRows(text, t.secrets!, secrets.seal) : undefined;
-      const bytes = await out.copied(partName(index, t.name, part), db, copyPage(t, workspace.id, columns.get(t.name)!.left, after, next.last), seal);
+      const bytes = await out.copied(
+        partName(index, t.name, part),
+        db,
+        copyPage(t, workspace.id, columns.get(t.name)!.left, after, next.last),
+        seal,
+      );
       after = next.last;
       keys = Math.max(1, Math.min(ROWS_PER_PART, Math.floor(PART_BYTES / Math.max(1, bytes / next.keys))));
     }
@@ -187,7 +206,11 @@ function sealRows(text: string, columns: readonly string[], seal: (value: string
 }
 
 /** Writes each stored content once, named by its SHA-256. */
-async function writeFiles(app: AppContext, hashes: { content_hash: string; size: string }[], out: ReturnType<typeof archiveWriter>): Promise<void> {
+async function writeFiles(
+  app: AppContext,
+  hashes: { content_hash: string; size: string }[],
+  out: ReturnType<typeof archiveWriter>,
+): Promise<void> {
   for (const { content_hash: hash, size } of hashes) await out.write(`files/${hash}`, Number(size), await app.storage.read(hash));
 }
 

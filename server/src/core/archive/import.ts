@@ -54,12 +54,25 @@ function checkManifest(body: Buffer, serverSchema: string): Manifest {
   }
   const format: string = ARCHIVE_FORMAT;
   if (m?.format !== format) throw refuse(`manifest.json does not describe a ${format} archive.`);
-  if (m.version !== ARCHIVE_VERSION) throw refuse(`The archive's format version ${JSON.stringify(m.version)} is not one this server reads (${ARCHIVE_VERSION}).`);
+  if (m.version !== ARCHIVE_VERSION)
+    throw refuse(`The archive's format version ${JSON.stringify(m.version)} is not one this server reads (${ARCHIVE_VERSION}).`);
   if (typeof m.schema !== 'string' || m.schema > serverSchema) {
-    throw refuse(`The archive comes from a newer server (schema ${JSON.stringify(m.schema)}; this one is at ${serverSchema}): upgrade this server first.`);
+    throw refuse(
+      `The archive comes from a newer server (schema ${JSON.stringify(m.schema)}; this one is at ${serverSchema}): upgrade this server first.`,
+    );
   }
   const tables = m.tables;
-  if (typeof m.workspace !== 'string' || !Array.isArray(tables) || !tables.every((t: { name?: unknown; columns?: unknown; rows?: unknown }) => typeof t?.name === 'string' && Array.isArray(t.columns) && t.columns.every((c) => typeof c === 'string') && Number.isInteger(t.rows))) {
+  if (
+    typeof m.workspace !== 'string' ||
+    !Array.isArray(tables) ||
+    !tables.every(
+      (t: { name?: unknown; columns?: unknown; rows?: unknown }) =>
+        typeof t?.name === 'string' &&
+        Array.isArray(t.columns) &&
+        t.columns.every((c) => typeof c === 'string') &&
+        Number.isInteger(t.rows),
+    )
+  ) {
     throw refuse('manifest.json lacks the workspace, or its tables with their columns and row counts.');
   }
   return m as unknown as Manifest;
@@ -80,7 +93,12 @@ const newlinesIn = (chunk: Buffer, end: number) => {
  * without its newline counts too). Bytes stay bytes: a part's rows never become strings here,
  * which would grow the heap by garbage (their JSON is parsed by the database).
  */
-async function* counted(part: string, entry: AsyncIterable<unknown>, onBytes: (chunk: Buffer) => void, lines: { count: number }): AsyncGenerator<Buffer> {
+async function* counted(
+  part: string,
+  entry: AsyncIterable<unknown>,
+  onBytes: (chunk: Buffer) => void,
+  lines: { count: number },
+): AsyncGenerator<Buffer> {
   let open = 0; // bytes of the line not ended yet
   for await (const item of entry) {
     const chunk = item as Buffer;
@@ -118,7 +136,12 @@ function badLine(part: string, lines: Iterable<string | null>): string | undefin
 }
 
 /** The part's lines with their sealed secrets opened (`open` answers undefined for a value it cannot open): a small table's. */
-async function* openedLines(part: string, source: AsyncIterable<Buffer>, sealed: string[], open: (value: unknown) => string | undefined): AsyncGenerator<Buffer> {
+async function* openedLines(
+  part: string,
+  source: AsyncIterable<Buffer>,
+  sealed: string[],
+  open: (value: unknown) => string | undefined,
+): AsyncGenerator<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of source) chunks.push(chunk);
   const lines = Buffer.concat(chunks).toString('utf8').split('\n');
@@ -145,7 +168,16 @@ const COPY_LINES = `COPY archive_lines (line) FROM STDIN WITH ${LINES}`;
  * into the transaction's `archive_lines` as they come, then inserted in one statement, the
  * database parsing each line. Only a refused part is read back, to name its line.
  */
-async function insertPart(tx: SqlRunner, part: string, table: string, columns: string[], secrets: string[], source: AsyncIterable<Buffer>, lines: { count: number }, ws: { id: number; name: string }): Promise<number> {
+async function insertPart(
+  tx: SqlRunner,
+  part: string,
+  table: string,
+  columns: string[],
+  secrets: string[],
+  source: AsyncIterable<Buffer>,
+  lines: { count: number },
+  ws: { id: number; name: string },
+): Promise<number> {
   // The workspace's own id and name are this server's; secrets not in the archive are new ones.
   const value = (c: string) =>
     (c === 'workspace_id' && table !== 'workspaces') || (c === 'id' && table === 'workspaces')
@@ -191,7 +223,8 @@ async function insertPart(tx: SqlRunner, part: string, table: string, columns: s
   }
   await tx.query('RELEASE SAVEPOINT archive_part');
   // A line not an object is skipped above; a line holding two objects ("{…},{…}") is not JSON.
-  if (inserted !== lines.count || copied !== lines.count) throw refuse((await stagedBadLine(tx, part)) ?? `${part}: its ${lines.count} lines are not one JSON object each.`);
+  if (inserted !== lines.count || copied !== lines.count)
+    throw refuse((await stagedBadLine(tx, part)) ?? `${part}: its ${lines.count} lines are not one JSON object each.`);
   return inserted;
 }
 
@@ -244,12 +277,20 @@ export async function importWorkspace(app: AppContext, source: Readable, name?: 
     if (err instanceof DomainError) throw err;
     // A damaged gzip or tar stream (zlib's errors come from Node's own realm: not `instanceof Error` everywhere).
     const message = typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : '';
-    if (sqlState(err) === undefined && /gzip|header|incorrect|unexpected end|invalid tar|zlib/i.test(message)) throw refuse(`The archive is damaged: ${message}.`);
+    if (sqlState(err) === undefined && /gzip|header|incorrect|unexpected end|invalid tar|zlib/i.test(message))
+      throw refuse(`The archive is damaged: ${message}.`);
     throw err;
   }
 }
 
-async function importInTransaction(app: AppContext, tx: SqlRunner, source: Readable, name: string | undefined, passphrase: string | undefined, written: string[]): Promise<ImportSummary> {
+async function importInTransaction(
+  app: AppContext,
+  tx: SqlRunner,
+  source: Readable,
+  name: string | undefined,
+  passphrase: string | undefined,
+  written: string[],
+): Promise<ImportSummary> {
   // The rows go in as exported; typed storage is filled at the end (the archive_import_mode migration).
   // An import's statements (a type's typed storage and sort indexes, built at once) may take
   // longer than the statement timeout meant for requests.
@@ -282,7 +323,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     const entryName = entry.header.name;
     if (checked) throw refuse(`${entryName} follows checksums.sha256, which ends an archive.`);
     if (!manifest) {
-      if (entryName !== 'manifest.json') throw refuse(`The archive starts with ${entryName}, not manifest.json: it is not a ${ARCHIVE_FORMAT} archive.`);
+      if (entryName !== 'manifest.json')
+        throw refuse(`The archive starts with ${entryName}, not manifest.json: it is not a ${ARCHIVE_FORMAT} archive.`);
       const body = await bytesOf(entry);
       sums.set(entryName, createHash('sha256').update(body).digest('hex'));
       manifest = checkManifest(body, schema);
@@ -296,7 +338,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
         const unknown = t.columns.filter((c) => !known.columns.includes(c));
         if (unknown.length) throw refuse(`manifest.json gives ${t.name} columns this server does not have: ${unknown.join(', ')}.`);
         const secret = t.columns.find((c) => ARCHIVE_TABLES.find((x) => x.name === t.name)?.secrets?.includes(c));
-        if (secret && manifest.secrets === undefined) throw refuse(`manifest.json lists ${t.name}.${secret}, a secret, but no passphrase's sealing (secrets).`);
+        if (secret && manifest.secrets === undefined)
+          throw refuse(`manifest.json lists ${t.name}.${secret}, a secret, but no passphrase's sealing (secrets).`);
       }
       if (manifest.secrets !== undefined) open = await opener(manifest.secrets, passphrase, refuse);
       const [{ id }] = await rows<{ id: number }>(tx, sql`SELECT nextval(pg_get_serial_sequence('workspaces', 'id'))::int AS id`);
@@ -315,7 +358,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
         if (!listed.has(part)) throw refuse(`checksums.sha256 does not list ${part}.`);
         if (listed.get(part) !== sum) throw refuse(`${part} is damaged: its SHA-256 is not the one checksums.sha256 gives.`);
       }
-      for (const part of listed.keys()) if (!sums.has(part)) throw refuse(`${part}, listed in checksums.sha256, is missing from the archive.`);
+      for (const part of listed.keys())
+        if (!sums.has(part)) throw refuse(`${part}, listed in checksums.sha256, is missing from the archive.`);
       checked = true;
       continue;
     }
@@ -333,7 +377,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
     const index = Number(part[1]) - 1;
     const table = part[2];
     const t = ARCHIVE_TABLES[index];
-    if (t?.name !== table || entryName !== partName(index, table, expected.get(table) ?? 1)) throw refuse(`${entryName} is out of place: parts follow the archive's table order.`);
+    if (t?.name !== table || entryName !== partName(index, table, expected.get(table) ?? 1))
+      throw refuse(`${entryName} is out of place: parts follow the archive's table order.`);
     expected.set(table, (expected.get(table) ?? 1) + 1);
     // Typed storage is built for the content types before their entries go in, as at creation.
     if (!typedStorageBuilt && ARCHIVE_TABLES.findIndex((x) => x.name === 'entries') <= index) {
@@ -355,7 +400,8 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
   if (!manifest || !ws) throw refuse('The archive is empty.');
   if (!checked) throw refuse('The archive ends before checksums.sha256: it is truncated.');
   for (const t of manifest.tables) {
-    if ((counts[t.name] ?? 0) !== t.rows) throw refuse(`The archive holds ${counts[t.name] ?? 0} rows of ${t.name}; manifest.json says ${t.rows}.`);
+    if ((counts[t.name] ?? 0) !== t.rows)
+      throw refuse(`The archive holds ${counts[t.name] ?? 0} rows of ${t.name}; manifest.json says ${t.rows}.`);
   }
   if (!counts.workspaces) throw refuse('The archive holds no workspace row.');
   const timing = { rows_ms: Date.now() - started, references_ms: 0, typed_storage_ms: 0 };
@@ -365,12 +411,22 @@ async function importInTransaction(app: AppContext, tx: SqlRunner, source: Reada
   timing.references_ms = Date.now() - mark;
   mark = Date.now();
   // Typed storage and the notification, which the triggers leave to the end of an import.
-  const types = await rows<{ id: number }>(tx, sql`SELECT c.id FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws.id}::int ORDER BY c.id`);
+  const types = await rows<{ id: number }>(
+    tx,
+    sql`SELECT c.id FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws.id}::int ORDER BY c.id`,
+  );
   for (const { id } of types) await rows(tx, sql`SELECT typed_storage_refill(${id}::int)`);
   timing.typed_storage_ms = Date.now() - mark;
   const mb = (n: number) => Math.round(n / 1e6);
   const memory = process.memoryUsage();
-  app.log.info('workspace import', { workspace: ws.name, ...timing, rss_mb: mb(memory.rss), heap_used_mb: mb(memory.heapUsed), heap_total_mb: mb(memory.heapTotal), external_mb: mb(memory.external) });
+  app.log.info('workspace import', {
+    workspace: ws.name,
+    ...timing,
+    rss_mb: mb(memory.rss),
+    heap_used_mb: mb(memory.heapUsed),
+    heap_total_mb: mb(memory.heapTotal),
+    external_mb: mb(memory.external),
+  });
   await rows(tx, sql`SELECT pg_notify(${CONTENT_CHANGED_CHANNEL}, ${String(ws.id)})`);
   // New rows of this server must not take the IDs the archive brought.
   for (const t of ARCHIVE_TABLES) {

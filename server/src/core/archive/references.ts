@@ -32,7 +32,8 @@ export async function strayRows(db: SqlRunner, ws: number, imported: Record<stri
   for (const t of ARCHIVE_TABLES) {
     const [{ n }] = await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM ${raw(quoteIdent(t.name))} t WHERE ${t.scope(ws)}`);
     const wanted = imported[t.name] ?? 0;
-    if (n !== wanted) return `${t.name}: ${wanted} rows imported, ${n} of them the workspace's: the others refer to rows of another workspace of this server.`;
+    if (n !== wanted)
+      return `${t.name}: ${wanted} rows imported, ${n} of them the workspace's: the others refer to rows of another workspace of this server.`;
   }
   const [mixed] = await rows<{ entry_id: string }>(
     db,
@@ -47,7 +48,8 @@ export async function strayRows(db: SqlRunner, ws: number, imported: Record<stri
            AND (c.workspace_id, c.bucket_id, c.content_type_id, c.entry_id, c.kind, c.live) IS DISTINCT FROM (e.workspace_id, e.bucket_id, e.content_type_id, e.entry_id, e.kind, e.deleted_at IS NULL)
          LIMIT 1`,
   );
-  if (unlike) return `entry_contents: the contents of the entry ${unlike.entry_id} do not name its bucket, content type, ID, kind or deletion as the entry does.`;
+  if (unlike)
+    return `entry_contents: the contents of the entry ${unlike.entry_id} do not name its bucket, content type, ID, kind or deletion as the entry does.`;
   return undefined;
 }
 

@@ -28,7 +28,12 @@ export function passphraseOf(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   // A header's value: printable ASCII (what every HTTP client sends as it is).
   if (!PASSPHRASE.test(header)) {
-    throw invalidAt('passphrase', 'The passphrase (X-Archive-Passphrase) must be 12 to 1024 printable ASCII characters.', undefined, 'format');
+    throw invalidAt(
+      'passphrase',
+      'The passphrase (X-Archive-Passphrase) must be 12 to 1024 printable ASCII characters.',
+      undefined,
+      'format',
+    );
   }
   return header;
 }
@@ -68,14 +73,21 @@ function open(key: Buffer, sealed: unknown): string | undefined {
 export async function sealer(passphrase: string): Promise<{ header: SecretsHeader; seal: (value: string) => string }> {
   const salt = randomBytes(16);
   const key = await derive(passphrase, salt, KDF);
-  return { header: { cipher: 'aes-256-gcm', kdf: 'scrypt', ...KDF, salt: salt.toString('base64'), check: seal(key, CHECK) }, seal: (value) => seal(key, value) };
+  return {
+    header: { cipher: 'aes-256-gcm', kdf: 'scrypt', ...KDF, salt: salt.toString('base64'), check: seal(key, CHECK) },
+    seal: (value) => seal(key, value),
+  };
 }
 
 /**
  * For an import: an opener of the archive's sealed values. Refused (`422` on `passphrase`) when
  * none is given or it is not the archive's; `refuse` names a header the server cannot read.
  */
-export async function opener(header: unknown, passphrase: string | undefined, refuse: (message: string) => Error): Promise<(sealed: unknown) => string | undefined> {
+export async function opener(
+  header: unknown,
+  passphrase: string | undefined,
+  refuse: (message: string) => Error,
+): Promise<(sealed: unknown) => string | undefined> {
   const h = header as Partial<SecretsHeader> | null;
   // Only derivations near the one this server writes: an archive must not make an import spend
   // gigabytes or minutes on its key.
@@ -85,7 +97,12 @@ export async function opener(header: unknown, passphrase: string | undefined, re
     throw refuse('manifest.json gives secrets sealed in a way this server does not read.');
   }
   if (passphrase === undefined) {
-    throw invalidAt('passphrase', "The archive's secrets are sealed with a passphrase: give it (X-Archive-Passphrase, or the CLI's --passphrase-file).", undefined, 'required');
+    throw invalidAt(
+      'passphrase',
+      "The archive's secrets are sealed with a passphrase: give it (X-Archive-Passphrase, or the CLI's --passphrase-file).",
+      undefined,
+      'required',
+    );
   }
   let key: Buffer;
   try {
@@ -93,6 +110,7 @@ export async function opener(header: unknown, passphrase: string | undefined, re
   } catch {
     throw refuse('manifest.json gives secrets sealed in a way this server does not read.');
   }
-  if (open(key, h.check) !== CHECK) throw invalidAt('passphrase', 'The passphrase is not the one the archive was exported with.', undefined, 'passphrase');
+  if (open(key, h.check) !== CHECK)
+    throw invalidAt('passphrase', 'The passphrase is not the one the archive was exported with.', undefined, 'passphrase');
   return (sealed) => open(key, sealed);
 }

@@ -16,7 +16,8 @@ export interface ArchiveTable {
 }
 
 const ofWorkspace = (ws: number) => sql`t.workspace_id = ${ws}::int`;
-const ofTypes = (ws: number) => sql`t.content_type_id IN (SELECT c.id FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws}::int)`;
+const ofTypes = (ws: number) =>
+  sql`t.content_type_id IN (SELECT c.id FROM content_types c JOIN buckets b ON b.id = c.bucket_id WHERE b.workspace_id = ${ws}::int)`;
 
 export const ARCHIVE_TABLES: readonly ArchiveTable[] = [
   { name: 'workspaces', scope: (ws) => sql`t.id = ${ws}::int`, key: 'id' },

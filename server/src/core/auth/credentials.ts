@@ -16,7 +16,8 @@ export const MAX_OTP_ATTEMPTS = 5;
 export const newOtp = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 export const newSalt = () => randomBytes(16).toString('base64url');
 
-export const otpHash = (appKey: string, salt: string, otp: string) => createHmac('sha256', appKey).update(`otp\n${salt}\n${otp}`).digest('hex');
+export const otpHash = (appKey: string, salt: string, otp: string) =>
+  createHmac('sha256', appKey).update(`otp\n${salt}\n${otp}`).digest('hex');
 
 /** Constant-time comparison of a presented secret's hash with a stored one (absent: compared with a dummy, then refused). */
 export function matchesHash(presented: string, stored: string | undefined): boolean {
@@ -39,7 +40,10 @@ export function newSplitToken(prefix: SplitPrefix): SplitToken {
 }
 
 /** The selector and the verifier's hash of a presented token, or undefined when it is not one of `prefix`. */
-const SPLIT_TOKEN: Record<SplitPrefix, RegExp> = { wsac: /^wsac_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/, wsat: /^wsat_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/ };
+const SPLIT_TOKEN: Record<SplitPrefix, RegExp> = {
+  wsac: /^wsac_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/,
+  wsat: /^wsat_([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/,
+};
 
 export function parseSplitToken(prefix: SplitPrefix, token: string | undefined): { selector: string; verifierHash: string } | undefined {
   const m = SPLIT_TOKEN[prefix].exec(token ?? '');

@@ -36,7 +36,10 @@ export async function findSession(app: AppContext, workspace: AuthWorkspace, aut
 
 /** Logout: the token is refused from then on (a concurrent logout of the same token gets the 403). */
 export async function revokeSession(app: AppContext, session: Session): Promise<void> {
-  const res = await app.db.query('UPDATE auth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [session.tokenId, app.clock.now()]);
+  const res = await app.db.query('UPDATE auth_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
+    session.tokenId,
+    app.clock.now(),
+  ]);
   if (res.rowCount === 0) throw new DomainError('forbidden');
 }
 

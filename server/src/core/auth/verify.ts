@@ -28,12 +28,20 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
   const email = body.email.toLowerCase();
   const now = app.clock.now();
   const row = (
-    await app.db.query<OtpRow>('SELECT id, salt, otp_hash FROM auth_otps WHERE workspace_id = $1 AND email = $2', [workspace.id, email], true)
+    await app.db.query<OtpRow>(
+      'SELECT id, salt, otp_hash FROM auth_otps WHERE workspace_id = $1 AND email = $2',
+      [workspace.id, email],
+      true,
+    )
   ).rows[0];
   const presented = otpHash(app.config.appKey, row?.salt ?? NO_SALT, body.otp);
   if (!matchesHash(presented, row?.otp_hash)) {
     // A wrong guess counts against this very code (not one that replaced it meanwhile).
-    if (row) await app.db.query('UPDATE auth_otps SET attempts = attempts + 1 WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL', [row.id, row.otp_hash]);
+    if (row)
+      await app.db.query('UPDATE auth_otps SET attempts = attempts + 1 WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL', [
+        row.id,
+        row.otp_hash,
+      ]);
     throw wrongOtp();
   }
   const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
@@ -68,12 +76,20 @@ export async function exchangeCode(app: AppContext, workspace: AuthWorkspace, bo
   const expiresAt = new Date(now.getTime() + app.config.authTokenTtlSeconds * 1000);
   const token = newSplitToken('wsat');
   await transaction(app, async (tx) => {
-    const claimed = await tx.query('UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id', [row.id, now]);
+    const claimed = await tx.query(
+      'UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id',
+      [row.id, now],
+    );
     if (claimed.rowCount === 0) throw wrongCode();
     await tx.query(
       `INSERT INTO auth_tokens (workspace_id, app_user_id, selector, verifier_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
       [workspace.id, row.app_user_id, token.selector, token.verifierHash, expiresAt, now],
     );
   });
-  return { access_token: token.token, token_type: 'Bearer', expires_at: formatTimestamp(expiresAt), user: { id: row.app_user_id, email: row.email } };
+  return {
+    access_token: token.token,
+    token_type: 'Bearer',
+    expires_at: formatTimestamp(expiresAt),
+    user: { id: row.app_user_id, email: row.email },
+  };
 }

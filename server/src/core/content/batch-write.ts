@@ -71,7 +71,9 @@ export function requestHash(locale: string | undefined, operations: BatchOperati
     }
     return v;
   };
-  return createHash('sha256').update(stringifyExact(canonical({ locale: locale ?? 'en-US', operations }))).digest('hex');
+  return createHash('sha256')
+    .update(stringifyExact(canonical({ locale: locale ?? 'en-US', operations })))
+    .digest('hex');
 }
 
 /** Shape checks that need no database: properties per action, targets, refs. */
@@ -112,7 +114,13 @@ const CHECK_FIELD_TYPES = new Set(['text', 'number', 'boolean', 'date']);
 const CHECK_BYTES = 64 * 1024;
 
 /** A check's filter as SQL, or errors (`operations.<n>.check.filter...`): own scalar fields and `@id` only. */
-function checkCondition(check: NonNullable<BatchOperation['check']>, type: ContentTypeDef, types: Map<string, ContentTypeDef>, n: number, errors: FieldErrors) {
+function checkCondition(
+  check: NonNullable<BatchOperation['check']>,
+  type: ContentTypeDef,
+  types: Map<string, ContentTypeDef>,
+  n: number,
+  errors: FieldErrors,
+) {
   const base = `operations.${n}.check.filter`;
   const local = fieldErrors();
   const walk = (node: Record<string, unknown>, at: string) => {
@@ -125,13 +133,23 @@ function checkCondition(check: NonNullable<BatchOperation['check']>, type: Conte
       if (typeof path === 'string') continue; // reported by the filter parser
       const end = path.end;
       const supported =
-        !path.hops.length && ((end.kind === 'meta' && end.name === '@id') || (end.kind === 'field' && CHECK_FIELD_TYPES.has(end.def.type) && !end.def.multiple && !end.json.length));
-      if (!supported) local[`${at}.${key}`] = [fieldError('check', 'The :attribute field is not supported in a check: only own text, number, boolean and date fields and @id are.')];
-      else if (Object.hasOwn(value as object, 'some')) local[`${at}.${key}.some`] = [fieldError('check', 'The :attribute field is not supported in a check.')];
+        !path.hops.length &&
+        ((end.kind === 'meta' && end.name === '@id') ||
+          (end.kind === 'field' && CHECK_FIELD_TYPES.has(end.def.type) && !end.def.multiple && !end.json.length));
+      if (!supported)
+        local[`${at}.${key}`] = [
+          fieldError(
+            'check',
+            'The :attribute field is not supported in a check: only own text, number, boolean and date fields and @id are.',
+          ),
+        ];
+      else if (Object.hasOwn(value as object, 'some'))
+        local[`${at}.${key}.some`] = [fieldError('check', 'The :attribute field is not supported in a check.')];
     }
   };
   walk(check.filter, base);
-  if (Buffer.byteLength(stringifyExact(check)) > CHECK_BYTES) local[`operations.${n}.check`] = [fieldError('size', 'The :attribute field must not be larger than 64 KiB.')];
+  if (Buffer.byteLength(stringifyExact(check)) > CHECK_BYTES)
+    local[`operations.${n}.check`] = [fieldError('size', 'The :attribute field must not be larger than 64 KiB.')];
   const unsupported = Object.keys(local);
   const filter = parseEntryFilter(check.filter, [type], types, local, base);
   // An unsupported target is one error, not one more per operator.
@@ -202,7 +220,12 @@ function planBatch(b: BatchRequest, types: ContentTypeDef[]): BatchPlan {
   const refIndex = new Map<string, number>();
   operations.forEach((op, n) => {
     if (op.ref === undefined) return;
-    if (refIndex.has(op.ref)) addFieldError(errors, `operations.${n}.ref`, fieldError('repeated', 'The :attribute field repeats the reference name of an earlier create.'));
+    if (refIndex.has(op.ref))
+      addFieldError(
+        errors,
+        `operations.${n}.ref`,
+        fieldError('repeated', 'The :attribute field repeats the reference name of an earlier create.'),
+      );
     else refIndex.set(op.ref, n);
   });
   const fields = operations.map((op, n) => (op.fields ? resolveReferences(op.fields, types[n], n, refIndex, newIds, errors) : undefined));
@@ -219,8 +242,15 @@ async function lockTypes(tx: SqlRunner, types: ContentTypeDef[]): Promise<void> 
 
 /** Whether an entry of `type` matches the check's filter, read where a query reads (its typed columns), with the batch's own writes so far. */
 async function checkHolds(tx: SqlRunner, b: BatchRequest, type: ContentTypeDef, filter: FilterNode): Promise<boolean> {
-  const from = candidates({ workspaceId: b.ctx.workspace.id, kinds: ['typed'], contentTypeId: type.id, typed: type.typedReady }, b.locale, filter);
-  const [found] = await rows<{ found: boolean }>(tx, sql`SELECT EXISTS (SELECT 1 FROM ${from.from} WHERE ${from.where} AND ${compileFilter(filter, { ...ROOT, row: from.row })}) AS found`);
+  const from = candidates(
+    { workspaceId: b.ctx.workspace.id, kinds: ['typed'], contentTypeId: type.id, typed: type.typedReady },
+    b.locale,
+    filter,
+  );
+  const [found] = await rows<{ found: boolean }>(
+    tx,
+    sql`SELECT EXISTS (SELECT 1 FROM ${from.from} WHERE ${from.where} AND ${compileFilter(filter, { ...ROOT, row: from.row })}) AS found`,
+  );
   return found.found;
 }
 
@@ -236,7 +266,11 @@ async function writeOperations(tx: SqlRunner, b: BatchRequest, plan: BatchPlan):
     if (!run.length) return;
     const indexes = run;
     run = [];
-    const creates = indexes.map((n) => ({ type: plan.types[n], entryId: plan.newIds[n]!, input: writeInput(operations[n], plan.fields[n]) }));
+    const creates = indexes.map((n) => ({
+      type: plan.types[n],
+      entryId: plan.newIds[n]!,
+      input: writeInput(operations[n], plan.fields[n]),
+    }));
     let entries;
     try {
       entries = await createTypedEntries(ctx, locale, creates);
@@ -245,7 +279,13 @@ async function writeOperations(tx: SqlRunner, b: BatchRequest, plan: BatchPlan):
     }
     entries.forEach((entry, i) => {
       const op = operations[indexes[i]];
-      results.push({ index: indexes[i], action: 'create', id: entry.entry_id, lock_version: entry.lock_version, ...(op.ref !== undefined ? { ref: op.ref } : {}) });
+      results.push({
+        index: indexes[i],
+        action: 'create',
+        id: entry.entry_id,
+        lock_version: entry.lock_version,
+        ...(op.ref !== undefined ? { ref: op.ref } : {}),
+      });
     });
   };
   for (const [n, op] of operations.entries()) {
@@ -272,13 +312,25 @@ async function writeOperations(tx: SqlRunner, b: BatchRequest, plan: BatchPlan):
   return results;
 }
 
-const writeInput = (op: BatchOperation, fields: Record<string, unknown> | undefined) => ({ fields, status: op.status, publishAt: op.publish_at, locales: op.locales, tags: op.tags });
+const writeInput = (op: BatchOperation, fields: Record<string, unknown> | undefined) => ({
+  fields,
+  status: op.status,
+  publishAt: op.publish_at,
+  locales: op.locales,
+  tags: op.tags,
+});
 
 async function updateOrDelete(b: BatchRequest, n: number, fields: Record<string, unknown> | undefined): Promise<BatchResult> {
   const op = b.operations[n];
   const id = op.id!.toUpperCase();
   if (op.action === 'update') {
-    const entry = await updateTypedEntry(b.ctx, id, b.locale, { ...writeInput(op, fields), expectedVersion: op.expected_version, versionField: 'expected_version' }, b.bucketId);
+    const entry = await updateTypedEntry(
+      b.ctx,
+      id,
+      b.locale,
+      { ...writeInput(op, fields), expectedVersion: op.expected_version, versionField: 'expected_version' },
+      b.bucketId,
+    );
     return { index: n, action: 'update', id: entry.entry_id, lock_version: entry.lock_version };
   }
   const entry = await deleteTypedEntry(b.ctx, id, { bucketId: b.bucketId, refuseCascade: true, expectedVersion: op.expected_version });
@@ -289,7 +341,8 @@ async function updateOrDelete(b: BatchRequest, n: number, fields: Record<string,
 function atOperation(err: unknown, n: number): unknown {
   if (!(err instanceof DomainError)) return err;
   const out = fieldErrors();
-  if (err.kind === 'review_pending') out[`operations.${n}.id`] = [fieldError('review', 'The :attribute field names an entry with a pending review.')];
+  if (err.kind === 'review_pending')
+    out[`operations.${n}.id`] = [fieldError('review', 'The :attribute field names an entry with a pending review.')];
   else if (err.kind === 'invalid' || err.kind === 'stale_version') moveUnder(err.errors, `operations.${n}.`, out);
   else return err;
   return new DomainError('invalid', out);
@@ -308,7 +361,8 @@ function resolveReferences(
   errors: FieldErrors,
 ): Record<string, unknown> {
   const out = emptyRecord();
-  const isRefObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof LosslessNumber) && Object.hasOwn(v, '$ref');
+  const isRefObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof LosslessNumber) && Object.hasOwn(v, '$ref');
   for (const [name, value] of Object.entries(fields)) {
     const def = type.byName.get(name);
     if (!def || (def.type !== 'relation' && def.type !== 'attachment')) {
@@ -332,7 +386,8 @@ function resolveReferences(
       const list = value.map((v, i) => one(v, `${base}.${i}`));
       const seen = new Set<unknown>();
       list.forEach((v, i) => {
-        if (typeof v === 'string' && ULID.test(v) && seen.has(v.toUpperCase())) addFieldError(errors, `${base}.${i}`, fieldError('repeated', 'The :attribute field repeats an entry of this field.'));
+        if (typeof v === 'string' && ULID.test(v) && seen.has(v.toUpperCase()))
+          addFieldError(errors, `${base}.${i}`, fieldError('repeated', 'The :attribute field repeats an entry of this field.'));
         if (typeof v === 'string') seen.add(v.toUpperCase());
       });
       out[name] = list;

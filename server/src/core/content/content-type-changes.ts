@@ -22,7 +22,6 @@ import { indexedField } from '../query/typed';
 
 export type ContentTypeChange = components['schemas']['ContentTypeChange'];
 
-
 /** A field of the new list: its definition as it is to be, and what it is now (absent: added). */
 interface Planned {
   input: FieldInput;
@@ -37,7 +36,8 @@ const FIRST_IDS = 5;
 
 /** The new field list from the change, or the errors of its `fields`, `rename_fields` and `remove_fields`. */
 function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldErrors): { list: Planned[]; removed: FieldRow[] } {
-  const add = (path: string, template: string, params?: Record<string, string>) => addFieldError(errors, path, fieldError('change', template, params));
+  const add = (path: string, template: string, params?: Record<string, string>) =>
+    addFieldError(errors, path, fieldError('change', template, params));
   const byName = new Map(current.map((f) => [f.name, f]));
   const removed = new Map<string, FieldRow>();
   (change.remove_fields ?? []).forEach((name, i) => {
@@ -61,7 +61,8 @@ function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldError
       if (renames.has(f.name)) add(`rename_fields.${f.name}`, 'The field name :name is used more than once.', { name: to });
     } else kept.set(to, f);
   }
-  if (!change.fields) return { list: [...kept].map(([name, stored]) => ({ input: definitionOfRow(stored, name), stored })), removed: [...removed.values()] };
+  if (!change.fields)
+    return { list: [...kept].map(([name, stored]) => ({ input: definitionOfRow(stored, name), stored })), removed: [...removed.values()] };
   const listed = new Set<string>();
   const list = change.fields.map((input, i): Planned => {
     const stored = listed.has(input.name) ? undefined : kept.get(input.name);
@@ -69,12 +70,15 @@ function plan(current: FieldRow[], change: ContentTypeChange, errors: FieldError
     listed.add(input.name);
     // Typed storage keeps a field's values as its kind: the kind never changes.
     if (input.type !== stored.type) add(`fields.${i}.type`, "A field's type does not change: remove the field and add another.");
-    else if ((input.multiple ?? false) !== stored.multiple) add(`fields.${i}.multiple`, "A field's multiple does not change: remove the field and add another.");
-    else if (input.type === 'date' && (input.format ?? 'date') !== stored.format) add(`fields.${i}.format`, "A field's format does not change: remove the field and add another.");
+    else if ((input.multiple ?? false) !== stored.multiple)
+      add(`fields.${i}.multiple`, "A field's multiple does not change: remove the field and add another.");
+    else if (input.type === 'date' && (input.format ?? 'date') !== stored.format)
+      add(`fields.${i}.format`, "A field's format does not change: remove the field and add another.");
     return { input, stored };
   });
   for (const name of kept.keys()) {
-    if (!listed.has(name)) add('fields', 'The field :name is not listed: list every field the type keeps, or name it in remove_fields.', { name });
+    if (!listed.has(name))
+      add('fields', 'The field :name is not listed: list every field the type keeps, or name it in remove_fields.', { name });
   }
   return { list, removed: [...removed.values()] };
 }
@@ -101,7 +105,12 @@ async function checkEntries(tx: SqlRunner, typeId: number, bucketId: number, lis
   const ofType = sql`e.content_type_id = ${typeId}::int AND e.kind = 'typed'`;
   for (const [i, { input, stored }] of list.entries()) {
     // A field added as required: no entry has a value for it yet.
-    if (!stored && input.required) await refuse(`fields.${i}.required`, sql`SELECT e.entry_id FROM entries e WHERE ${ofType}`, 'Entries of the type without a value for it in a document');
+    if (!stored && input.required)
+      await refuse(
+        `fields.${i}.required`,
+        sql`SELECT e.entry_id FROM entries e WHERE ${ofType}`,
+        'Entries of the type without a value for it in a document',
+      );
     if (!stored) continue;
     const value = sql`c.data -> ${stored.key}::text`;
     if (input.required && !stored.required) {
@@ -157,7 +166,8 @@ export async function withStorageLocks<T>(work: () => Promise<T>): Promise<T> {
       return await work();
     } catch (err) {
       if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
-      if (attempt >= LOCK_ATTEMPTS) throw new DomainError('contention', undefined, { message: 'The content type\'s storage is busy: retry shortly.' });
+      if (attempt >= LOCK_ATTEMPTS)
+        throw new DomainError('contention', undefined, { message: "The content type's storage is busy: retry shortly." });
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
     }
   }
@@ -218,7 +228,10 @@ export async function changeInTransaction(
   keys: ReadonlyMap<string, string> = new Map(),
 ): Promise<{ id: number; alter: boolean }> {
   // The type's row is locked: changes of one type run one after the other.
-  const [type] = await rows<{ id: number; name_field: string | null }>(tx, sql`SELECT id, name_field FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`);
+  const [type] = await rows<{ id: number; name_field: string | null }>(
+    tx,
+    sql`SELECT id, name_field FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`,
+  );
   if (!type) throw new DomainError('not_found');
   const current = await rows<FieldRow>(
     tx,
@@ -232,7 +245,12 @@ export async function changeInTransaction(
   const nameField =
     change.name_field ?? renamedTo(type.name_field) ?? list.find((p) => p.input.type === 'text' && !p.input.multiple)?.input.name ?? null;
   const others = await rows<{ name: string }>(tx, sql`SELECT name FROM content_types WHERE bucket_id = ${bucket.id}::int`);
-  const rules = checkFieldDefinitions(typeName, list.map((p) => p.input), change.name_field, new Set(others.map((t) => t.name)));
+  const rules = checkFieldDefinitions(
+    typeName,
+    list.map((p) => p.input),
+    change.name_field,
+    new Set(others.map((t) => t.name)),
+  );
   // Without `fields`, the list is the type's own: its rules held already.
   if (change.fields) moveUnder(rules, '', errors);
   else if (rules.name_field) errors.name_field = rules.name_field;
@@ -243,7 +261,10 @@ export async function changeInTransaction(
   const now = app.clock.now();
   if (removed.length) {
     await rows(tx, sql`DELETE FROM field_definitions WHERE id = ANY(${removed.map((f) => f.id)}::int[])`);
-    await rows(tx, sql`INSERT INTO field_removals (content_type_id, key) SELECT ${type.id}::int, k FROM unnest(${removed.map((f) => f.key)}::text[]) k`);
+    await rows(
+      tx,
+      sql`INSERT INTO field_removals (content_type_id, key) SELECT ${type.id}::int, k FROM unnest(${removed.map((f) => f.key)}::text[]) k`,
+    );
     await app.jobs.send(FIELD_CLEANUP_JOB, {}, { db: tx });
   }
   const definition = (p: Planned, position: number) => ({
@@ -283,9 +304,18 @@ export async function changeInTransaction(
     );
   }
   await rows(tx, sql`UPDATE content_types SET name_field = ${nameField}::text, updated_at = ${now} WHERE id = ${type.id}::int`);
-  await publishEvent(tx, now, { workspaceId: bucket.workspaceId, event: 'content_type.updated', data: { id: type.id, name: typeName, bucket: bucket.name } });
+  await publishEvent(tx, now, {
+    workspaceId: bucket.workspaceId,
+    event: 'content_type.updated',
+    data: { id: type.id, name: typeName, bucket: bucket.name },
+  });
   // The typed table follows last (alterTypedStorage); an index a field now wants is built after
   // the commit (buildSortIndexes).
-  const reindexed = list.some((p) => p.stored && indexedField(p.stored) && !indexedField({ type: p.input.type, multiple: p.input.multiple ?? false, indexed: p.input.indexed ?? null }));
+  const reindexed = list.some(
+    (p) =>
+      p.stored &&
+      indexedField(p.stored) &&
+      !indexedField({ type: p.input.type, multiple: p.input.multiple ?? false, indexed: p.input.indexed ?? null }),
+  );
   return { id: type.id, alter: added.length > 0 || removed.length > 0 || reindexed };
 }

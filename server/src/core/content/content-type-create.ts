@@ -23,7 +23,11 @@ export function createContentType(
   options: { types?: ReadonlySet<string>; keys?: readonly (string | undefined)[] } = {},
 ): Promise<number> {
   return transaction(app, async (tx) => {
-    const types = options.types ?? new Set((await rows<{ name: string }>(tx, sql`SELECT name FROM content_types WHERE bucket_id = ${bucketId}::int`)).map((t) => t.name));
+    const types =
+      options.types ??
+      new Set(
+        (await rows<{ name: string }>(tx, sql`SELECT name FROM content_types WHERE bucket_id = ${bucketId}::int`)).map((t) => t.name),
+      );
     throwIfInvalid(checkFieldDefinitions(input.name, input.fields, input.name_field, types));
     const nameField = input.name_field ?? input.fields.find((f) => f.type === 'text' && !f.multiple)?.name ?? null;
     const now = app.clock.now();

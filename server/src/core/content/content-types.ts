@@ -82,8 +82,30 @@ const select = (where: Sql) => sql`
    WHERE ${where}`;
 
 function toDef(r: Row): ContentTypeDef {
-  const fields = r.fields.map((f) => ({ id: f.id, name: f.name, key: f.key, type: f.type, format: f.format, multiple: f.multiple, required: f.required, unique: f.unique, targets: f.targets ?? [], cascadeOnDelete: f.cascade_on_delete, indexed: f.indexed }));
-  return { id: r.id, name: r.name, bucketId: r.bucket_id, bucket: r.bucket, workspaceId: r.workspace_id, nameField: r.name_field, fields, byName: new Map(fields.map((f) => [f.name, f])), typedReady: r.typed_ready };
+  const fields = r.fields.map((f) => ({
+    id: f.id,
+    name: f.name,
+    key: f.key,
+    type: f.type,
+    format: f.format,
+    multiple: f.multiple,
+    required: f.required,
+    unique: f.unique,
+    targets: f.targets ?? [],
+    cascadeOnDelete: f.cascade_on_delete,
+    indexed: f.indexed,
+  }));
+  return {
+    id: r.id,
+    name: r.name,
+    bucketId: r.bucket_id,
+    bucket: r.bucket,
+    workspaceId: r.workspace_id,
+    nameField: r.name_field,
+    fields,
+    byName: new Map(fields.map((f) => [f.name, f])),
+    typedReady: r.typed_ready,
+  };
 }
 
 /** Content types by id (the types of the entries a response renders), in one query. */
@@ -103,7 +125,12 @@ export async function bucketContentTypes(db: SqlRunner, bucketId: number): Promi
 export type ContentTypeCache = LookupCache<Map<string, ContentTypeDef>>;
 
 /** The content types of a workspace's bucket by name (empty when the bucket has none or is missing), cached. */
-export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, workspaceId: number, bucketName: string): Promise<Map<string, ContentTypeDef>> {
+export function cachedTypesOfBucketName(
+  db: SqlRunner,
+  cache: ContentTypeCache,
+  workspaceId: number,
+  bucketName: string,
+): Promise<Map<string, ContentTypeDef>> {
   return cache.get(`${workspaceId}/${bucketName}`, async () => {
     const found = await rows<Row>(db, select(sql`b.workspace_id = ${workspaceId} AND b.name = ${bucketName}`), true);
     return new Map(found.map((r) => [r.name, toDef(r)]));
@@ -114,7 +141,11 @@ export function cachedTypesOfBucketName(db: SqlRunner, cache: ContentTypeCache, 
  * Every content type of a workspace, cached (a delivery read renders entries of any bucket): the
  * same list until one changes, so that what is written for it can be kept with it (render.ts).
  */
-export async function cachedTypesOfWorkspace(db: SqlRunner, cache: ContentTypeCache, workspaceId: number): Promise<readonly ContentTypeDef[]> {
+export async function cachedTypesOfWorkspace(
+  db: SqlRunner,
+  cache: ContentTypeCache,
+  workspaceId: number,
+): Promise<readonly ContentTypeDef[]> {
   const byId = await cache.get(`ws:${workspaceId}`, async () => {
     const found = await rows<Row>(db, select(sql`b.workspace_id = ${workspaceId}`), true);
     return new Map(found.map((r) => [String(r.id), toDef(r)]));
@@ -132,6 +163,9 @@ function listOf(map: Map<string, ContentTypeDef>): readonly ContentTypeDef[] {
 
 /** The id of the workspace's bucket named so, if there is one. */
 export async function bucketIdByName(db: SqlRunner, workspaceId: number, name: string): Promise<number | undefined> {
-  const [found] = await rows<{ id: number }>(db, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${name}::text`);
+  const [found] = await rows<{ id: number }>(
+    db,
+    sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${name}::text`,
+  );
   return found?.id;
 }

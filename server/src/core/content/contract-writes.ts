@@ -28,7 +28,8 @@ export function contractErrors(input: ContractInput): FieldErrors {
   const problems = schemaProblems(input.schema);
   if (problems.length) errors.schema = problems.map((problem) => fieldError('schema', ':problem', { problem }));
   const prefix = normalizePrefix(input.prefix);
-  if (prefix !== null && prefix.split('/').some((s) => s === '')) errors.prefix = [fieldError('format', 'The :attribute field must not contain empty folder names.')];
+  if (prefix !== null && prefix.split('/').some((s) => s === ''))
+    errors.prefix = [fieldError('format', 'The :attribute field must not contain empty folder names.')];
   return errors;
 }
 
@@ -46,7 +47,13 @@ export const contractValues = (input: ContractInput) => ({
  * or when its bucket names no bucket of the workspace. The objects it governed and governs are
  * marked for a recheck.
  */
-export async function saveContract(tx: SqlRunner, workspaceId: number, input: ContractInput, now: Date, replacing?: { id: number; name: string }): Promise<ContractRow | undefined> {
+export async function saveContract(
+  tx: SqlRunner,
+  workspaceId: number,
+  input: ContractInput,
+  now: Date,
+  replacing?: { id: number; name: string },
+): Promise<ContractRow | undefined> {
   const v = contractValues(input);
   const bucket = sql`(SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${v.bucket}::text)`;
   if (v.bucket !== null) {

@@ -98,7 +98,8 @@ export function checkLanguages(validate: ValidateFunction, contents: Map<string,
     // Stored diagnostics are bounded like a `422`'s report: the first MAX_ERROR_PATHS problems.
     for (const err of found.slice(0, MAX_ERROR_PATHS - issues.length)) {
       const pointer = `/${prefix.map(escapePointer).join('/')}${err.instancePath}`;
-      const missing = err.keyword === 'required' ? `/${escapePointer(String((err.params as { missingProperty: string }).missingProperty))}` : '';
+      const missing =
+        err.keyword === 'required' ? `/${escapePointer(String((err.params as { missingProperty: string }).missingProperty))}` : '';
       issues.push({ path: pointer + missing, message: err.message ?? 'is invalid', keyword: err.keyword });
     }
   }

@@ -14,13 +14,16 @@ export interface Change {
 /** Marks a property missing on one side (distinct from an explicit null). */
 const ABSENT = Symbol('absent');
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof LosslessNumber);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof LosslessNumber);
 
 /** Equal JSON values (numbers by value, objects regardless of key order). */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return (a instanceof LosslessNumber || typeof a === 'number') && (b instanceof LosslessNumber || typeof b === 'number') ? Number(a) === Number(b) && String(a) === String(b) : false;
+    return (a instanceof LosslessNumber || typeof a === 'number') && (b instanceof LosslessNumber || typeof b === 'number')
+      ? Number(a) === Number(b) && String(a) === String(b)
+      : false;
   }
   return stringifyExact(canonical(a)) === stringifyExact(canonical(b));
 }
@@ -28,7 +31,12 @@ function sameValue(a: unknown, b: unknown): boolean {
 /** A copy with object keys sorted, for comparing whole values. */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
-  if (isObject(value)) return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]));
+  if (isObject(value))
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical(value[k])]),
+    );
   return value;
 }
 
@@ -52,7 +60,8 @@ export function diff(before: unknown, after: unknown, limit: number): { changes:
     let change: Change | undefined;
     if (item.before === ABSENT) change = { path: item.path, operation: 'added', after: item.after };
     else if (item.after === ABSENT) change = { path: item.path, operation: 'removed', before: item.before };
-    else if (!sameValue(item.before, item.after)) change = { path: item.path, operation: 'changed', before: item.before, after: item.after };
+    else if (!sameValue(item.before, item.after))
+      change = { path: item.path, operation: 'changed', before: item.before, after: item.after };
     if (!change) continue;
     if (changes.length === limit) return { changes, truncated: true };
     changes.push(change);

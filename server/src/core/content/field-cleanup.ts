@@ -13,6 +13,11 @@ export const FIELD_CLEANUP_JOB = 'entries.field-cleanup';
 export async function cleanUpRemovedFields(app: AppContext, budgetMs = 40_000, batch = 1000): Promise<number> {
   const pending = await rows<{ id: number }>(app.db, sql`SELECT id FROM field_removals WHERE NOT finished ORDER BY id`);
   // A step's 0: done, or another process is on it.
-  const step = async (id: number) => (await rows<{ count: number }>(app.db, sql`SELECT field_cleanup_step(${id}::int, ${batch}::int) AS count`))[0].count;
-  return runSteps(pending.map((p) => p.id), step, budgetMs);
+  const step = async (id: number) =>
+    (await rows<{ count: number }>(app.db, sql`SELECT field_cleanup_step(${id}::int, ${batch}::int) AS count`))[0].count;
+  return runSteps(
+    pending.map((p) => p.id),
+    step,
+    budgetMs,
+  );
 }

@@ -34,7 +34,8 @@ export function checkFieldDefinitions(
   existingTypes: ReadonlySet<string>,
 ): FieldErrors {
   const errors = fieldErrors();
-  const add = (key: string, template: string, params?: Record<string, string>) => addFieldError(errors, key, fieldError('definition', template, params));
+  const add = (key: string, template: string, params?: Record<string, string>) =>
+    addFieldError(errors, key, fieldError('definition', template, params));
   const seen = new Set<string>();
   fields.forEach((f, i) => {
     const at = `fields.${i}`;
@@ -44,12 +45,16 @@ export function checkFieldDefinitions(
     if (f.type === 'relation') {
       if (!f.targets) add(`${at}.targets`, 'The targets field is required for relation fields.');
       f.targets?.forEach((t, j) => {
-        if (t !== typeName && !existingTypes.has(t)) add(`${at}.targets.${j}`, 'The content type :type does not exist in this bucket.', { type: t });
+        if (t !== typeName && !existingTypes.has(t))
+          add(`${at}.targets.${j}`, 'The content type :type does not exist in this bucket.', { type: t });
       });
     } else if (f.targets !== undefined) add(`${at}.targets`, 'The targets field is only allowed on relation fields.');
-    if (f.cascade_on_delete && !CASCADING.has(f.type)) add(`${at}.cascade_on_delete`, 'The cascade_on_delete field is only allowed on relation and attachment fields.');
-    if (f.indexed && (!INDEXABLE.has(f.type) || f.multiple)) add(`${at}.indexed`, 'The indexed field is only allowed on single-value text, number and date fields.');
-    if (f.unique && (NOT_UNIQUE.has(f.type) || f.multiple)) add(`${at}.unique`, 'The unique field is not allowed on :kind fields.', { kind: f.multiple ? 'multiple' : f.type });
+    if (f.cascade_on_delete && !CASCADING.has(f.type))
+      add(`${at}.cascade_on_delete`, 'The cascade_on_delete field is only allowed on relation and attachment fields.');
+    if (f.indexed && (!INDEXABLE.has(f.type) || f.multiple))
+      add(`${at}.indexed`, 'The indexed field is only allowed on single-value text, number and date fields.');
+    if (f.unique && (NOT_UNIQUE.has(f.type) || f.multiple))
+      add(`${at}.unique`, 'The unique field is not allowed on :kind fields.', { kind: f.multiple ? 'multiple' : f.type });
   });
   if (nameField !== undefined && !fields.some((f) => f.name === nameField && f.type === 'text' && !f.multiple)) {
     add('name_field', 'The name_field must name a single-value text field of this content type.');

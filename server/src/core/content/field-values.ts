@@ -84,7 +84,9 @@ export function checkScalar(def: FieldDef, v: unknown): Check {
       }
       const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
       if (d && Number(d[1]) === 0) return { error: YEARS_RULE };
-      return d && validCalendarDate(Number(d[1]), Number(d[2]), Number(d[3])) ? { value: v } : { error: 'must be a valid date in the form YYYY-MM-DD' };
+      return d && validCalendarDate(Number(d[1]), Number(d[2]), Number(d[3]))
+        ? { value: v }
+        : { error: 'must be a valid date in the form YYYY-MM-DD' };
     }
   }
 }
@@ -96,7 +98,13 @@ const isEmpty = (v: unknown) => v === null || v === undefined || (Array.isArray(
  * (the stored document of the locale). Errors are keyed `fields.<name>`; `creating` applies
  * `required` to every field, an update to the fields it sets.
  */
-export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unknown>, current: Record<string, unknown>, creating: boolean, errors: FieldErrors): Record<string, unknown> {
+export function mergeFieldValues(
+  type: ContentTypeDef,
+  input: Record<string, unknown>,
+  current: Record<string, unknown>,
+  creating: boolean,
+  errors: FieldErrors,
+): Record<string, unknown> {
   const out = emptyRecord();
   for (const def of type.fields) if (Object.hasOwn(current, def.name)) out[def.name] = current[def.name];
   const add = (name: string, detail: string) => addFieldError(errors, `fields.${name}`, fieldDetail('value', detail));
@@ -130,7 +138,8 @@ export function mergeFieldValues(type: ContentTypeDef, input: Record<string, unk
     }
   }
   for (const def of type.fields) {
-    if (def.required && (creating || Object.hasOwn(input, def.name)) && isEmpty(out[def.name]) && !errors[`fields.${def.name}`]) add(def.name, 'is required');
+    if (def.required && (creating || Object.hasOwn(input, def.name)) && isEmpty(out[def.name]) && !errors[`fields.${def.name}`])
+      add(def.name, 'is required');
   }
   return out;
 }
@@ -177,8 +186,12 @@ export type PendingEntries = Map<string, { bucketId: number; type: string }>;
  * of the group). A few queries in all, whatever the number of writes and values.
  */
 export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[], pending: PendingEntries = new Map()): Promise<void> {
-  const defsOf = items.map((it) => it.changed.map((n) => it.type.byName.get(n)).filter((d): d is FieldDef => d !== undefined && !it.errors[`fields.${d.name}`]));
-  const valuesOfType = (kind: 'relation' | 'attachment') => [...new Set(items.flatMap((it, i) => defsOf[i].filter((d) => d.type === kind).flatMap((d) => valuesOf(it.doc, d))))];
+  const defsOf = items.map((it) =>
+    it.changed.map((n) => it.type.byName.get(n)).filter((d): d is FieldDef => d !== undefined && !it.errors[`fields.${d.name}`]),
+  );
+  const valuesOfType = (kind: 'relation' | 'attachment') => [
+    ...new Set(items.flatMap((it, i) => defsOf[i].filter((d) => d.type === kind).flatMap((d) => valuesOf(it.doc, d)))),
+  ];
   const relationIds = (valuesOfType('relation') as string[]).filter((id) => !pending.has(id));
   const fileIds = valuesOfType('attachment') as number[];
   const targets = new Map<string, { bucketId: number; type: string }>(pending);
@@ -204,9 +217,16 @@ export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[],
       valuesOf(it.doc, def).forEach((v, n) => {
         if (def.type === 'relation') {
           const t = targets.get(v as string);
-          if (t === undefined || t.bucketId !== it.type.bucketId) addFieldError(it.errors, at(n), fieldError('relation', 'The :attribute field must be an entry of this bucket.'));
-          else if (!def.targets.includes(t.type)) addFieldError(it.errors, at(n), fieldError('relation', 'The :attribute field must be an entry of the type :types.', { types: def.targets.join(' or ') }));
-        } else if (def.type === 'attachment' && !files.has(`${it.type.workspaceId}:${v as number}`)) addFieldError(it.errors, at(n), fieldError('attachment', 'The :attribute field must be a file of this workspace.'));
+          if (t === undefined || t.bucketId !== it.type.bucketId)
+            addFieldError(it.errors, at(n), fieldError('relation', 'The :attribute field must be an entry of this bucket.'));
+          else if (!def.targets.includes(t.type))
+            addFieldError(
+              it.errors,
+              at(n),
+              fieldError('relation', 'The :attribute field must be an entry of the type :types.', { types: def.targets.join(' or ') }),
+            );
+        } else if (def.type === 'attachment' && !files.has(`${it.type.workspaceId}:${v as number}`))
+          addFieldError(it.errors, at(n), fieldError('attachment', 'The :attribute field must be a file of this workspace.'));
       });
     }
   });
@@ -215,7 +235,9 @@ export async function checkAllReferences(db: SqlRunner, items: ReferenceCheck[],
 
 /** Unique values: taken by a stored live entry of the type in the locale, or by an earlier write of the group. */
 async function checkUnique(db: SqlRunner, items: ReferenceCheck[], defsOf: FieldDef[][]): Promise<void> {
-  const claims = items.flatMap((it, i) => defsOf[i].filter((d) => d.unique && !isEmpty(it.doc[d.name])).map((d) => ({ item: it, field: d.name, key: d.key })));
+  const claims = items.flatMap((it, i) =>
+    defsOf[i].filter((d) => d.unique && !isEmpty(it.doc[d.name])).map((d) => ({ item: it, field: d.name, key: d.key })),
+  );
   if (!claims.length) return;
   const column = <T>(f: (c: (typeof claims)[number]) => T) => claims.map(f);
   // Serialized per type and field (in one order), so that two concurrent writes cannot both take a value.

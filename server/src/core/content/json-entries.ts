@@ -13,12 +13,21 @@ import { rows, sql, type Sql } from '../sql';
 import { checkLanguages, effectiveContractOf, type ContractChoice, type EffectiveContract, type ValidationIssue } from './contracts';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { recordCreated, recordRevision, snapshotOf, getRevision, type Snapshot } from './revisions';
-import { insertDocuments, insertEntry, liveIn, openForWrite, refTaken, publishEntryEvent, sortLocales, writeDocuments, type WriteContext } from './write';
+import {
+  insertDocuments,
+  insertEntry,
+  liveIn,
+  openForWrite,
+  refTaken,
+  publishEntryEvent,
+  sortLocales,
+  writeDocuments,
+  type WriteContext,
+} from './write';
 
 export type { WriteContext } from './write';
 import { BASE_LOCALE, TRASH_DAYS, findEntries, type EntryRecord, type EntryStatus } from './store';
 import { isConfiguredLocale, unconfiguredLocale } from './locales';
-
 
 /** A ref: names separated by single slashes, no leading or trailing slash, no control characters. */
 // eslint-disable-next-line no-control-regex -- control characters are what it refuses
@@ -31,12 +40,18 @@ export interface Address {
 }
 
 function addressErrors(input: Address, errors: FieldErrors): void {
-  if (input.ref !== undefined && input.path !== undefined) errors.ref = [fieldError('exclusive', 'The ref and path fields must not both be present.')];
-  else if (input.ref === undefined && input.path === undefined) errors.ref = [fieldError('required', 'The :attribute field is required when path is not present.')];
-  else if (input.ref !== undefined && !REF.test(input.ref)) errors.ref = [fieldError('format', 'The :attribute field must be folder names separated by single slashes, without a leading or trailing slash.')];
+  if (input.ref !== undefined && input.path !== undefined)
+    errors.ref = [fieldError('exclusive', 'The ref and path fields must not both be present.')];
+  else if (input.ref === undefined && input.path === undefined)
+    errors.ref = [fieldError('required', 'The :attribute field is required when path is not present.')];
+  else if (input.ref !== undefined && !REF.test(input.ref))
+    errors.ref = [
+      fieldError('format', 'The :attribute field must be folder names separated by single slashes, without a leading or trailing slash.'),
+    ];
   else if (input.path) {
     const folder = input.path.replace(/^\/+|\/+$/g, '');
-    if (folder !== '' && !REF.test(folder)) errors.path = [fieldError('format', 'The :attribute field must be folder names separated by single slashes.')];
+    if (folder !== '' && !REF.test(folder))
+      errors.path = [fieldError('format', 'The :attribute field must be folder names separated by single slashes.')];
   }
 }
 
@@ -50,14 +65,24 @@ const toChoice = (contract: string | false | null | undefined): ContractChoice =
   contract === false ? { choice: 'none' } : typeof contract === 'string' ? { choice: 'named', name: contract } : { choice: 'auto' };
 
 /** The bucket to write to (a bucket of the workspace, the General bucket by default), or an error. */
-async function resolveBucket(db: SqlRunner, workspaceId: number, bucketId: number | undefined, errors: FieldErrors): Promise<number | undefined> {
+async function resolveBucket(
+  db: SqlRunner,
+  workspaceId: number,
+  bucketId: number | undefined,
+  errors: FieldErrors,
+): Promise<number | undefined> {
   const [bucket] = await rows<{ id: number }>(
     db,
     bucketId === undefined
       ? sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND name = 'general'`
       : sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId} AND id = ${bucketId}`,
   );
-  if (!bucket) errors.bucket_id = [bucketId === undefined ? fieldError('exists', 'The workspace has no General bucket.') : fieldError('exists', 'The selected :attribute is invalid.')];
+  if (!bucket)
+    errors.bucket_id = [
+      bucketId === undefined
+        ? fieldError('exists', 'The workspace has no General bucket.')
+        : fieldError('exists', 'The selected :attribute is invalid.'),
+    ];
   return bucket?.id;
 }
 
@@ -68,7 +93,10 @@ async function contractExists(db: SqlRunner, workspaceId: number, name: string):
 /** Translations must be keyed by configured locales other than the base one. */
 function translationErrors(translations: Record<string, unknown>, locales: string[], errors: FieldErrors): void {
   for (const locale of Object.keys(translations)) {
-    if (locale === BASE_LOCALE) errors[`translations.${locale}`] = [fieldError('base_locale', 'The translations field must not hold :locale: it is the base document (data).', { locale: BASE_LOCALE })];
+    if (locale === BASE_LOCALE)
+      errors[`translations.${locale}`] = [
+        fieldError('base_locale', 'The translations field must not hold :locale: it is the base document (data).', { locale: BASE_LOCALE }),
+      ];
     else if (!isConfiguredLocale(locale, locales)) errors[`translations.${locale}`] = [unconfiguredLocale(locale)];
   }
 }
@@ -79,7 +107,15 @@ interface Validation {
 }
 
 /** Validates every language against the contract that will govern the entry; throws in `enforce` mode. */
-async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref: string, choice: ContractChoice, documents: Map<string, unknown>, exact: boolean): Promise<Validation> {
+async function validate(
+  ctx: WriteContext,
+  tx: SqlRunner,
+  bucketId: number,
+  ref: string,
+  choice: ContractChoice,
+  documents: Map<string, unknown>,
+  exact: boolean,
+): Promise<Validation> {
   const [contract] = await rows<EffectiveContract>(tx, effectiveContractOf(ctx.workspace.id, bucketId, ref, choice));
   if (!contract) return { contract: undefined, issues: [] };
   const plain = new Map([...documents].map(([locale, data]) => [locale, approximate(data as object, exact)]));
@@ -91,10 +127,6 @@ async function validate(ctx: WriteContext, tx: SqlRunner, bucketId: number, ref:
 /** The columns of the validation state after a check. */
 const validationColumns = (v: Validation, now: Sql) =>
   sql`validation_issues = ${JSON.stringify(v.issues)}::jsonb, validation_checked_at = ${v.contract ? now : sql`NULL`}, validation_pending = false, validation_failed = false`;
-
-
-
-
 
 export interface CreateInput extends Address {
   data: object;
@@ -114,7 +146,8 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   // connection is that unit's until it ends.
   const db = openRunner(app);
   const bucketId = await resolveBucket(db, workspace.id, input.bucketId, errors);
-  if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract))) errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
+  if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract)))
+    errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
   throwIfInvalid(errors);
   const entryId = newEntryId();
   const ref = refOf(input, entryId);
@@ -123,7 +156,18 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
-    const id = await insertEntry(tx, { entryId, workspaceId: workspace.id, bucketId: bucketId!, kind: 'json', ref, status: input.status ?? 'draft', choice, validationIssues: v.issues, checkedAt: v.contract ? now : undefined, now });
+    const id = await insertEntry(tx, {
+      entryId,
+      workspaceId: workspace.id,
+      bucketId: bucketId!,
+      kind: 'json',
+      ref,
+      status: input.status ?? 'draft',
+      choice,
+      validationIssues: v.issues,
+      checkedAt: v.contract ? now : undefined,
+      now,
+    });
     await insertDocuments(tx, [{ entryPk: id, documents }]);
     const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
     await recordCreated(tx, [{ entryPk: id, after: snapshotOf(entry) }], { author: ctx.author, now });
@@ -137,21 +181,33 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
  * it) but is not an object: Objects reads, listings and queries never show it, and its delete
  * through the Objects API is refused.
  */
-export async function createSubmission(app: AppContext, workspaceId: number, bucketId: number, ref: string, data: object): Promise<{ id: number; entry_id: string; ref: string }> {
+export async function createSubmission(
+  app: AppContext,
+  workspaceId: number,
+  bucketId: number,
+  ref: string,
+  data: object,
+): Promise<{ id: number; entry_id: string; ref: string }> {
   const errors = fieldErrors();
   addressErrors({ ref }, errors);
   throwIfInvalid(errors);
   const entryId = newEntryId();
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
-    const id = await insertEntry(tx, { entryId, workspaceId, bucketId, kind: 'submission', ref, status: 'published', choice: { choice: 'none' }, now });
+    const id = await insertEntry(tx, {
+      entryId,
+      workspaceId,
+      bucketId,
+      kind: 'submission',
+      ref,
+      status: 'published',
+      choice: { choice: 'none' },
+      now,
+    });
     await insertDocuments(tx, [{ entryPk: id, documents: new Map([[BASE_LOCALE, data]]) }]);
     return { id, entry_id: entryId, ref };
   });
 }
-
-
-
 
 export interface UpdateInput extends Address {
   lockVersion: number;
@@ -175,7 +231,8 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
       if (current.migrated) errors.bucket_id = [fieldError('migrated', 'A migrated entry cannot move to another bucket.')];
       else bucketId = (await resolveBucket(tx, workspace.id, input.bucketId, errors)) ?? bucketId;
     }
-    if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract))) errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
+    if (typeof input.contract === 'string' && !(await contractExists(tx, workspace.id, input.contract)))
+      errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
     if (input.translations) translationErrors(input.translations, workspace.locales, errors);
     throwIfInvalid(errors);
 
@@ -212,11 +269,24 @@ const currentChoice = (e: EntryRecord): ContractChoice =>
 /** Moves a JSON entry to Trash (kept TRASH_DAYS); legacy submissions are read-only. */
 export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion: number): Promise<void> {
   await transaction(ctx.app, async (tx) => {
-    const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json', 'submission'], version: { expected: lockVersion } });
+    const current = await openForWrite(ctx, tx, {
+      where: sql`e.id = ${id}`,
+      kinds: ['json', 'submission'],
+      version: { expected: lockVersion },
+    });
     const now = ctx.app.clock.sqlNow();
-    await rows(tx, sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`);
+    await rows(
+      tx,
+      sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`,
+    );
     await publishEntryEvent(ctx, tx, 'entry.deleted', current, 'object');
-    await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: current.entry_id, objectId: id });
+    await recordAudit(tx, ctx.app.clock.now(), {
+      workspaceId: ctx.workspace.id,
+      event: 'entry.deleted',
+      actor: ctx.author.actor ?? 'system',
+      entryId: current.entry_id,
+      objectId: id,
+    });
   });
 }
 
@@ -233,13 +303,24 @@ export interface RestoreResult {
  * kept), or recovers an entry from Trash (the Trash row's lock_version; the deleted content or a
  * revision of it; back as a draft without schedule, same ids).
  */
-export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersion: number, revisionId: number | undefined): Promise<RestoreResult> {
+export async function restoreJsonEntry(
+  ctx: WriteContext,
+  id: number,
+  lockVersion: number,
+  revisionId: number | undefined,
+): Promise<RestoreResult> {
   const { app, workspace } = ctx;
   return transaction(app, async (tx) => {
     const now = app.clock.sqlNow();
-    const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: lockVersion }, inTrashAt: now });
+    const current = await openForWrite(ctx, tx, {
+      where: sql`e.id = ${id}`,
+      kinds: ['json'],
+      version: { expected: lockVersion },
+      inTrashAt: now,
+    });
     const recovering = current.deleted_at !== null;
-    if (!recovering && revisionId === undefined) throw invalidAt('revision_id', 'The :attribute field is required unless the object is in Trash.');
+    if (!recovering && revisionId === undefined)
+      throw invalidAt('revision_id', 'The :attribute field is required unless the object is in Trash.');
 
     let target: Snapshot = snapshotOf(current);
     let exact = current.exact;
@@ -252,7 +333,8 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     const errors = fieldErrors();
     const buckets = await rows(tx, sql`SELECT 1 FROM buckets WHERE id = ${target.bucket_id} AND workspace_id = ${workspace.id}`);
     if (!buckets.length) errors.revision_id = [fieldError('exists', 'The bucket of the revision no longer exists.')];
-    if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract))) errors.revision_id = [fieldError('exists', 'The contract of the revision no longer exists.')];
+    if (typeof target.contract === 'string' && !(await contractExists(tx, workspace.id, target.contract)))
+      errors.revision_id = [fieldError('exists', 'The contract of the revision no longer exists.')];
     throwIfInvalid(errors);
 
     const documents = new Map<string, unknown>();
@@ -275,7 +357,13 @@ export async function restoreJsonEntry(ctx: WriteContext, id: number, lockVersio
     if (!row) throw invalidAt('ref', 'The :attribute of the object is taken by another entry.');
     await writeDocuments(tx, id, documents);
     const [entry] = await findEntries(tx, liveIn(ctx, 'json'), sql`e.id = ${id}`, { content: { kind: 'all' } });
-    await recordRevision(tx, id, snapshotOf(entry), { event: recovering ? 'recovered' : 'restored', author: ctx.author, now, before: snapshotOf(current), restoredFrom: revisionId ?? null });
+    await recordRevision(tx, id, snapshotOf(entry), {
+      event: recovering ? 'recovered' : 'restored',
+      author: ctx.author,
+      now,
+      before: snapshotOf(current),
+      restoredFrom: revisionId ?? null,
+    });
     await publishEntryEvent(ctx, tx, 'entry.restored', entry, 'object');
     return row;
   });

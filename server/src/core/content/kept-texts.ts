@@ -44,7 +44,10 @@ export function variantOf(o: RenderOptions): string {
   let variant = byKey.get(key);
   if (!variant) {
     const defs = o.types.map((t) => [t.id, t.name, t.bucketId, t.nameField, t.fields]);
-    variant = createHash('sha256').update(JSON.stringify([defs, key])).digest('base64url').slice(0, 24);
+    variant = createHash('sha256')
+      .update(JSON.stringify([defs, key]))
+      .digest('base64url')
+      .slice(0, 24);
     if (byKey.size < 200) byKey.set(key, variant);
   }
   return variant;
@@ -111,7 +114,11 @@ export class TextKeeper {
   private async write(o: RenderOptions, pks: number[]): Promise<void> {
     const { text, values } = this.statement(o, pks, this.maxBytes).toQuery();
     await this.db.transaction(async (tx) => {
-      const lock = await tx.query<{ taken: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS taken', [LOCK_CLASS, o.workspace.id], true);
+      const lock = await tx.query<{ taken: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1, $2) AS taken',
+        [LOCK_CLASS, o.workspace.id],
+        true,
+      );
       // A change of the workspace is in flight: what would be kept now could be out of date by its commit.
       if (!lock.rows[0].taken) return;
       await tx.query(text, values, 'bounded');

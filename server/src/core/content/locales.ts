@@ -11,9 +11,11 @@ import { BASE_LOCALE } from './store';
 /** A workspace's locale list: `en-US` first and always present, then the others in the given order, without duplicates. */
 export const normalizeLocales = (locales: readonly string[] = []): string[] => [...new Set([BASE_LOCALE, ...locales])];
 
-export const isConfiguredLocale = (locale: string, configured: readonly string[]): boolean => locale === BASE_LOCALE || configured.includes(locale);
+export const isConfiguredLocale = (locale: string, configured: readonly string[]): boolean =>
+  locale === BASE_LOCALE || configured.includes(locale);
 
-export const unconfiguredLocale = (locale: string): FieldError => fieldError('locale', 'The locale :locale is not configured for this workspace.', { locale });
+export const unconfiguredLocale = (locale: string): FieldError =>
+  fieldError('locale', 'The locale :locale is not configured for this workspace.', { locale });
 
 const invalidLocale = () => new DomainError('invalid_locale');
 

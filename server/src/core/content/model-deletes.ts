@@ -19,7 +19,10 @@ function holds(what: string, counts: Record<string, number>, names: Record<strin
   const listed = Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => plural(n, ...names[k]));
-  return new DomainError('conflict', undefined, { message: `The ${what} holds ${listed.join(', ')}: delete them first, or pass purge=true.`, counts });
+  return new DomainError('conflict', undefined, {
+    message: `The ${what} holds ${listed.join(', ')}: delete them first, or pass purge=true.`,
+    counts,
+  });
 }
 
 /** Entries of `where` (on `e`), typed and otherwise (objects, submissions), live or in Trash. */
@@ -43,7 +46,10 @@ export function deleteContentType(
   together: readonly string[] = [],
 ): Promise<void> {
   return transaction(app, async (tx) => {
-    const [type] = await rows<{ id: number }>(tx, sql`SELECT id FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`);
+    const [type] = await rows<{ id: number }>(
+      tx,
+      sql`SELECT id FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`,
+    );
     if (!type) throw new DomainError('not_found');
     const accepting = await rows<{ field: string }>(
       tx,
@@ -52,7 +58,9 @@ export function deleteContentType(
            ORDER BY t.name, f.position`,
     );
     if (accepting.length) {
-      throw new DomainError('conflict', undefined, { message: `Relation fields of other content types accept this type: ${accepting.map((a) => a.field).join(', ')}. Change their targets first.` });
+      throw new DomainError('conflict', undefined, {
+        message: `Relation fields of other content types accept this type: ${accepting.map((a) => a.field).join(', ')}. Change their targets first.`,
+      });
     }
     const { entries } = await entryCounts(tx, sql`e.content_type_id = ${type.id}::int AND e.kind = 'typed'`);
     if (entries && !purge) throw holds('content type', { entries }, { entries: ['entry', 'entries'] });
@@ -60,22 +68,38 @@ export function deleteContentType(
     // Its typed table is dropped with it (a trigger): not waited for long (withStorageLocks).
     await shortLockWait(tx);
     await rows(tx, sql`DELETE FROM content_types WHERE id = ${type.id}::int`);
-    await publishEvent(tx, app.clock.now(), { workspaceId: bucket.workspaceId, event: 'content_type.deleted', data: { id: type.id, name: typeName, bucket: bucket.name } });
+    await publishEvent(tx, app.clock.now(), {
+      workspaceId: bucket.workspaceId,
+      event: 'content_type.deleted',
+      data: { id: type.id, name: typeName, bucket: bucket.name },
+    });
   });
 }
 
 /** Deletes a bucket of the workspace (what it holds too with `purge`); never its default bucket. */
 export function deleteBucket(app: AppContext, workspaceId: number, bucketName: string, purge: boolean): Promise<void> {
   return transaction(app, async (tx) => {
-    const [bucket] = await rows<{ id: number }>(tx, sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${bucketName} FOR UPDATE`);
+    const [bucket] = await rows<{ id: number }>(
+      tx,
+      sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${bucketName} FOR UPDATE`,
+    );
     if (!bucket) throw new DomainError('not_found');
     if (bucketName === GENERAL_BUCKET) {
-      throw new DomainError('conflict', undefined, { message: 'The general bucket is the workspace\'s default bucket: it is deleted with its workspace only.' });
+      throw new DomainError('conflict', undefined, {
+        message: "The general bucket is the workspace's default bucket: it is deleted with its workspace only.",
+      });
     }
-    const [{ content_types }] = await rows<{ content_types: number }>(tx, sql`SELECT count(*)::int AS content_types FROM content_types WHERE bucket_id = ${bucket.id}::int`);
+    const [{ content_types }] = await rows<{ content_types: number }>(
+      tx,
+      sql`SELECT count(*)::int AS content_types FROM content_types WHERE bucket_id = ${bucket.id}::int`,
+    );
     const counts = { content_types, ...(await entryCounts(tx, sql`e.bucket_id = ${bucket.id}::int`)) };
     if ((counts.content_types || counts.entries || counts.objects) && !purge) {
-      throw holds('bucket', counts, { content_types: ['content type', 'content types'], entries: ['entry', 'entries'], objects: ['object', 'objects'] });
+      throw holds('bucket', counts, {
+        content_types: ['content type', 'content types'],
+        entries: ['entry', 'entries'],
+        objects: ['object', 'objects'],
+      });
     }
     // Entries first (their own statement: its triggers see the types they belong to), then the
     // bucket, which takes its content types and contracts with it; batch results kept for it go too.

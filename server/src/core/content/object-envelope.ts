@@ -75,7 +75,11 @@ export const presentRevision = (r: RevisionRow): S['Revision'] => ({
 });
 
 /** The full envelope (base language) of object `id`, as a write answers it; undefined when it is gone. */
-export async function readEnvelope(db: SqlRunner, sight: Sight, id: number): Promise<{ envelope: S['ObjectEnvelope']; exact: boolean } | undefined> {
+export async function readEnvelope(
+  db: SqlRunner,
+  sight: Sight,
+  id: number,
+): Promise<{ envelope: S['ObjectEnvelope']; exact: boolean } | undefined> {
   const [entry] = await findEntries(db, sight, sql`e.id = ${id}`, { content: { kind: 'locale', locale: BASE_LOCALE } });
   return entry && { envelope: presentObject(entry, { locale: BASE_LOCALE, view: 'full' }), exact: entry.exact };
 }

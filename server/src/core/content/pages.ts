@@ -42,7 +42,12 @@ export function idCursor(cursor: string | undefined, perPage: number, leading?: 
 }
 
 /** A page of entries in id order after a cursor, with the cursors of the pages around it (see idCursor; `leading`: idOrder). */
-export async function idCursorPage(find: (where: Sql, page: NonNullable<FindOptions['page']>) => Promise<EntryRecord[]>, cursor: string | undefined, perPage: number, leading?: string): Promise<IdPage> {
+export async function idCursorPage(
+  find: (where: Sql, page: NonNullable<FindOptions['page']>) => Promise<EntryRecord[]>,
+  cursor: string | undefined,
+  perPage: number,
+  leading?: string,
+): Promise<IdPage> {
   const c = idCursor(cursor, perPage, leading);
   const found = await find(c.where, c.page);
   const page = found.slice(0, perPage);

@@ -40,7 +40,8 @@ export const relatedSight = (o: Pick<RenderOptions, 'workspace' | 'publishedOnly
   inline(sightOn({ workspaceId: o.workspace.id, kinds: ['typed'], state: o.publishedOnly ? 'published' : 'live' }, alias));
 
 /** Where a row of `found` (`f`) stands among the roots: its `pos`, counted from the last shown one when reversed. */
-export const rootOf = (show: { limit: number; reverse?: boolean }) => (show.reverse ? `(${Math.trunc(show.limit) + 1} - ${ROW.found}.pos)` : `${ROW.found}.pos`);
+export const rootOf = (show: { limit: number; reverse?: boolean }) =>
+  show.reverse ? `(${Math.trunc(show.limit) + 1} - ${ROW.found}.pos)` : `${ROW.found}.pos`;
 
 export const isSpecial = (f: FieldDef) => f.type === 'relation' || f.type === 'attachment';
 
@@ -67,11 +68,14 @@ export function steppedTexts(show: { limit: number; reverse?: boolean }, text: s
 export const idList = (types: readonly ContentTypeDef[]) => `'{${types.map((t) => t.id).join(',')}}'::int[]`;
 
 /** The types a relation field of `t` accepts (of its bucket). */
-export const targetsOf = (o: Pick<RenderOptions, 'types'>, t: ContentTypeDef, f: FieldDef) => o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
+export const targetsOf = (o: Pick<RenderOptions, 'types'>, t: ContentTypeDef, f: FieldDef) =>
+  o.types.filter((u) => u.bucketId === t.bucketId && f.targets.includes(u.name));
 
 /** A field's stored value as items: each item of a multiple field's array (a lone value as one), a single field's value as one. */
 export const itemsOf = (value: string, multiple: boolean) =>
-  multiple ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END` : `jsonb_build_array(${value})`;
+  multiple
+    ? `CASE WHEN jsonb_typeof(${value}) = 'array' THEN ${value} ELSE jsonb_build_array(${value}) END`
+    : `jsonb_build_array(${value})`;
 
 /** An entry's name in its document `doc` as JSON text (NULL: none, the id stands for it). */
 export function nameOf(t: ContentTypeDef, doc: string): string | null {
@@ -89,7 +93,6 @@ export function nameAmong(types: readonly ContentTypeDef[], type: string, doc: s
   });
   return named.length ? `CASE ${type} ${named.join(' ')} END` : 'NULL::text';
 }
-
 
 /** The head of an entry's text, which a compact reference ends after (a summary, before its status label). */
 export function headParts(o: RenderOptions, a: string, name: string, labelled = true): string[] {
@@ -141,4 +144,9 @@ export const envelopeTail = (a: string): string[] => [
 
 /** An entry's own fields in its document `doc`, from index `from` to `to` (excluded): each key and value. */
 export const ownFields = (t: ContentTypeDef, from: number, to: number, doc: string): string[] =>
-  t.fields.slice(from, to).flatMap((f, i) => [jsonKey(f.name, from + i === 0), `coalesce((${doc} -> ${literal(f.key)})::text, ${f.multiple ? `'[]'` : `'null'`})`]);
+  t.fields
+    .slice(from, to)
+    .flatMap((f, i) => [
+      jsonKey(f.name, from + i === 0),
+      `coalesce((${doc} -> ${literal(f.key)})::text, ${f.multiple ? `'[]'` : `'null'`})`,
+    ]);

@@ -44,7 +44,9 @@ const typesWith = (o: RenderOptions, kind: (f: FieldDef) => boolean) => idList(o
 /** One query per type (its rows only for nodes `p` of that type), all in one. */
 function perType(o: RenderOptions, query: (t: ContentTypeDef) => string | null, empty: string): string {
   const branches = o.types.map((t) => [t.id, query(t)] as const).filter((b): b is readonly [number, string] => b[1] !== null);
-  return branches.length ? `(${branches.map(([id, q]) => `SELECT * FROM (${q}) q WHERE p.type_id = ${id}`).join(' UNION ALL ')})` : `(${empty} WHERE false)`;
+  return branches.length
+    ? `(${branches.map(([id, q]) => `SELECT * FROM (${q}) q WHERE p.type_id = ${id}`).join(' UNION ALL ')})`
+    : `(${empty} WHERE false)`;
 }
 
 /** The columns a node carries: its entry row's and its document (the locale's, or for `*` an object of every locale's). */
@@ -75,7 +77,9 @@ function referencesOf(o: RenderOptions, kind: 'relation' | 'attachment'): string
       const queries = t.fields.flatMap((f, idx) => {
         if (f.type !== kind) return [];
         const items = itemsOf(`lo.d -> ${literal(f.key)}`, f.multiple);
-        return [`SELECT ${idx} AS idx, ${f.multiple} AS many, ${idList(targetsOf(o, t, f))} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`];
+        return [
+          `SELECT ${idx} AS idx, ${f.multiple} AS many, ${idList(targetsOf(o, t, f))} AS targets, y.v, y.n FROM jsonb_array_elements(${items}) WITH ORDINALITY y(v, n)`,
+        ];
       });
       return queries.length ? queries.join(' UNION ALL ') : null;
     },
@@ -184,7 +188,10 @@ function pieces(o: RenderOptions): string {
  * own), so that no root is expanded once the answer passed its byte budget.
  */
 export const treeTexts = (o: RenderOptions, show: { limit: number; reverse?: boolean }) =>
-  steppedTexts(show, `WITH RECURSIVE ${tree(o)},\n${held(o)}\nSELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root`);
+  steppedTexts(
+    show,
+    `WITH RECURSIVE ${tree(o)},\n${held(o)}\nSELECT root, string_agg(t, '' ORDER BY k) AS j FROM (${pieces(o)}) x GROUP BY root`,
+  );
 
 /**
  * `steps` of a CTE of texts (`root`, `j`) written whole (summaries: a head each): their running

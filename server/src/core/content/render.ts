@@ -89,7 +89,8 @@ export function reachable(o: Pick<RenderOptions, 'types' | 'rootTypes'>): readon
  * only for a small model, where that statement is small too. Otherwise the read finds its entry's
  * type first (operations/entries.ts), and its statement is written for what that type reaches.
  */
-export const readsAtOnce = (types: readonly ContentTypeDef[]) => types.length <= READ_AT_ONCE.types && types.reduce((n, t) => n + t.fields.length, 0) <= READ_AT_ONCE.fields;
+export const readsAtOnce = (types: readonly ContentTypeDef[]) =>
+  types.length <= READ_AT_ONCE.types && types.reduce((n, t) => n + t.fields.length, 0) <= READ_AT_ONCE.fields;
 const READ_AT_ONCE = { types: 8, fields: 80 };
 
 /** Statements written, per content type list (a change of types makes a new list), by the rest of their shape. */
@@ -103,11 +104,23 @@ const writtenFor = new WeakMap<readonly ContentTypeDef[], Map<string, Sql>>();
 function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): Sql {
   let byShape = writtenFor.get(o.types);
   if (!byShape) writtenFor.set(o.types, (byShape = new Map<string, Sql>()));
-  const key = JSON.stringify([o.rootTypes?.map((t) => t.id), o.locale, o.view, o.publishedOnly, o.workspace.id, o.workspace.name, o.config.baseUrl, show.limit, show.reverse === true]);
+  const key = JSON.stringify([
+    o.rootTypes?.map((t) => t.id),
+    o.locale,
+    o.view,
+    o.publishedOnly,
+    o.workspace.id,
+    o.workspace.name,
+    o.config.baseUrl,
+    show.limit,
+    show.reverse === true,
+  ]);
   const kept = byShape.get(key);
   if (kept) return kept;
   const reached = { ...o, types: reachable(o) };
-  const texts = raw(o.view === 'summary' ? summaries(reached, show) : nestable(reached) ? nestedTexts(reached, show) : treeTexts(reached, show));
+  const texts = raw(
+    o.view === 'summary' ? summaries(reached, show) : nestable(reached) ? nestedTexts(reached, show) : treeTexts(reached, show),
+  );
   if (byShape.size < 200) byShape.set(key, texts);
   return texts;
 }
@@ -116,14 +129,26 @@ function written(o: RenderOptions, show: { limit: number; reverse?: boolean }): 
  * Renders the entries `found` gives (a statement with columns `pk`, an `entries.id`, and `pos`,
  * their order), the first `show.limit` of them, in reverse order if asked, in one statement.
  */
-export async function renderEntries(db: SqlRunner, found: Sql, o: RenderOptions, show: { limit: number; reverse?: boolean }): Promise<RenderedText> {
+export async function renderEntries(
+  db: SqlRunner,
+  found: Sql,
+  o: RenderOptions,
+  show: { limit: number; reverse?: boolean },
+): Promise<RenderedText> {
   const statement = deliveryStatement(found, o, show);
-  const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(db, statement, 'bounded');
+  const result = await rows<{ root: number; j: string | null; ids: number[] | null; bytes: string | null; missed: number[] | null }>(
+    db,
+    statement,
+    'bounded',
+  );
   const head = result.find((r) => r.root === 0)!;
   const over = Number(head.bytes) > o.maxBytes;
   // A refused answer keeps nothing.
   if (head.missed && !over) o.kept!.keeper.keep(o, head.missed);
-  const shown = result.filter((r) => r.root !== 0).sort((a, b) => a.root - b.root).map((r) => r.j!);
+  const shown = result
+    .filter((r) => r.root !== 0)
+    .sort((a, b) => a.root - b.root)
+    .map((r) => r.j!);
   // The text counts each file as its row (shorter than the object it becomes): past the budget there, past it in the answer.
   return { ids: head.ids!, items: fileHolesIn(shown, o.config, o.workspace.name, o.now).json, over };
 }

@@ -80,7 +80,11 @@ export async function recordRevision(tx: SqlRunner, entryPk: number, after: Snap
 }
 
 /** The first revisions of new entries (`created`), in one statement whatever their number. */
-export async function recordCreated(tx: SqlRunner, items: { entryPk: number; after: Snapshot }[], o: Pick<RecordOptions, 'author' | 'now'>): Promise<void> {
+export async function recordCreated(
+  tx: SqlRunner,
+  items: { entryPk: number; after: Snapshot }[],
+  o: Pick<RecordOptions, 'author' | 'now'>,
+): Promise<void> {
   if (!items.length) return;
   await rows(
     tx,
@@ -115,7 +119,11 @@ export function listRevisions(db: SqlRunner, entryPk: number, limit: number, bef
 }
 
 /** One revision of the entry with its snapshot, or undefined. */
-export async function getRevision(db: SqlRunner, entryPk: number, id: number): Promise<(RevisionRow & { snapshot: Snapshot; exact: boolean }) | undefined> {
+export async function getRevision(
+  db: SqlRunner,
+  entryPk: number,
+  id: number,
+): Promise<(RevisionRow & { snapshot: Snapshot; exact: boolean }) | undefined> {
   const [row] = await rows<RevisionRow & { snapshot: string }>(
     db,
     sql`SELECT ${REVISION_COLUMNS}, r.snapshot::text AS snapshot FROM entry_revisions r JOIN entries e ON e.id = r.entry_pk

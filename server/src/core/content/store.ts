@@ -66,7 +66,8 @@ const e = raw('e');
 
 function contentColumn(content: ContentChoice): Sql {
   if (content.kind === 'none') return raw('NULL::text AS documents');
-  if (content.kind === 'joined') return sql`CASE WHEN c.data IS NULL THEN NULL ELSE jsonb_build_object(${content.locale}::text, c.data)::text END AS documents`;
+  if (content.kind === 'joined')
+    return sql`CASE WHEN c.data IS NULL THEN NULL ELSE jsonb_build_object(${content.locale}::text, c.data)::text END AS documents`;
   const filter = content.kind === 'locale' ? sql` AND ec.locale = ${content.locale}` : raw('');
   // jsonb as text: parsed by lib/exact-json so that large and precise numbers keep their value.
   return sql`(SELECT jsonb_object_agg(ec.locale, ec.data)::text FROM entry_contents ec WHERE ec.entry_pk = e.id${filter}) AS documents`;
@@ -173,7 +174,8 @@ function pageOf(where: Sql, o: PageOptions, inline = false): Sql {
 export const pageStatement = (where: Sql, o: PageOptions): Sql => pageOf(where, o, true);
 
 /** The page of ids of the entries `sight` sees that match `where`, as `pk` and `pos` (from 1), for a statement to read. */
-export const pageIds = (sight: Sight, where: Sql, o: PageOptions): Sql => sql`SELECT page_id AS pk, page_pos AS pos FROM (${pageOf(scope.and(sightOn(sight), where), o, true)}) page`;
+export const pageIds = (sight: Sight, where: Sql, o: PageOptions): Sql =>
+  sql`SELECT page_id AS pk, page_pos AS pos FROM (${pageOf(scope.and(sightOn(sight), where), o, true)}) page`;
 
 export type FindOptions = {
   content: ContentChoice;
@@ -197,7 +199,9 @@ export type FindOptions = {
  * - `history`: live, or in Trash within its retention at `now` (revisions, a recovery);
  * - `trash`: in Trash within its retention at `now`.
  */
-export type Sight = { workspaceId: number; kinds: EntryKind[] } & ({ state: 'published' | 'live' } | { state: 'history' | 'trash'; now: Sql });
+export type Sight = { workspaceId: number; kinds: EntryKind[] } & (
+  { state: 'published' | 'live' } | { state: 'history' | 'trash'; now: Sql }
+);
 
 /** A sight's conditions on the entry row `e` (or the row named `alias`: a related entry). */
 export function sightOn(v: Sight, alias = 'e'): Sql {
@@ -256,8 +260,13 @@ const scopeOn = (a: string) => ({
   live: raw(`${a}.deleted_at IS NULL`),
   published: raw(`${a}.status = 'published'`),
   /** In Trash and not yet expired (expired entries are gone even before the prune task runs). */
-  inTrash: (now: Sql) => sql`${raw(a)}.deleted_at IS NOT NULL AND ${raw(a)}.deleted_at > ${now} - make_interval(days => ${TRASH_DAYS}::int)`,
-  and: (...conditions: Sql[]) => join(conditions.map((c) => sql`(${c})`), ' AND '),
+  inTrash: (now: Sql) =>
+    sql`${raw(a)}.deleted_at IS NOT NULL AND ${raw(a)}.deleted_at > ${now} - make_interval(days => ${TRASH_DAYS}::int)`,
+  and: (...conditions: Sql[]) =>
+    join(
+      conditions.map((c) => sql`(${c})`),
+      ' AND ',
+    ),
 });
 
 /** The conditions on `e`. */

@@ -12,10 +12,33 @@ import { deleteWorkspaceFiles } from '../file-records';
 import { rows, sql, type Sql } from '../sql';
 import { contentTypesById, type ContentTypeDef } from './content-types';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
-import { checkAllReferences, checkReferences, inStoredYears, mergeFieldValues, OFFSET_RULE, offsetMinutes, referencesOf, YEARS_RULE, type PendingEntries } from './field-values';
+import {
+  checkAllReferences,
+  checkReferences,
+  inStoredYears,
+  mergeFieldValues,
+  OFFSET_RULE,
+  offsetMinutes,
+  referencesOf,
+  YEARS_RULE,
+  type PendingEntries,
+} from './field-values';
 import { recordCreated, recordRevision, snapshotOf } from './revisions';
 import { BASE_LOCALE, findEntries, type EntryRecord, type EntryStatus } from './store';
-import { hasPendingReview, insertDocuments, insertEntries, liveIn, openForWrite, refTaken, reviewPending, publishEntryEvent, publishEntryEvents, sortLocales, writeDocuments, type WriteContext } from './write';
+import {
+  hasPendingReview,
+  insertDocuments,
+  insertEntries,
+  liveIn,
+  openForWrite,
+  refTaken,
+  reviewPending,
+  publishEntryEvent,
+  publishEntryEvents,
+  sortLocales,
+  writeDocuments,
+  type WriteContext,
+} from './write';
 import { emptyRecord } from '../../lib/records';
 import { namedDocument, storedDocument } from './field-keys';
 import { isConfiguredLocale, unconfiguredLocale } from './locales';
@@ -52,10 +75,17 @@ function publishAtOf(value: string | null | undefined, errors: FieldErrors): Dat
   return at;
 }
 
-const documentOf = (entry: EntryRecord | undefined, locale: string) => (entry?.documents.get(locale) ?? emptyRecord()) as Record<string, unknown>;
+const documentOf = (entry: EntryRecord | undefined, locale: string) =>
+  (entry?.documents.get(locale) ?? emptyRecord()) as Record<string, unknown>;
 
 /** Creates a typed entry of `type` with its fields in `locale`; returns it as the transaction wrote it. */
-export async function createTypedEntry(ctx: WriteContext, type: ContentTypeDef, locale: string, input: TypedInput, entryId = newEntryId()): Promise<EntryRecord> {
+export async function createTypedEntry(
+  ctx: WriteContext,
+  type: ContentTypeDef,
+  locale: string,
+  input: TypedInput,
+  entryId = newEntryId(),
+): Promise<EntryRecord> {
   try {
     const [entry] = await createTypedEntries(ctx, locale, [{ type, input, entryId }]);
     return entry;
@@ -103,7 +133,11 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
     refuse();
     const pending: PendingEntries = new Map(prepared.map((p) => [p.entryId, { bucketId: p.type.bucketId, type: p.type.name }]));
     // IDs of the group are new (a batch's `$ref` names earlier creates only), so none can name a later one.
-    await checkAllReferences(tx, prepared.map((p) => ({ type: p.type, doc: p.doc, changed: Object.keys(p.doc), locale, errors: p.errors })), pending);
+    await checkAllReferences(
+      tx,
+      prepared.map((p) => ({ type: p.type, doc: p.doc, changed: Object.keys(p.doc), locale, errors: p.errors })),
+      pending,
+    );
     refuse();
     const now = app.clock.sqlNow();
     const ids = await insertEntries(
@@ -130,11 +164,26 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
     const clash = ids.indexOf(undefined);
     if (clash >= 0) throw new CreateRefused(clash, refTaken());
     const pks = ids as number[];
-    await insertDocuments(tx, prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, storedDocument(p.type, p.doc)]]) })));
-    const found = new Map((await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]));
+    await insertDocuments(
+      tx,
+      prepared.map((p, i) => ({ entryPk: pks[i], documents: new Map([[locale, storedDocument(p.type, p.doc)]]) })),
+    );
+    const found = new Map(
+      (await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ANY(${pks}::int[])`, { content: { kind: 'all' } })).map((e) => [e.id, e]),
+    );
     const entries = pks.map((pk) => found.get(pk)!);
-    await recordCreated(tx, entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })), { author: ctx.author, now });
-    await publishEntryEvents(ctx, tx, 'entry.created', entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })), 'entry');
+    await recordCreated(
+      tx,
+      entries.map((e) => ({ entryPk: e.id, after: snapshotOf(e) })),
+      { author: ctx.author, now },
+    );
+    await publishEntryEvents(
+      ctx,
+      tx,
+      'entry.created',
+      entries.map((e, i) => ({ entry: e, extra: { content_type: prepared[i].type.name } })),
+      'entry',
+    );
     return entries;
   });
 }
@@ -150,15 +199,28 @@ export interface TypedUpdate extends TypedInput {
  * transaction left it (not as a later write may have: concurrent answers each show their own).
  * `bucketId` limits the entries it may reach.
  */
-export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: string, input: TypedUpdate, bucketId?: number): Promise<EntryRecord> {
+export function updateTypedEntry(
+  ctx: WriteContext,
+  entryId: string,
+  locale: string,
+  input: TypedUpdate,
+  bucketId?: number,
+): Promise<EntryRecord> {
   return transaction(ctx.app, async (tx) => {
     const { app } = ctx;
-    const current = await openForWrite(ctx, tx, { where: inBucket(sql`e.entry_id = ${entryId}`, bucketId), kinds: ['typed'], version: { expected: input.expectedVersion, field: input.versionField } });
+    const current = await openForWrite(ctx, tx, {
+      where: inBucket(sql`e.entry_id = ${entryId}`, bucketId),
+      kinds: ['typed'],
+      version: { expected: input.expectedVersion, field: input.versionField },
+    });
     const type = await typeOf(tx, current);
     const errors = fieldErrors();
     const fields = input.fields ?? {};
     const doc = mergeFieldValues(type, fields, namedDocument(type, documentOf(current, locale)), false, errors);
-    const locales = input.locales === undefined ? sortLocales(new Set([...current.locales, locale])) : enabledLocales(ctx, [...input.locales, locale], errors);
+    const locales =
+      input.locales === undefined
+        ? sortLocales(new Set([...current.locales, locale]))
+        : enabledLocales(ctx, [...input.locales, locale], errors);
     const publishAt = publishAtOf(input.publishAt, errors);
     throwIfInvalid(errors);
     await checkReferences(tx, type, doc, Object.keys(fields), { locale, entryPk: current.id }, errors);
@@ -171,7 +233,13 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
     const status = input.status ?? current.status;
     // Publishing clears the schedule; otherwise publish_at is set, replaced or cleared as given.
     const schedule =
-      status === 'published' ? sql`NULL` : publishAt === undefined ? sql`publish_at` : publishAt === null ? sql`NULL` : sql`${publishAt.toISOString()}::timestamptz`;
+      status === 'published'
+        ? sql`NULL`
+        : publishAt === undefined
+          ? sql`publish_at`
+          : publishAt === null
+            ? sql`NULL`
+            : sql`${publishAt.toISOString()}::timestamptz`;
     const now = app.clock.sqlNow();
     await rows(
       tx,
@@ -181,13 +249,20 @@ export function updateTypedEntry(ctx: WriteContext, entryId: string, locale: str
     );
     await writeDocuments(tx, current.id, documents);
     const [entry] = await findEntries(tx, liveIn(ctx, 'typed'), sql`e.id = ${current.id}`, { content: { kind: 'all' } });
-    await recordRevision(tx, current.id, snapshotOf(entry), { event: 'updated', author: ctx.author, now, before: snapshotOf(current), skipUnchanged: true });
+    await recordRevision(tx, current.id, snapshotOf(entry), {
+      event: 'updated',
+      author: ctx.author,
+      now,
+      before: snapshotOf(current),
+      skipUnchanged: true,
+    });
     await publishEntryEvent(ctx, tx, 'entry.updated', entry, 'entry', { content_type: type.name });
     return entry;
   });
 }
 
-const inBucket = (where: Sql, bucketId: number | undefined) => (bucketId === undefined ? where : sql`${where} AND e.bucket_id = ${bucketId}::int`);
+const inBucket = (where: Sql, bucketId: number | undefined) =>
+  bucketId === undefined ? where : sql`${where} AND e.bucket_id = ${bucketId}::int`;
 
 async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef> {
   const type = (await contentTypesById(tx, [entry.content_type_id!])).get(entry.content_type_id!);
@@ -201,15 +276,26 @@ async function typeOf(tx: SqlRunner, entry: EntryRecord): Promise<ContentTypeDef
  * `refuseCascade` (batches): a delete that would take other entries or files with it is refused
  * (`invalid` on `id`) instead.
  */
-export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {}): Promise<EntryRecord> {
+export function deleteTypedEntry(
+  ctx: WriteContext,
+  entryId: string,
+  opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {},
+): Promise<EntryRecord> {
   return transaction(ctx.app, async (tx) => {
-    const root = await openForWrite(ctx, tx, { where: inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId), kinds: ['typed'], version: { expected: opts.expectedVersion, field: 'expected_version' } });
+    const root = await openForWrite(ctx, tx, {
+      where: inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId),
+      kinds: ['typed'],
+      version: { expected: opts.expectedVersion, field: 'expected_version' },
+    });
     const doomed = new Map<number, EntryRecord>([[root.id, root]]);
     const files = new Set<number>();
     // Breadth first, one query per level: the entries the cascading fields of the last level name.
     let level = [root];
     while (level.length) {
-      const types = await contentTypesById(tx, level.map((e) => e.content_type_id!));
+      const types = await contentTypesById(
+        tx,
+        level.map((e) => e.content_type_id!),
+      );
       const next = new Set<string>();
       for (const e of level) {
         const type = types.get(e.content_type_id!);
@@ -231,13 +317,20 @@ export function deleteTypedEntry(ctx: WriteContext, entryId: string, opts: { buc
       level = found.filter((e) => !doomed.has(e.id));
       for (const e of level) doomed.set(e.id, e);
     }
-    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0)) throw invalidAt('id', 'The :attribute field names an entry whose deletion would cascade into other entries or files.');
+    if (opts.refuseCascade && (doomed.size > 1 || files.size > 0))
+      throw invalidAt('id', 'The :attribute field names an entry whose deletion would cascade into other entries or files.');
     if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw reviewPending('entry');
     await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
     await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
     for (const e of doomed.values()) {
       await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
-      await recordAudit(tx, ctx.app.clock.now(), { workspaceId: ctx.workspace.id, event: 'entry.deleted', actor: ctx.author.actor ?? 'system', entryId: e.entry_id, objectId: e.id });
+      await recordAudit(tx, ctx.app.clock.now(), {
+        workspaceId: ctx.workspace.id,
+        event: 'entry.deleted',
+        actor: ctx.author.actor ?? 'system',
+        entryId: e.entry_id,
+        objectId: e.id,
+      });
     }
     return root;
   });
@@ -284,7 +377,10 @@ export async function convertTypedEntry(app: AppContext, workspaceId: number, en
              AND EXISTS (SELECT 1 FROM field_definitions f WHERE f.content_type_id = c.content_type_id AND f.key <> f.name
                          UNION ALL SELECT 1 FROM field_removals r WHERE r.content_type_id = c.content_type_id)`,
     );
-    await rows(tx, sql`UPDATE entries SET kind = 'json', migrated = true, contract_choice = 'auto', lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${entry.id}`);
+    await rows(
+      tx,
+      sql`UPDATE entries SET kind = 'json', migrated = true, contract_choice = 'auto', lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${entry.id}`,
+    );
     return entry.id;
   });
 }

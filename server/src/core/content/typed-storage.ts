@@ -9,10 +9,18 @@ import { runSteps } from '../batched-steps';
 import { rows, sql } from '../sql';
 
 export async function fillTypedStorage(app: AppContext, budgetMs = 40_000, batch = 1000): Promise<number> {
-  const pending = await rows<{ id: number }>(app.db, sql`SELECT content_type_id AS id FROM typed_tables WHERE backfill_after IS NOT NULL ORDER BY content_type_id`);
+  const pending = await rows<{ id: number }>(
+    app.db,
+    sql`SELECT content_type_id AS id FROM typed_tables WHERE backfill_after IS NOT NULL ORDER BY content_type_id`,
+  );
   // A step's 0: complete, or another process is filling this table.
-  const step = async (id: number) => (await rows<{ count: number }>(app.db, sql`SELECT typed_storage_fill(${id}::int, ${batch}::int) AS count`))[0].count;
-  return runSteps(pending.map((p) => p.id), step, budgetMs);
+  const step = async (id: number) =>
+    (await rows<{ count: number }>(app.db, sql`SELECT typed_storage_fill(${id}::int, ${batch}::int) AS count`))[0].count;
+  return runSteps(
+    pending.map((p) => p.id),
+    step,
+    budgetMs,
+  );
 }
 
 /**
@@ -21,7 +29,10 @@ export async function fillTypedStorage(app: AppContext, budgetMs = 40_000, batch
  * and writes of the type go on meanwhile; an invalid one (a build that failed) is built again.
  */
 export async function buildSortIndexes(app: AppContext, typeId: number): Promise<void> {
-  const missing = await rows<{ name: string; definition: string; invalid: boolean }>(app.db, sql`SELECT * FROM typed_storage_missing_indexes(${typeId}::int)`);
+  const missing = await rows<{ name: string; definition: string; invalid: boolean }>(
+    app.db,
+    sql`SELECT * FROM typed_storage_missing_indexes(${typeId}::int)`,
+  );
   // The embedded database has one connection: nothing could go on beside a build anyway.
   const concurrently = app.db.kind === 'postgres' ? 'CONCURRENTLY ' : '';
   // Names are typed_<id>_f<id>_asc/desc: nothing to quote.

@@ -21,7 +21,8 @@ export interface WriteContext {
 }
 
 /** The languages of an entry in a stable order (the base one, then by code), so equal saves snapshot equally. */
-export const sortLocales = (locales: Iterable<string>) => [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
+export const sortLocales = (locales: Iterable<string>) =>
+  [...locales].sort((a, b) => (a === BASE_LOCALE ? -1 : b === BASE_LOCALE ? 1 : a < b ? -1 : a > b ? 1 : 0));
 
 /** Replaces the documents of an entry (one per locale); a new entry's go through insertDocuments. */
 export async function writeDocuments(tx: SqlRunner, entryPk: number, documents: Map<string, unknown>): Promise<void> {
@@ -42,7 +43,10 @@ export async function insertDocuments(tx: SqlRunner, entries: { entryPk: number;
     }
   }
   if (!pks.length) return;
-  await rows(tx, sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT p, l, d::jsonb FROM unnest(${pks}::int[], ${locales}::text[], ${texts}::text[]) AS t(p, l, d)`);
+  await rows(
+    tx,
+    sql`INSERT INTO entry_contents (entry_pk, locale, data) SELECT p, l, d::jsonb FROM unnest(${pks}::int[], ${locales}::text[], ${texts}::text[]) AS t(p, l, d)`,
+  );
 }
 
 export interface NewEntry {
@@ -65,7 +69,8 @@ export interface NewEntry {
 
 /** The refusal of a ref already held by a live entry of the bucket (`at`: the field that named it). */
 /** A live ref taken in the bucket; at `path`, the clash still names the ref the path made. */
-export const refTaken = (at = 'ref') => invalidAt(at, at === 'ref' ? 'The :attribute has already been taken.' : 'The ref has already been taken.', undefined, 'taken');
+export const refTaken = (at = 'ref') =>
+  invalidAt(at, at === 'ref' ? 'The :attribute has already been taken.' : 'The ref has already been taken.', undefined, 'taken');
 
 /** Inserts the entry row; a ref already held in the bucket is a 422 on `ref`. */
 export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
@@ -77,7 +82,9 @@ export async function insertEntry(tx: SqlRunner, n: NewEntry): Promise<number> {
 /** Inserts entry rows in one statement; the id of each, or undefined where its ref is already held in the bucket. */
 export async function insertEntries(tx: SqlRunner, list: NewEntry[]): Promise<(number | undefined)[]> {
   const values = list.map(
-    (n) => sql`(${n.entryId}, ${n.workspaceId}::int, ${n.bucketId}::int, ${n.contentTypeId ?? null}::int, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status},
+    (
+      n,
+    ) => sql`(${n.entryId}, ${n.workspaceId}::int, ${n.bucketId}::int, ${n.contentTypeId ?? null}::int, ${n.kind}, ${n.ref}, ${n.ref}, ${n.status},
                 ${n.publishAt ?? sql`NULL::timestamptz`}, 0, ${n.locales ?? [BASE_LOCALE]}::text[], ${n.tags ?? []}::text[],
                 ${n.choice.choice}, ${n.choice.choice === 'named' ? n.choice.name : null}, ${JSON.stringify(n.validationIssues ?? [])}::jsonb,
                 ${n.checkedAt ?? sql`NULL::timestamptz`}, ${n.now}, ${n.now})`,
@@ -115,7 +122,9 @@ export interface WriteOpening {
  * (`stale_version`), and a pending review refusing the write (`review_pending`).
  */
 export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpening): Promise<EntryRecord> {
-  const sight: Sight = o.inTrashAt ? { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'history', now: o.inTrashAt } : { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'live' };
+  const sight: Sight = o.inTrashAt
+    ? { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'history', now: o.inTrashAt }
+    : { workspaceId: ctx.workspace.id, kinds: o.kinds, state: 'live' };
   const [entry] = await findEntries(tx, sight, o.where, {
     content: { kind: 'all' },
     forUpdate: true,
@@ -128,12 +137,19 @@ export async function openForWrite(ctx: WriteContext, tx: SqlRunner, o: WriteOpe
 }
 
 /** A pending review refuses the write, answered as a 422 on `review`. */
-export const reviewPending = (noun: 'object' | 'entry') => new DomainError('review_pending', oneFieldError('review', fieldError('review_pending', 'The :noun has a pending review.', { noun })));
+export const reviewPending = (noun: 'object' | 'entry') =>
+  new DomainError('review_pending', oneFieldError('review', fieldError('review_pending', 'The :noun has a pending review.', { noun })));
 
 /** A stale version: answered as a 422 on `field` naming the current one. */
 function checkVersion(entry: EntryRecord, lockVersion: number, field = 'lock_version'): void {
   if (entry.lock_version !== lockVersion) {
-    throw new DomainError('stale_version', oneFieldError(field, fieldError('stale', 'The :attribute is stale: the current version is :version.', { version: entry.lock_version })));
+    throw new DomainError(
+      'stale_version',
+      oneFieldError(
+        field,
+        fieldError('stale', 'The :attribute is stale: the current version is :version.', { version: entry.lock_version }),
+      ),
+    );
   }
 }
 
@@ -146,12 +162,25 @@ export async function hasPendingReview(tx: SqlRunner, entryPks: number | number[
 type EventEntry = { id: number; entry_id: string; ref: string; bucket_id: number };
 
 /** Publishes an entry event with the transaction; `kind` tells subscribers which API wrote it. */
-export async function publishEntryEvent(ctx: WriteContext, tx: SqlRunner, event: EventName, entry: EventEntry, kind: 'object' | 'entry', extra: Record<string, unknown> = {}) {
+export async function publishEntryEvent(
+  ctx: WriteContext,
+  tx: SqlRunner,
+  event: EventName,
+  entry: EventEntry,
+  kind: 'object' | 'entry',
+  extra: Record<string, unknown> = {},
+) {
   await publishEntryEvents(ctx, tx, event, [{ entry, extra }], kind);
 }
 
 /** `publishEntryEvent` for several entries, in their order, in one statement. */
-export async function publishEntryEvents(ctx: WriteContext, tx: SqlRunner, event: EventName, items: { entry: EventEntry; extra?: Record<string, unknown> }[], kind: 'object' | 'entry') {
+export async function publishEntryEvents(
+  ctx: WriteContext,
+  tx: SqlRunner,
+  event: EventName,
+  items: { entry: EventEntry; extra?: Record<string, unknown> }[],
+  kind: 'object' | 'entry',
+) {
   const events = items.map(({ entry, extra }) => ({
     workspaceId: ctx.workspace.id,
     event,

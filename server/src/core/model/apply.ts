@@ -41,7 +41,10 @@ class Planned extends Error {
 }
 
 /** Another change of the model came between (a row gone, a name taken): the apply is stale. */
-const changedMeanwhile = () => new DomainError('conflict', undefined, { message: 'Another change of the model committed while this one ran: nothing changed. Plan again.' });
+const changedMeanwhile = () =>
+  new DomainError('conflict', undefined, {
+    message: 'Another change of the model committed while this one ran: nothing changed. Plan again.',
+  });
 
 /**
  * Runs one step's operation: its refusals on the snapshot's paths (`path`, under the request's
@@ -55,7 +58,12 @@ async function step<T>(prefix: string, path: string, work: () => Promise<T>): Pr
     if ((err instanceof DomainError && err.kind === 'not_found') || isUniqueViolation(err)) throw changedMeanwhile();
     if (sqlState(err) === TOO_MANY_CONTENT_TYPES) {
       // Types are created before others are deleted (a new type may be a target of a changed one).
-      throw invalidAt(`${prefix}buckets`, 'The workspace would hold more than :max content types on the way: delete content types in one apply, create the others in the next.', { max: MAX_CONTENT_TYPES }, 'limit');
+      throw invalidAt(
+        `${prefix}buckets`,
+        'The workspace would hold more than :max content types on the way: delete content types in one apply, create the others in the next.',
+        { max: MAX_CONTENT_TYPES },
+        'limit',
+      );
     }
     throw err;
   }
@@ -85,7 +93,11 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
   const alters: number[] = [];
   let buckets = new Map<string, number>();
   const bucketsNow = async () => {
-    buckets = new Map((await rows<{ id: number; name: string }>(tx, sql`SELECT id, name FROM buckets WHERE workspace_id = ${workspaceId}::int`)).map((b) => [b.name, b.id]));
+    buckets = new Map(
+      (await rows<{ id: number; name: string }>(tx, sql`SELECT id, name FROM buckets WHERE workspace_id = ${workspaceId}::int`)).map(
+        (b) => [b.name, b.id],
+      ),
+    );
   };
   const bucketOf = (name: string) => {
     const id = buckets.get(name);
@@ -98,10 +110,13 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
     const p = run.prefix;
     switch (s.kind) {
       case 'locales':
-        if (!run.dryRun) await rows(tx, sql`UPDATE workspaces SET locales = ${s.locales}::text[], updated_at = ${now} WHERE id = ${workspaceId}::int`);
+        if (!run.dryRun)
+          await rows(tx, sql`UPDATE workspaces SET locales = ${s.locales}::text[], updated_at = ${now} WHERE id = ${workspaceId}::int`);
         break;
       case 'bucket.create':
-        await step(p, at, () => rows(tx, sql`INSERT INTO buckets (workspace_id, name, created_at) VALUES (${workspaceId}::int, ${s.bucket}, ${now})`));
+        await step(p, at, () =>
+          rows(tx, sql`INSERT INTO buckets (workspace_id, name, created_at) VALUES (${workspaceId}::int, ${s.bucket}, ${now})`),
+        );
         await bucketsNow();
         break;
       case 'type.create':
@@ -109,7 +124,11 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
           createContentType(
             app,
             bucketOf(s.bucket).id,
-            { name: s.type.name, ...(s.type.name_field ? { name_field: s.type.name_field } : {}), fields: s.type.fields.map(({ key: _key, ...f }) => f) },
+            {
+              name: s.type.name,
+              ...(s.type.name_field ? { name_field: s.type.name_field } : {}),
+              fields: s.type.fields.map(({ key: _key, ...f }) => f),
+            },
             { types: s.names, keys: s.type.fields.map((f) => f.key) },
           ),
         );
@@ -133,8 +152,17 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
       case 'contract.save': {
         made.contracts = true;
         if (run.dryRun) break;
-        const replacing = s.replacing === undefined ? undefined : (await rows<{ id: number; name: string }>(tx, sql`SELECT id, name FROM contracts WHERE workspace_id = ${workspaceId}::int AND name = ${s.replacing}`))[0];
-        if ((s.replacing !== undefined && !replacing) || !(await step(p, at, () => saveContract(tx, workspaceId, s.input, now, replacing)))) throw changedMeanwhile();
+        const replacing =
+          s.replacing === undefined
+            ? undefined
+            : (
+                await rows<{ id: number; name: string }>(
+                  tx,
+                  sql`SELECT id, name FROM contracts WHERE workspace_id = ${workspaceId}::int AND name = ${s.replacing}`,
+                )
+              )[0];
+        if ((s.replacing !== undefined && !replacing) || !(await step(p, at, () => saveContract(tx, workspaceId, s.input, now, replacing))))
+          throw changedMeanwhile();
         break;
       }
       case 'webhook.delete':
@@ -158,9 +186,15 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
 }
 
 /** The content types of `bucket` the steps delete (their relations may accept one another). */
-const deletedTypes = (steps: Step[], bucket: string) => steps.flatMap((s) => (s.kind === 'type.delete' && s.bucket === bucket ? [s.type] : []));
+const deletedTypes = (steps: Step[], bucket: string) =>
+  steps.flatMap((s) => (s.kind === 'type.delete' && s.bucket === bucket ? [s.type] : []));
 
-async function runModel(app: AppContext, workspaceId: number, wanted: ModelInput, run: Run): Promise<{ version: string; changes: S['ModelChange'][]; made: Made }> {
+async function runModel(
+  app: AppContext,
+  workspaceId: number,
+  wanted: ModelInput,
+  run: Run,
+): Promise<{ version: string; changes: S['ModelChange'][]; made: Made }> {
   // A removed field's cleanup is queued in the transaction: its queue exists first.
   await app.jobs.prepare(FIELD_CLEANUP_JOB);
   const checkPipeline = (steps: S['PipelineInput']['steps']) => definitionErrors(app.config, app.operations, steps);
@@ -169,18 +203,27 @@ async function runModel(app: AppContext, workspaceId: number, wanted: ModelInput
       const current = await readModel(tx, workspaceId, true);
       const version = modelVersion(current);
       if (run.version !== undefined && run.version !== version) {
-        throw new DomainError('conflict', undefined, { message: `The model changed since the plan (version ${run.version}, now ${version}): plan again.` });
+        throw new DomainError('conflict', undefined, {
+          message: `The model changed since the plan (version ${run.version}, now ${version}): plan again.`,
+        });
       }
       const { steps, errors } = diffModel(current, wanted, checkPipeline);
       throwIfInvalid(moveUnder(errors, run.prefix));
       const changes = describeSteps(steps, await touchedBy(tx, workspaceId, steps));
       const destructive = changes.filter((c) => c.destructive);
       if (!run.dryRun && destructive.length && !run.allowDestructive) {
-        const listed = destructive.slice(0, 5).map((c) => `${c.action} ${c.kind} ${c.target}`).join('; ');
-        throw invalidAt('allow_destructive', 'The plan holds :count destructive changes (:listed): pass allow_destructive: true to apply them.', {
-          count: destructive.length,
-          listed: listed + (destructive.length > 5 ? '; …' : ''),
-        });
+        const listed = destructive
+          .slice(0, 5)
+          .map((c) => `${c.action} ${c.kind} ${c.target}`)
+          .join('; ');
+        throw invalidAt(
+          'allow_destructive',
+          'The plan holds :count destructive changes (:listed): pass allow_destructive: true to apply them.',
+          {
+            count: destructive.length,
+            listed: listed + (destructive.length > 5 ? '; …' : ''),
+          },
+        );
       }
       const made = await execute(app, tx, workspaceId, steps, run);
       if (run.dryRun) throw new Planned({ version, destructive: destructive.length > 0, changes });
@@ -214,7 +257,8 @@ export async function applyModel(app: AppContext, workspaceId: number, request: 
   });
   // Committed: sort indexes that fields now want are built concurrently (a failure costs sorts
   // their speed, never an answer), and the objects of changed contracts are rechecked.
-  for (const id of made.changedTypes) await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
+  for (const id of made.changedTypes)
+    await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
   if (made.contracts) await app.jobs.send(REVALIDATE_JOB, {});
   return { version, changes };
 }

@@ -20,7 +20,9 @@ export async function touchedBy(tx: SqlRunner, workspaceId: number, steps: Step[
   const locales = steps.flatMap((s) => (s.kind === 'locales' ? s.removed : []));
   const buckets = steps.flatMap((s) => (s.kind === 'bucket.delete' ? [s.bucket] : []));
   const types = steps.flatMap((s) => (s.kind === 'type.delete' || (s.kind === 'type.change' && s.nameField) ? [[s.bucket, s.type]] : []));
-  const fields = steps.flatMap((s) => (s.kind === 'type.change' ? s.fields.flatMap((f) => (f.key === undefined ? [] : [[s.bucket, s.type, f.key]])) : []));
+  const fields = steps.flatMap((s) =>
+    s.kind === 'type.change' ? s.fields.flatMap((f) => (f.key === undefined ? [] : [[s.bucket, s.type, f.key]])) : [],
+  );
   const contracts = steps.flatMap((s) => (s.kind === 'contract.delete' ? [s.name] : s.kind === 'contract.save' ? [s.input.name] : []));
   const column = (list: string[][], i: number) => list.map((l) => l[i]);
   if (locales.length) {
@@ -84,23 +86,41 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 /** The changes a plan answers for its steps, in their order. */
 export function describeSteps(steps: Step[], touched: Touched): Change[] {
   const out: Change[] = [];
-  const add = (kind: Change['kind'], action: Change['action'], target: string, summary: string, entries = 0, destructive = action === 'delete' || action === 'replace') =>
-    out.push({ kind, action, target, destructive, entries, summary });
+  const add = (
+    kind: Change['kind'],
+    action: Change['action'],
+    target: string,
+    summary: string,
+    entries = 0,
+    destructive = action === 'delete' || action === 'replace',
+  ) => out.push({ kind, action, target, destructive, entries, summary });
   for (const s of steps) {
     switch (s.kind) {
       case 'locales':
         for (const l of s.added) add('locale', 'create', l, `Add locale ${l}.`);
         for (const l of s.removed) {
           const n = touched(`locale:${l}`);
-          add('locale', 'delete', l, `Remove locale ${l}: ${plural(n, 'entry has', 'entries have')} a text in it, kept but no longer served.`, n);
+          add(
+            'locale',
+            'delete',
+            l,
+            `Remove locale ${l}: ${plural(n, 'entry has', 'entries have')} a text in it, kept but no longer served.`,
+            n,
+          );
         }
-        if (!s.added.length && !s.removed.length) add('locale', 'update', s.locales.join(', '), `Order the locales ${s.locales.join(', ')}.`);
+        if (!s.added.length && !s.removed.length)
+          add('locale', 'update', s.locales.join(', '), `Order the locales ${s.locales.join(', ')}.`);
         break;
       case 'bucket.create':
         add('bucket', 'create', s.bucket, `Create bucket ${s.bucket}.`);
         break;
       case 'type.create':
-        add('content_type', 'create', typeName(s.bucket, s.type.name), `Create content type ${typeName(s.bucket, s.type.name)} with ${plural(s.type.fields.length, 'field')}.`);
+        add(
+          'content_type',
+          'create',
+          typeName(s.bucket, s.type.name),
+          `Create content type ${typeName(s.bucket, s.type.name)} with ${plural(s.type.fields.length, 'field')}.`,
+        );
         break;
       case 'type.change': {
         const type = typeName(s.bucket, s.type);
@@ -109,14 +129,29 @@ export function describeSteps(steps: Step[], touched: Touched): Change[] {
           const n = f.key === undefined ? 0 : touched(`field:${type}#${f.key}`);
           const holding = `${plural(n, 'entry holds', 'entries hold')} a value`;
           if (f.action === 'create') add('field', 'create', target, `Add field ${target}.`);
-          else if (f.action === 'rename') add('field', 'rename', target, `Rename field ${target} to ${f.to} (${holding}; values are kept).`, n);
-          else if (f.action === 'update') add('field', 'update', target, `Change field ${target}: ${f.details.join(', ')} (${holding}).`, n);
-          else if (f.action === 'replace') add('field', 'replace', target, `Replace field ${target} with another ${f.to === f.name ? 'of that name' : `named ${f.to}`} (${f.details.join(', ')}): the values of ${plural(n, 'entry', 'entries')} are removed.`, n);
+          else if (f.action === 'rename')
+            add('field', 'rename', target, `Rename field ${target} to ${f.to} (${holding}; values are kept).`, n);
+          else if (f.action === 'update')
+            add('field', 'update', target, `Change field ${target}: ${f.details.join(', ')} (${holding}).`, n);
+          else if (f.action === 'replace')
+            add(
+              'field',
+              'replace',
+              target,
+              `Replace field ${target} with another ${f.to === f.name ? 'of that name' : `named ${f.to}`} (${f.details.join(', ')}): the values of ${plural(n, 'entry', 'entries')} are removed.`,
+              n,
+            );
           else add('field', 'delete', target, `Remove field ${target}: the values of ${plural(n, 'entry', 'entries')} are removed.`, n);
         }
         if (s.nameField) {
           const n = touched(`type:${type}`);
-          add('content_type', 'update', type, `Name the entries of ${type} by field ${s.nameField.to}${s.nameField.from ? ` (was ${s.nameField.from})` : ''}: ${plural(n, 'entry', 'entries')}.`, n);
+          add(
+            'content_type',
+            'update',
+            type,
+            `Name the entries of ${type} by field ${s.nameField.to}${s.nameField.from ? ` (was ${s.nameField.from})` : ''}: ${plural(n, 'entry', 'entries')}.`,
+            n,
+          );
         }
         if (s.reordered) add('content_type', 'update', type, `Order the fields of ${type} as listed.`);
         break;
@@ -129,7 +164,13 @@ export function describeSteps(steps: Step[], touched: Touched): Change[] {
       }
       case 'bucket.delete': {
         const n = touched(`bucket:${s.bucket}`);
-        add('bucket', 'delete', s.bucket, `Delete bucket ${s.bucket} with its content types, contracts and ${plural(n, 'entry or object', 'entries and objects')}.`, n);
+        add(
+          'bucket',
+          'delete',
+          s.bucket,
+          `Delete bucket ${s.bucket} with its content types, contracts and ${plural(n, 'entry or object', 'entries and objects')}.`,
+          n,
+        );
         break;
       }
       case 'contract.delete': {
@@ -139,14 +180,25 @@ export function describeSteps(steps: Step[], touched: Touched): Change[] {
       }
       case 'contract.save': {
         const n = touched(`contract:${s.input.name}`);
-        add('contract', s.replacing === undefined ? 'create' : 'update', s.input.name, `${s.replacing === undefined ? 'Create' : 'Change'} contract ${s.input.name} (${plural(n, 'object')} rechecked).`, n);
+        add(
+          'contract',
+          s.replacing === undefined ? 'create' : 'update',
+          s.input.name,
+          `${s.replacing === undefined ? 'Create' : 'Change'} contract ${s.input.name} (${plural(n, 'object')} rechecked).`,
+          n,
+        );
         break;
       }
       case 'webhook.delete':
         add('webhook', 'delete', s.url, `Delete the webhook to ${s.url} with its delivery log.`);
         break;
       case 'webhook.update':
-        add('webhook', 'update', s.url, `Change the webhook to ${s.url}: events ${s.events.join(', ')}${s.secret !== undefined ? ', a new secret' : ''}.`);
+        add(
+          'webhook',
+          'update',
+          s.url,
+          `Change the webhook to ${s.url}: events ${s.events.join(', ')}${s.secret !== undefined ? ', a new secret' : ''}.`,
+        );
         break;
       case 'webhook.create':
         add('webhook', 'create', s.url, `Create a webhook to ${s.url} for ${s.events.join(', ')}.`);
@@ -155,7 +207,12 @@ export function describeSteps(steps: Step[], touched: Touched): Change[] {
         add('pipeline', 'delete', s.name, `Delete pipeline ${s.name}.`);
         break;
       case 'pipeline.save':
-        add('pipeline', s.replacing === undefined ? 'create' : 'update', s.input.name, `${s.replacing === undefined ? 'Create' : 'Change'} pipeline ${s.input.name}.`);
+        add(
+          'pipeline',
+          s.replacing === undefined ? 'create' : 'update',
+          s.input.name,
+          `${s.replacing === undefined ? 'Create' : 'Change'} pipeline ${s.input.name}.`,
+        );
         break;
     }
   }

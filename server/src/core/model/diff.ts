@@ -99,14 +99,17 @@ const rulesOf = (f: ModelField) => ({
 function ruleChanges(from: ModelField, to: ModelField): string[] {
   const a = rulesOf(from);
   const b = rulesOf(to);
-  return (Object.keys(a) as (keyof typeof a)[]).filter((k) => !same(a[k], b[k])).map((k) => `${k}: ${JSON.stringify(a[k])} → ${JSON.stringify(b[k])}`);
+  return (Object.keys(a) as (keyof typeof a)[])
+    .filter((k) => !same(a[k], b[k]))
+    .map((k) => `${k}: ${JSON.stringify(a[k])} → ${JSON.stringify(b[k])}`);
 }
 
 /** Names listed more than once, as errors on the later ones' `name` (`<at>.<i>.name`). */
 function duplicates(names: string[], at: string, errors: FieldErrors, what: string): void {
   const seen = new Set<string>();
   names.forEach((name, i) => {
-    if (seen.has(name)) addFieldError(errors, `${at}.${i}.name`, fieldError('distinct', `The ${what} :name is listed more than once.`, { name }));
+    if (seen.has(name))
+      addFieldError(errors, `${at}.${i}.name`, fieldError('distinct', `The ${what} :name is listed more than once.`, { name }));
     seen.add(name);
   });
 }
@@ -138,7 +141,12 @@ function matchFields(stored: StoredField[], wanted: ModelField[]): (StoredField 
 }
 
 /** The change of an existing type, or none when the snapshot's type is the type. */
-function typeChange(bucket: string, path: string, stored: CurrentModel['buckets'][number]['content_types'][number], wanted: ModelContentType): Step | undefined {
+function typeChange(
+  bucket: string,
+  path: string,
+  stored: CurrentModel['buckets'][number]['content_types'][number],
+  wanted: ModelContentType,
+): Step | undefined {
   const matched = matchFields(stored.fields, wanted.fields);
   const fields: FieldStep[] = [];
   const renames = new Map<string, string>();
@@ -150,7 +158,13 @@ function typeChange(bucket: string, path: string, stored: CurrentModel['buckets'
       fields.push({ action: 'create', name: w.name, details: [] });
       if (w.key !== undefined) keys.set(w.name, w.key);
     } else if (kindOf(f) !== kindOf(w)) {
-      fields.push({ action: 'replace', name: f.name, key: f.key, to: w.name, details: [`${kindOf(f).replace(/\/$/, '')} → ${kindOf(w).replace(/\/$/, '')}`] });
+      fields.push({
+        action: 'replace',
+        name: f.name,
+        key: f.key,
+        to: w.name,
+        details: [`${kindOf(f).replace(/\/$/, '')} → ${kindOf(w).replace(/\/$/, '')}`],
+      });
       removals.push(f.name);
     } else {
       if (f.name !== w.name) {
@@ -172,7 +186,11 @@ function typeChange(bucket: string, path: string, stored: CurrentModel['buckets'
     kept,
     stored.fields.filter((f) => kept.includes(f.key)).map((f) => f.key),
   );
-  const nameField = typeof wanted.name_field === 'string' && wanted.name_field !== ((stored.name_field !== null && renames.get(stored.name_field)) || stored.name_field) ? { from: stored.name_field, to: wanted.name_field } : undefined;
+  const nameField =
+    typeof wanted.name_field === 'string' &&
+    wanted.name_field !== ((stored.name_field !== null && renames.get(stored.name_field)) || stored.name_field)
+      ? { from: stored.name_field, to: wanted.name_field }
+      : undefined;
   if (!fields.length && !reordered && !nameField) return undefined;
   const change: ContentTypeChange = { fields: wanted.fields.map(definitionOf) };
   if (renames.size) change.rename_fields = Object.fromEntries(renames);
@@ -186,15 +204,36 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
   const steps: Step[] = [];
   const locales = normalizeLocales(wanted.locales);
   if (!same(locales, current.locales)) {
-    steps.push({ kind: 'locales', locales, added: locales.filter((l) => !current.locales.includes(l)), removed: current.locales.filter((l) => !locales.includes(l)) });
+    steps.push({
+      kind: 'locales',
+      locales,
+      added: locales.filter((l) => !current.locales.includes(l)),
+      removed: current.locales.filter((l) => !locales.includes(l)),
+    });
   }
-  duplicates(wanted.buckets.map((b) => b.name), 'buckets', errors, 'bucket');
+  duplicates(
+    wanted.buckets.map((b) => b.name),
+    'buckets',
+    errors,
+    'bucket',
+  );
   if (!wanted.buckets.some((b) => b.name === GENERAL_BUCKET)) {
-    addFieldError(errors, 'buckets', fieldError('general', `The bucket ${GENERAL_BUCKET} is the workspace's default bucket, deleted with the workspace only: list it.`));
+    addFieldError(
+      errors,
+      'buckets',
+      fieldError('general', `The bucket ${GENERAL_BUCKET} is the workspace's default bucket, deleted with the workspace only: list it.`),
+    );
   }
   const typeCount = wanted.buckets.reduce((n, b) => n + b.content_types.length, 0);
   if (typeCount > MAX_CONTENT_TYPES) {
-    addFieldError(errors, 'buckets', fieldError('limit', 'The snapshot holds :count content types; a workspace holds :max at most.', { count: typeCount, max: MAX_CONTENT_TYPES }));
+    addFieldError(
+      errors,
+      'buckets',
+      fieldError('limit', 'The snapshot holds :count content types; a workspace holds :max at most.', {
+        count: typeCount,
+        max: MAX_CONTENT_TYPES,
+      }),
+    );
   }
   const creates: Step[] = [];
   const changes: Step[] = [];
@@ -203,7 +242,12 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
     const at = `buckets.${b}`;
     const stored = current.buckets.find((s) => s.name === bucket.name);
     if (!stored) steps.push({ kind: 'bucket.create', bucket: bucket.name });
-    duplicates(bucket.content_types.map((t) => t.name), `${at}.content_types`, errors, 'content type');
+    duplicates(
+      bucket.content_types.map((t) => t.name),
+      `${at}.content_types`,
+      errors,
+      'content type',
+    );
     const names = new Set(bucket.content_types.map((t) => t.name));
     bucket.content_types.forEach((type, t) => {
       const path = `${at}.content_types.${t}`;
@@ -216,7 +260,12 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
       const keys = new Set<string>();
       type.fields.forEach((f, i) => {
         const key = f.key ?? matched[i]?.key ?? f.name;
-        if (keys.has(key)) addFieldError(errors, `${path}.fields.${i}.key`, fieldError('distinct', 'The key :key is the key of another field of the content type.', { key }));
+        if (keys.has(key))
+          addFieldError(
+            errors,
+            `${path}.fields.${i}.key`,
+            fieldError('distinct', 'The key :key is the key of another field of the content type.', { key }),
+          );
         keys.add(key);
       });
       if (!existing) creates.push({ kind: 'type.create', bucket: bucket.name, path, type, names });
@@ -225,7 +274,8 @@ function contentSteps(current: CurrentModel, wanted: ModelInput, errors: FieldEr
         if (change) changes.push(change);
       }
     });
-    for (const s of stored?.content_types ?? []) if (!names.has(s.name)) deletes.push({ kind: 'type.delete', bucket: bucket.name, type: s.name });
+    for (const s of stored?.content_types ?? [])
+      if (!names.has(s.name)) deletes.push({ kind: 'type.delete', bucket: bucket.name, type: s.name });
   });
   steps.push(...creates, ...changes, ...deletes);
   return steps;
@@ -241,15 +291,28 @@ const bucketDeletes = (current: CurrentModel, wanted: ModelInput): Step[] =>
  */
 function contractSteps(current: CurrentModel, wanted: ModelInput, validate: boolean, errors: FieldErrors): Step[] {
   const buckets = new Set(wanted.buckets.map((b) => b.name));
-  if (!wanted.contracts) return current.contracts.filter((c) => c.bucket !== null && !buckets.has(c.bucket)).map((c) => ({ kind: 'contract.delete', name: c.name }));
+  if (!wanted.contracts)
+    return current.contracts
+      .filter((c) => c.bucket !== null && !buckets.has(c.bucket))
+      .map((c) => ({ kind: 'contract.delete', name: c.name }));
   const contracts = wanted.contracts;
-  duplicates(contracts.map((c) => c.name), 'contracts', errors, 'contract');
+  duplicates(
+    contracts.map((c) => c.name),
+    'contracts',
+    errors,
+    'contract',
+  );
   const steps: Step[] = [];
   for (const c of current.contracts) if (!contracts.some((w) => w.name === c.name)) steps.push({ kind: 'contract.delete', name: c.name });
   contracts.forEach((input, i) => {
     if (validate) moveUnder(contractErrors(input), `contracts.${i}.`, errors);
     const values = contractValues(input);
-    if (values.bucket !== null && !buckets.has(values.bucket)) addFieldError(errors, `contracts.${i}.bucket`, fieldError('exists', 'The bucket :name is not a bucket of the snapshot.', { name: values.bucket }));
+    if (values.bucket !== null && !buckets.has(values.bucket))
+      addFieldError(
+        errors,
+        `contracts.${i}.bucket`,
+        fieldError('exists', 'The bucket :name is not a bucket of the snapshot.', { name: values.bucket }),
+      );
     const stored = current.contracts.find((c) => c.name === input.name);
     if (!stored) steps.push({ kind: 'contract.save', input });
     else if (!same(contractValues(stored), values)) steps.push({ kind: 'contract.save', input, replacing: stored.name });
@@ -264,26 +327,39 @@ function webhookSteps(current: CurrentModel, wanted: NonNullable<ModelInput['web
   wanted.forEach((w, i) => {
     const at = unmatched.findIndex((s) => s.url === w.url);
     if (at < 0) {
-      if (w.secret === undefined) addFieldError(errors, `webhooks.${i}.secret`, fieldError('required', 'The :attribute field is required for a webhook the workspace does not have.'));
+      if (w.secret === undefined)
+        addFieldError(
+          errors,
+          `webhooks.${i}.secret`,
+          fieldError('required', 'The :attribute field is required for a webhook the workspace does not have.'),
+        );
       else creates.push({ kind: 'webhook.create', url: w.url, events: w.events, secret: w.secret });
       return;
     }
     const [stored] = unmatched.splice(at, 1);
     // A secret given is set, never compared: a plan must not tell whether a guess is right.
-    if (!same(sortedSet(stored.events), sortedSet(w.events)) || w.secret !== undefined) steps.push({ kind: 'webhook.update', id: stored.id, url: w.url, events: w.events, secret: w.secret });
+    if (!same(sortedSet(stored.events), sortedSet(w.events)) || w.secret !== undefined)
+      steps.push({ kind: 'webhook.update', id: stored.id, url: w.url, events: w.events, secret: w.secret });
   });
   return [...unmatched.map((s): Step => ({ kind: 'webhook.delete', id: s.id, url: s.url })), ...steps, ...creates];
 }
 
 function pipelineSteps(current: CurrentModel, wanted: PipelineInput[], check: PipelineCheck, errors: FieldErrors): Step[] {
-  duplicates(wanted.map((p) => p.name), 'pipelines', errors, 'pipeline');
+  duplicates(
+    wanted.map((p) => p.name),
+    'pipelines',
+    errors,
+    'pipeline',
+  );
   const steps: Step[] = [];
-  for (const p of current.pipelines) if (!wanted.some((w) => w.name === p.name)) steps.push({ kind: 'pipeline.delete', id: p.id, name: p.name });
+  for (const p of current.pipelines)
+    if (!wanted.some((w) => w.name === p.name)) steps.push({ kind: 'pipeline.delete', id: p.id, name: p.name });
   wanted.forEach((input, i) => {
     moveUnder(check(input.steps), `pipelines.${i}.`, errors);
     const stored = current.pipelines.find((p) => p.name === input.name);
     if (!stored) steps.push({ kind: 'pipeline.save', input });
-    else if (!same([stored.description, stored.steps], [input.description ?? null, input.steps])) steps.push({ kind: 'pipeline.save', input, replacing: stored.id });
+    else if (!same([stored.description, stored.steps], [input.description ?? null, input.steps]))
+      steps.push({ kind: 'pipeline.save', input, replacing: stored.id });
   });
   return steps;
 }
@@ -293,7 +369,11 @@ function pipelineSteps(current: CurrentModel, wanted: PipelineInput[], check: Pi
  * `checkPipeline` (an apply's check of its own result), contracts and pipelines are not validated
  * again and secrets are not set again.
  */
-export function diffModel(current: CurrentModel, wanted: ModelInput, checkPipeline?: PipelineCheck): { steps: Step[]; errors: FieldErrors } {
+export function diffModel(
+  current: CurrentModel,
+  wanted: ModelInput,
+  checkPipeline?: PipelineCheck,
+): { steps: Step[]; errors: FieldErrors } {
   const errors = fieldErrors();
   const steps = contentSteps(current, wanted, errors);
   steps.push(...contractSteps(current, wanted, checkPipeline !== undefined, errors), ...bucketDeletes(current, wanted));

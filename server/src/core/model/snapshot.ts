@@ -27,7 +27,11 @@ const C = sql`COLLATE "C"`;
 
 /** The workspace's model (`lock`: its row is locked against other model applies until the commit). */
 export async function readModel(runner: SqlRunner, workspaceId: number, lock = false): Promise<CurrentModel> {
-  const [found] = await rows<{ model: Omit<CurrentModel, 'buckets'> & { buckets: { name: string; content_types: { name: string; name_field: string | null; fields: Omit<FieldRow, 'id'>[] }[] }[] } }>(
+  const [found] = await rows<{
+    model: Omit<CurrentModel, 'buckets'> & {
+      buckets: { name: string; content_types: { name: string; name_field: string | null; fields: Omit<FieldRow, 'id'>[] }[] }[];
+    };
+  }>(
     runner,
     sql`SELECT json_build_object(
           'locales', w.locales,
@@ -49,7 +53,13 @@ export async function readModel(runner: SqlRunner, workspaceId: number, lock = f
   );
   if (!found) throw new DomainError('not_found');
   const { model } = found;
-  return { ...model, buckets: model.buckets.map((b) => ({ name: b.name, content_types: b.content_types.map((t) => ({ ...t, fields: t.fields.map(fieldOf) })) })) };
+  return {
+    ...model,
+    buckets: model.buckets.map((b) => ({
+      name: b.name,
+      content_types: b.content_types.map((t) => ({ ...t, fields: t.fields.map(fieldOf) })),
+    })),
+  };
 }
 
 /** The model as the API shows it: webhooks and pipelines without their ids. */
@@ -64,7 +74,15 @@ function published(model: CurrentModel): Omit<Model, 'workspace' | 'version'> {
 }
 
 /** The version of a model: the first 32 hex digits of the SHA-256 of its canonical JSON. */
-export const modelVersion = (model: CurrentModel): string => createHash('sha256').update(canonicalJson(published(model))).digest('hex').slice(0, 32);
+export const modelVersion = (model: CurrentModel): string =>
+  createHash('sha256')
+    .update(canonicalJson(published(model)))
+    .digest('hex')
+    .slice(0, 32);
 
 /** The snapshot `GET .../model` answers. */
-export const presentModel = (workspace: string, model: CurrentModel): Model => ({ workspace, version: modelVersion(model), ...published(model) });
+export const presentModel = (workspace: string, model: CurrentModel): Model => ({
+  workspace,
+  version: modelVersion(model),
+  ...published(model),
+});

@@ -44,4 +44,6 @@ export const writeContext = (cx: OperationContext, skipWebhooks?: boolean): Writ
 // The typed inputs of an operation, from the spec's generated `operations`.
 type ParamsOf<Op extends keyof operations> = operations[Op]['parameters'];
 export type QueryOf<Op extends keyof operations> = ParamsOf<Op> extends { query?: infer Q } ? NonNullable<Q> : never;
-export type BodyOf<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } }
+  ? B
+  : never;

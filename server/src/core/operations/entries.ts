@@ -32,12 +32,31 @@ function entryIdOf(entryId: string): string {
 }
 
 /** The options of a rendering by PostgreSQL (core/content/render.ts) for this caller. */
-async function renderOptions(cx: OperationContext, locale: string, view: 'full' | 'summary', published: boolean, maxBytes: number, rootType?: ContentTypeDef, keepMissed = false) {
+async function renderOptions(
+  cx: OperationContext,
+  locale: string,
+  view: 'full' | 'summary',
+  published: boolean,
+  maxBytes: number,
+  rootType?: ContentTypeDef,
+  keepMissed = false,
+) {
   const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
   // The workspace list's own definition of the type (all types if that list does not have it yet).
   const listed = rootType && types.filter((t) => t.id === rootType.id);
   const rootTypes = listed?.length ? listed : undefined;
-  return { config: cx.app.config, workspace: cx.workspace, types, rootTypes, locale, publishedOnly: published, view, now: cx.app.clock.now(), maxBytes, kept: published && cx.app.keeper ? { keeper: cx.app.keeper, keepMissed } : undefined };
+  return {
+    config: cx.app.config,
+    workspace: cx.workspace,
+    types,
+    rootTypes,
+    locale,
+    publishedOnly: published,
+    view,
+    now: cx.app.clock.now(),
+    maxBytes,
+    kept: published && cx.app.keeper ? { keeper: cx.app.keeper, keepMissed } : undefined,
+  };
 }
 
 /** The entry `id` as a write answers it: in its unit of work, as it left it, in the written locale, drafts included. */
@@ -46,7 +65,14 @@ async function written(cx: OperationContext, write: () => Promise<EntryRecord>, 
   return transaction(cx.app, async (tx) => {
     const entry = await write();
     const rootTypes = o.types.filter((t) => t.id === entry.content_type_id);
-    return (await renderEntries(tx, sql`SELECT ${entry.id}::int AS pk, 1 AS pos`, { ...o, rootTypes: rootTypes.length ? rootTypes : undefined }, { limit: 1 })).items;
+    return (
+      await renderEntries(
+        tx,
+        sql`SELECT ${entry.id}::int AS pk, 1 AS pos`,
+        { ...o, rootTypes: rootTypes.length ? rootTypes : undefined },
+        { limit: 1 },
+      )
+    ).items;
   });
 }
 
@@ -56,7 +82,16 @@ type ListQuery = QueryOf<'listEntries'> | QueryOf<'listEntriesV2'>;
  * Delivery answers (published entries) within `budget`. Lists keep the texts they missed (kept-texts.ts); a
  * read uses those: reads spread over many entries would render most of them twice, once more to keep.
  */
-async function rendered(cx: OperationContext, found: Sql, locale: string, view: 'full' | 'summary', budget: ByteBudget, show: { limit: number; reverse?: boolean }, rootType?: ContentTypeDef, keepMissed = rootType !== undefined) {
+async function rendered(
+  cx: OperationContext,
+  found: Sql,
+  locale: string,
+  view: 'full' | 'summary',
+  budget: ByteBudget,
+  show: { limit: number; reverse?: boolean },
+  rootType?: ContentTypeDef,
+  keepMissed = rootType !== undefined,
+) {
   // Lists name their type and keep what they missed; a read does neither.
   const o = await renderOptions(cx, locale, view, true, budget.limit, rootType, keepMissed);
   const shown = await renderEntries(cx.app.db, found, o, show);
@@ -109,7 +144,11 @@ export async function getEntry(cx: OperationContext, entryId: string, query: Que
   if (!readsAtOnce(types)) {
     // Kept per process: an entry's type never changes (a deleted entry's reads as not found below).
     const typeId = await cx.app.lookups.entryTypes.get(`${cx.workspace.id}:${id}`, async () => {
-      const [entry] = await rows<{ type: number }>(cx.app.db, sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`, true);
+      const [entry] = await rows<{ type: number }>(
+        cx.app.db,
+        sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`,
+        true,
+      );
       return entry?.type;
     });
     rootType = types.find((t) => t.id === typeId);
@@ -150,4 +189,3 @@ export async function updateEntry(cx: OperationContext, entryId: string, query: 
 export async function deleteEntry(cx: OperationContext, entryId: string, query: QueryOf<'deleteEntry'>): Promise<void> {
   await deleteTypedEntry(writeContext(cx, query.skipWebhooks), entryIdOf(entryId));
 }
-

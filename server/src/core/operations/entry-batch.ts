@@ -51,12 +51,18 @@ function timed(tx: SqlRunner, spent: { ms: number }): SqlRunner {
 }
 
 function replay(found: IdempotentResult, hash: string, started: number, sqlMs: number): BatchAnswer {
-  if (found.request_hash !== hash) throw new DomainError('conflict', undefined, { message: 'The Idempotency-Key was already used for a different request.' });
+  if (found.request_hash !== hash)
+    throw new DomainError('conflict', undefined, { message: 'The Idempotency-Key was already used for a different request.' });
   const total = performance.now() - started;
   return { body: found.response, replayed: true, timing: { batch: total, work: total, finish: 0, sql: sqlMs } };
 }
 
-export async function batchEntries(cx: OperationContext, bucket: string, body: BodyOf<'batchEntries'>, idempotencyKey: string): Promise<BatchAnswer> {
+export async function batchEntries(
+  cx: OperationContext,
+  bucket: string,
+  body: BodyOf<'batchEntries'>,
+  idempotencyKey: string,
+): Promise<BatchAnswer> {
   const started = performance.now();
   const { app, workspace } = cx;
   const operations = body.operations as BatchOperation[];
@@ -65,7 +71,9 @@ export async function batchEntries(cx: OperationContext, bucket: string, body: B
   if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw invalidAt(
       'Idempotency-Key',
-      idempotencyKey === '' ? 'The :attribute header is required.' : 'The :attribute header must be 1 to 128 visible ASCII characters without spaces.',
+      idempotencyKey === ''
+        ? 'The :attribute header is required.'
+        : 'The :attribute header must be 1 to 128 visible ASCII characters without spaces.',
     );
   }
   const locale = writeLocale(body.locale, workspace.locales);
@@ -100,12 +108,17 @@ export async function batchEntries(cx: OperationContext, bucket: string, body: B
     );
   } catch (err) {
     if (err instanceof ConditionFailed) throw new DomainError('condition_failed', undefined, { message: err.message, index: err.index });
-    if (CONTENTION.has(sqlState(err) ?? '')) throw new DomainError('contention', undefined, { message: 'The content type is being written by another request; retry shortly.' });
+    if (CONTENTION.has(sqlState(err) ?? ''))
+      throw new DomainError('contention', undefined, { message: 'The content type is being written by another request; retry shortly.' });
     throw err;
   }
   if ('replayed' in outcome) return replay(outcome.replayed, hash, started, spent.ms);
   const ended = performance.now();
   // The commit is database time too.
   const finish = ended - workEnded;
-  return { body: { data: outcome.data }, replayed: false, timing: { batch: ended - started, work: workEnded - started, finish, sql: spent.ms + finish } };
+  return {
+    body: { data: outcome.data },
+    replayed: false,
+    timing: { batch: ended - started, work: workEnded - started, finish, sql: spent.ms + finish },
+  };
 }

@@ -42,7 +42,11 @@ export async function queryEntries(cx: OperationContext, bucket: string, body: B
 /** Member names must be unique as the request wrote them, JSON escapes decoded. */
 export function checkMemberNames(names: string[]): void {
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined) throw new DomainError('invalid', oneFieldError('queries', fieldError('repeated', 'The :attribute field names the query :name more than once.', { name: repeated })));
+  if (repeated !== undefined)
+    throw new DomainError(
+      'invalid',
+      oneFieldError('queries', fieldError('repeated', 'The :attribute field names the query :name more than once.', { name: repeated })),
+    );
 }
 
 /**
@@ -50,14 +54,20 @@ export function checkMemberNames(names: string[]): void {
  * budgets span the whole answer. `names`: the members' names as the request wrote them, repeats
  * included (a JSON object keeps only the last of equal names).
  */
-export async function queryEntriesBatch(cx: OperationContext, bucket: string, body: BodyOf<'queryEntriesBatch'>, names: string[] = Object.keys(body.queries)) {
+export async function queryEntriesBatch(
+  cx: OperationContext,
+  bucket: string,
+  body: BodyOf<'queryEntriesBatch'>,
+  names: string[] = Object.keys(body.queries),
+) {
   const members = Object.entries(body.queries) as [string, EntryQueryBody][];
   checkMemberNames(names);
   const ctx = await queryContext(cx, bucket);
   // A bucket with no content types may not exist at all: that is a 404 of its own.
   if (!ctx.types.size && (await bucketIdByName(cx.app.db, ctx.workspace.id, bucket)) === undefined) throw new DomainError('not_found');
   for (const [name, query] of members) {
-    if (!ctx.types.has(query.type)) throw new DomainError('not_found', undefined, { message: `The content type of the query ${name} was not found.` });
+    if (!ctx.types.has(query.type))
+      throw new DomainError('not_found', undefined, { message: `The content type of the query ${name} was not found.` });
   }
   const prepared: [string, PreparedQuery][] = [];
   const errors = fieldErrors();
@@ -71,7 +81,12 @@ export async function queryEntriesBatch(cx: OperationContext, bucket: string, bo
   if (locale) throw new DomainError('invalid_locale');
   const rowsAsked = prepared.reduce((n, [, p]) => n + pageRows(p), 0);
   if (!Object.keys(errors).length && rowsAsked > BATCH_QUERY_LIMITS.rows) {
-    errors.queries = [fieldError('rows', 'The :attribute field asks for :rows rows; the members of a batch may return at most :limit together.', { rows: rowsAsked, limit: BATCH_QUERY_LIMITS.rows })];
+    errors.queries = [
+      fieldError('rows', 'The :attribute field asks for :rows rows; the members of a batch may return at most :limit together.', {
+        rows: rowsAsked,
+        limit: BATCH_QUERY_LIMITS.rows,
+      }),
+    ];
   }
   throwIfInvalid(errors);
   const budget = { used: 0, limit: REFERENCE_BUDGET };

@@ -34,7 +34,8 @@ function objectsWorkspace(cx: OperationContext) {
   return cx.workspace;
 }
 
-const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice => (view === 'summary' ? { kind: 'none' } : documentsIn(locale));
+const contentFor = (view: 'full' | 'summary', locale: string): ContentChoice =>
+  view === 'summary' ? { kind: 'none' } : documentsIn(locale);
 
 /** Where a listing or query looks: the workspace's JSON entries, narrowed by bucket, ref, prefix. */
 function placeVisibility(workspaceId: number, q: { bucket?: string; bucket_id?: number; ref?: string; prefix?: string }): Visibility {
@@ -78,7 +79,12 @@ export async function listObjects(cx: OperationContext, query: QueryOf<'listObje
   // A bucket's page is read from the (bucket_id, id) index: in id order alone a generic plan walked
   // the primary key past every other bucket's objects (400 ms for 2 objects after 300,000 others).
   const leading = place.bucketIds?.length ? 'e.bucket_id' : undefined;
-  const { page, next, prev } = await idCursorPage((after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }), query.cursor, perPage, leading);
+  const { page, next, prev } = await idCursorPage(
+    (after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }),
+    query.cursor,
+    perPage,
+    leading,
+  );
   return { data: page.map((r) => presentObject(r, { locale, view })), exact: page.some((r) => r.exact), perPage, next, prev };
 }
 
@@ -104,7 +110,10 @@ export async function queryObjects(cx: OperationContext, body: BodyOf<'queryObje
   const projection = fields ? (stored: unknown) => project(stored, fields) : undefined;
   return {
     exact: records.some((r) => r.exact),
-    body: { data: records.map((r) => presentObject(r, { locale, view: 'full', data: projection })), pagination: { offset: plan.offset, limit: plan.limit, hasMore } },
+    body: {
+      data: records.map((r) => presentObject(r, { locale, view: 'full', data: projection })),
+      pagination: { offset: plan.offset, limit: plan.limit, hasMore },
+    },
   };
 }
 
@@ -127,7 +136,11 @@ export async function createObject(cx: OperationContext, body: BodyOf<'createObj
 
 export async function updateObject(cx: OperationContext, id: number, body: BodyOf<'updateObject'>, exact = false) {
   objectsWorkspace(cx);
-  await updateJsonEntry(writeContext(cx), id, { ...objectInput(body, exact), lockVersion: body.lock_version, translations: body.translations });
+  await updateJsonEntry(writeContext(cx), id, {
+    ...objectInput(body, exact),
+    lockVersion: body.lock_version,
+    translations: body.translations,
+  });
   return readBack(cx, id);
 }
 
@@ -147,7 +160,12 @@ export async function listObjectTrash(cx: OperationContext, query: QueryOf<'list
   const perPage = query.per_page ?? 25;
   const after = query.cursor ? decodeCursor<[string, number]>(query.cursor, ['string', 'integer']) : undefined;
   const where = after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true');
-  const found = await findEntries(cx.app.db, { workspaceId: workspace.id, kinds: ['json'], state: 'trash', now: cx.app.clock.sqlNow() }, where, { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } });
+  const found = await findEntries(
+    cx.app.db,
+    { workspaceId: workspace.id, kinds: ['json'], state: 'trash', now: cx.app.clock.sqlNow() },
+    where,
+    { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } },
+  );
   const page = found.slice(0, perPage);
   const next = found.length > perPage ? encodeCursor([page[page.length - 1].deleted_at!, page[page.length - 1].id]) : null;
   return { data: page.map(presentTrashRow), next };

@@ -10,7 +10,13 @@ export async function executePipeline(cx: OperationContext, name: string, body: 
   const { app, workspace } = cx;
   const pipeline = await app.db.prisma.pipeline.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name } } });
   if (!pipeline) throw new DomainError('not_found');
-  const { id, createdAt } = await createExecution(app, { workspaceId: workspace.id, pipelineName: pipeline.name, apiKeyId: cx.keyId, steps: pipeline.steps as PipelineStep[], input: body?.input ?? {} });
+  const { id, createdAt } = await createExecution(app, {
+    workspaceId: workspace.id,
+    pipelineName: pipeline.name,
+    apiKeyId: cx.keyId,
+    steps: pipeline.steps as PipelineStep[],
+    input: body?.input ?? {},
+  });
   const statusUrl = `${app.config.baseUrl}/api/v1/${encodeURIComponent(workspace.name)}/pipelines/executions/${id}`;
   return { id, pipeline: pipeline.name, status: 'queued' as const, status_url: statusUrl, created_at: formatTimestamp(createdAt) };
 }

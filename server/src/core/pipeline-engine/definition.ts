@@ -21,7 +21,8 @@ function valueAt(root: unknown, instancePath: string): unknown {
 }
 
 /** Ajv errors a placeholder may cure: about a value that is or holds one (not missing or extra properties). */
-const deferredBy = (body: unknown) => (err: ErrorObject) => err.keyword !== 'required' && err.keyword !== 'additionalProperties' && containsPlaceholder(valueAt(body, err.instancePath));
+const deferredBy = (body: unknown) => (err: ErrorObject) =>
+  err.keyword !== 'required' && err.keyword !== 'additionalProperties' && containsPlaceholder(valueAt(body, err.instancePath));
 
 const put = (errors: FieldErrors, key: string, detail: string) => addFieldError(errors, key, fieldDetail('step', detail));
 
@@ -38,7 +39,8 @@ function withErrors(config: Config, operations: StepBodyCheck, step: PipelineSte
     const http = w as unknown as HttpRequestWith;
     const problem = savedUrlProblem(config.pipelines, http.url);
     if (problem) put(errors, `${at}url`, problem);
-    if (http.body !== undefined && (http.method === 'GET' || http.method === 'HEAD')) put(errors, `${at}body`, `is not allowed with ${http.method}`);
+    if (http.body !== undefined && (http.method === 'GET' || http.method === 'HEAD'))
+      put(errors, `${at}body`, `is not allowed with ${http.method}`);
     return;
   }
   // The same split as the run's (operationParts); the bucket must be a name when saved.
@@ -68,7 +70,8 @@ export function definitionErrors(config: Config, operations: StepBodyCheck, step
     if (firstOf.has(step.id)) put(errors, `steps.${n}.id`, `repeats the id of step ${firstOf.get(step.id)}`);
     else firstOf.set(step.id, n);
     const size = Buffer.byteLength(JSON.stringify(step.with));
-    if (size > PIPELINE_LIMITS.withBytes) put(errors, `steps.${n}.with`, `must not be larger than ${PIPELINE_LIMITS.withBytes} bytes as JSON`);
+    if (size > PIPELINE_LIMITS.withBytes)
+      put(errors, `steps.${n}.with`, `must not be larger than ${PIPELINE_LIMITS.withBytes} bytes as JSON`);
     else {
       Object.assign(errors, placeholderErrors(step.with, earlier, at));
       withErrors(config, operations, step, at, errors);

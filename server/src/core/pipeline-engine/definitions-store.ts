@@ -11,7 +11,13 @@ export type PipelineInput = components['schemas']['PipelineInput'];
 const COLUMNS = sql`id, workspace_id AS "workspaceId", name, description, steps, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** Saves the pipeline: a new one, or the one with id `replacing` (undefined when it is gone). */
-export async function savePipeline(tx: SqlRunner, workspaceId: number, input: PipelineInput, now: Date, replacing?: number): Promise<Pipeline | undefined> {
+export async function savePipeline(
+  tx: SqlRunner,
+  workspaceId: number,
+  input: PipelineInput,
+  now: Date,
+  replacing?: number,
+): Promise<Pipeline | undefined> {
   const steps = JSON.stringify(input.steps);
   const description = input.description ?? null;
   const [row] = await rows<Pipeline>(

@@ -30,7 +30,10 @@ const leaseUntil = (app: AppContext) => new Date(Date.now() + app.config.pipelin
  * Stores a queued execution with one pending row per step and queues its job, all in one
  * transaction: a committed execution always has a job, and a failed insert queues nothing.
  */
-export async function createExecution(app: AppContext, e: { workspaceId: number; pipelineName: string; apiKeyId: number; steps: PipelineStep[]; input: object }) {
+export async function createExecution(
+  app: AppContext,
+  e: { workspaceId: number; pipelineName: string; apiKeyId: number; steps: PipelineStep[]; input: object },
+) {
   const id = randomUUID();
   const lease = randomUUID();
   const now = app.clock.now();
@@ -128,7 +131,14 @@ export class ExecutionState {
   private now = () => this.app.clock.now().toISOString();
 
   async renew(): Promise<boolean> {
-    return (await rows(this.app.db, sql`UPDATE pipeline_executions SET locked_until = ${leaseUntil(this.app).toISOString()}::timestamptz WHERE ${this.mine()} RETURNING 1`)).length > 0;
+    return (
+      (
+        await rows(
+          this.app.db,
+          sql`UPDATE pipeline_executions SET locked_until = ${leaseUntil(this.app).toISOString()}::timestamptz WHERE ${this.mine()} RETURNING 1`,
+        )
+      ).length > 0
+    );
   }
 
   /**
@@ -162,7 +172,11 @@ export class ExecutionState {
   }
 
   startStep(position: number): Promise<boolean> {
-    return this.stepUpdate(this.app.db, position, sql`status = 'running', started_at = ${this.now()}::timestamptz, finished_at = NULL, error = NULL`);
+    return this.stepUpdate(
+      this.app.db,
+      position,
+      sql`status = 'running', started_at = ${this.now()}::timestamptz, finished_at = NULL, error = NULL`,
+    );
   }
 
   /** Stores the step's output, with its write (`commit`, which joins the unit) in the same transaction when it has one. */
@@ -186,8 +200,14 @@ export class ExecutionState {
   async failStep(position: number, stepId: string, message: string): Promise<boolean> {
     // A bare transaction: the runner's own records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
     return this.app.db.transaction(async (tx) => {
-      if (!(await this.stepUpdate(tx, position, sql`status = 'failed', error = ${message}::text, finished_at = ${this.now()}::timestamptz`))) return false;
-      await rows(tx, sql`UPDATE pipeline_step_runs SET status = 'skipped' WHERE execution_id = ${this.id}::uuid AND position > ${position}::int`);
+      if (
+        !(await this.stepUpdate(tx, position, sql`status = 'failed', error = ${message}::text, finished_at = ${this.now()}::timestamptz`))
+      )
+        return false;
+      await rows(
+        tx,
+        sql`UPDATE pipeline_step_runs SET status = 'skipped' WHERE execution_id = ${this.id}::uuid AND position > ${position}::int`,
+      );
       return this.finish(tx, 'failed', null, { step: stepId, message });
     });
   }
@@ -208,7 +228,12 @@ export class ExecutionState {
     });
   }
 
-  async finish(db: SqlRunner, status: 'succeeded' | 'failed', output: unknown, error: { step: string | null; message: string } | null): Promise<boolean> {
+  async finish(
+    db: SqlRunner,
+    status: 'succeeded' | 'failed',
+    output: unknown,
+    error: { step: string | null; message: string } | null,
+  ): Promise<boolean> {
     const done = await rows(
       db,
       sql`UPDATE pipeline_executions SET status = ${status}::text, output = ${output === null ? null : stringifyExact(output)}::jsonb,
@@ -220,7 +245,10 @@ export class ExecutionState {
 
   /** Gives the execution back: any process may take it up `afterMs` from now. */
   async release(afterMs: number): Promise<void> {
-    await rows(this.app.db, sql`UPDATE pipeline_executions SET locked_until = ${new Date(Date.now() + afterMs).toISOString()}::timestamptz WHERE ${this.mine()}`);
+    await rows(
+      this.app.db,
+      sql`UPDATE pipeline_executions SET locked_until = ${new Date(Date.now() + afterMs).toISOString()}::timestamptz WHERE ${this.mine()}`,
+    );
   }
 }
 

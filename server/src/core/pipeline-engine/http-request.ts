@@ -30,7 +30,8 @@ export function allowedUrl(config: PipelineConfig, raw: string): URL | string {
 export function savedUrlProblem(config: PipelineConfig, url: string): string | undefined {
   const at = url.indexOf('{{');
   const fixed = at < 0 ? url : url.slice(0, at);
-  if (at >= 0 && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]+[/?#]/i.test(fixed)) return 'must spell out its origin before any placeholder (placeholders may stand only in the path or query)';
+  if (at >= 0 && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]+[/?#]/i.test(fixed))
+    return 'must spell out its origin before any placeholder (placeholders may stand only in the path or query)';
   const checked = allowedUrl(config, at < 0 ? url : fixed.replace(/[?#]$/, '/'));
   return typeof checked === 'string' ? checked : undefined;
 }
@@ -82,7 +83,8 @@ export async function sendHttpRequest(
   let body: string | undefined;
   if (w.body !== undefined && w.method !== 'GET' && w.method !== 'HEAD') {
     body = typeof w.body === 'string' ? w.body : JSON.stringify(w.body);
-    if (!headers.has('Content-Type')) headers.set('Content-Type', typeof w.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json');
+    if (!headers.has('Content-Type'))
+      headers.set('Content-Type', typeof w.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json');
   }
   const signal = AbortSignal.any([AbortSignal.timeout(config.httpTimeoutMs), stop]);
   let url = first;
@@ -96,7 +98,8 @@ export async function sendHttpRequest(
         return { status: res.status, body: method === 'HEAD' ? null : parseBody(text) };
       }
       await res.body?.cancel().catch(() => undefined);
-      if (hop >= PIPELINE_LIMITS.redirects) throw new StepFailed(`The request was redirected more than ${PIPELINE_LIMITS.redirects} times.`);
+      if (hop >= PIPELINE_LIMITS.redirects)
+        throw new StepFailed(`The request was redirected more than ${PIPELINE_LIMITS.redirects} times.`);
       let next: URL;
       try {
         next = new URL(location, url);

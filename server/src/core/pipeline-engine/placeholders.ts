@@ -66,7 +66,11 @@ export function placeholderErrors(value: unknown, earlier: Set<string>, prefix: 
     for (const match of text.matchAll(PLACEHOLDER)) {
       const ref = parseReference(match[1]);
       const problem =
-        typeof ref === 'string' ? `The placeholder ${match[0]} ${ref}.` : ref.root === 'steps' && !earlier.has(ref.step!) ? `The placeholder ${match[0]} names no earlier step (${ref.step}).` : undefined;
+        typeof ref === 'string'
+          ? `The placeholder ${match[0]} ${ref}.`
+          : ref.root === 'steps' && !earlier.has(ref.step!)
+            ? `The placeholder ${match[0]} names no earlier step (${ref.step}).`
+            : undefined;
       if (problem) addFieldError(errors, key, fieldError('placeholder', 'The :attribute field is invalid: :problem', { problem }));
     }
   }
@@ -84,10 +88,12 @@ export interface Scope {
 
 function lookup(scope: Scope, ref: Reference, shown: string): unknown {
   let value: unknown = ref.root === 'input' ? scope.input : scope.outputs.get(ref.step!);
-  if (ref.root === 'steps' && !scope.outputs.has(ref.step!)) throw new PlaceholderError(`The placeholder ${shown} names a step that has no output.`);
+  if (ref.root === 'steps' && !scope.outputs.has(ref.step!))
+    throw new PlaceholderError(`The placeholder ${shown} names a step that has no output.`);
   for (const segment of ref.path) {
     if (Array.isArray(value) && /^\d+$/.test(segment) && Number(segment) < value.length) value = value[Number(segment)];
-    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, segment)) value = (value as Record<string, unknown>)[segment];
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, segment))
+      value = (value as Record<string, unknown>)[segment];
     else throw new PlaceholderError(`The placeholder ${shown} names nothing (no ${segment}).`);
   }
   return value;

@@ -36,7 +36,11 @@ export const PIPELINE_LIMITS = {
 };
 
 /** Splits an operation step's `with` into the route's path parameters and its body. */
-export function operationParts(type: OperationStep, workspace: string, w: Record<string, unknown>): { params: Record<string, string>; body: Record<string, unknown> } {
+export function operationParts(
+  type: OperationStep,
+  workspace: string,
+  w: Record<string, unknown>,
+): { params: Record<string, string>; body: Record<string, unknown> } {
   if (!type.bucket) return { params: { workspace }, body: w };
   const { bucket, ...body } = w;
   return { params: { workspace, bucket: bucket as string }, body };

@@ -77,7 +77,10 @@ export function resolveUrl(template: string, scope: Scope, maxBytes: number): st
   if (prefix !== undefined && resolved !== undefined && !resolved.startsWith(prefix)) {
     throw new PlaceholderError(`The resolved url leaves ${prefix}, the part of the url before its first placeholder.`);
   }
-  if (dot !== undefined) throw new PlaceholderError(`The url path segment ${JSON.stringify(dot)} is made with a placeholder and is a dot segment (. or ..), which is refused.`);
+  if (dot !== undefined)
+    throw new PlaceholderError(
+      `The url path segment ${JSON.stringify(dot)} is made with a placeholder and is a dot segment (. or ..), which is refused.`,
+    );
   return out;
 }
 

@@ -37,7 +37,8 @@ export function narrowedOn(alias: 'e' | 'c', v: Visibility): Sql {
   const conditions: Sql[] = [raw('true')];
   // As `= ANY`: a bucket's list orders by bucket_id, id (listObjects), which the (bucket_id, id)
   // index gives only when the bucket is no constant the planner could drop from the order.
-  for (const id of v.bucketIds ?? []) conditions.push(sql`${raw(alias)}.bucket_id = ANY(ARRAY[${typeof id === 'number' ? sql`${id}::int` : id}]::int[])`);
+  for (const id of v.bucketIds ?? [])
+    conditions.push(sql`${raw(alias)}.bucket_id = ANY(ARRAY[${typeof id === 'number' ? sql`${id}::int` : id}]::int[])`);
   if (v.contentTypeId !== undefined) conditions.push(sql`${raw(alias)}.content_type_id = ${v.contentTypeId}::int`);
   conditions.push(...(v.also ?? []));
   return scope.and(...conditions);

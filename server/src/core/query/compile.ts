@@ -51,7 +51,6 @@ export const numericOf = (v: Sql) => sql`CASE WHEN jsonb_typeof(${v}) = 'number'
 export const isMissing = (v: Sql) => sql`(${v} IS NULL OR jsonb_typeof(${v}) = 'null')`;
 export const text = (v: Sql) => sql`(${v} #>> '{}')`;
 
-
 function dataCondition(c: Condition, path: string[], doc: string): Sql {
   const v = jsonAt(path, doc);
   const d = raw(`${doc}.data`);
@@ -103,7 +102,8 @@ function metaCondition(c: Condition, m: MetaColumn, entry: string): Sql {
 }
 
 /** The references a relation field holds (one ID or a list), as a jsonb array. */
-const referencesOf = (v: Sql) => sql`CASE jsonb_typeof(${v}) WHEN 'array' THEN ${v} WHEN 'string' THEN jsonb_build_array(${v}) ELSE '[]'::jsonb END`;
+const referencesOf = (v: Sql) =>
+  sql`CASE jsonb_typeof(${v}) WHEN 'array' THEN ${v} WHEN 'string' THEN jsonb_build_array(${v}) ELSE '[]'::jsonb END`;
 
 /**
  * The visible entries a relation of `scope` refers to: FROM clause and the scope inside it. The
@@ -125,8 +125,10 @@ export function relatedFrom(hop: Hop, scope: Scope): { from: Sql; inner: Scope }
       JOIN entries ${raw(e)} ON ${raw(e)}.entry_id = ${raw(k)}.ref AND ${raw(e)}.bucket_id = ${rel.bucketId}::int AND ${raw(e)}.kind = 'typed'
         AND ${raw(e)}.deleted_at IS NULL AND ${raw(e)}.content_type_id = ANY(${hop.typeIds}::int[])
       LEFT JOIN entry_contents ${raw(c)} ON ${raw(c)}.entry_pk = ${raw(e)}.id AND ${raw(c)}.locale = ${rel.locale}::text${
-        typed ? sql`
-      LEFT JOIN ${raw(typedTable(hop.typedTarget!))} ${raw(t)} ON ${raw(t)}.entry_pk = ${raw(e)}.id AND ${raw(t)}.locale = ${rel.locale}::text` : raw('')
+        typed
+          ? sql`
+      LEFT JOIN ${raw(typedTable(hop.typedTarget!))} ${raw(t)} ON ${raw(t)}.entry_pk = ${raw(e)}.id AND ${raw(t)}.locale = ${rel.locale}::text`
+          : raw('')
       }`;
   return { from, inner: { entry: e, doc: c, depth: n, relations: rel, ...(typed ? { row: t } : {}) } };
 }
@@ -189,7 +191,8 @@ function condition(c: Condition, scope: Scope): Sql {
  * `@id eq`, which tests the stored reference first) or a `some`.
  */
 function throughHop(node: FilterNode): { hop: Hop; inner: FilterNode } | undefined {
-  if (node.kind === 'some') return node.filter.kind === 'condition' && idEquals(node.filter) !== undefined ? undefined : { hop: node.hop, inner: node.filter };
+  if (node.kind === 'some')
+    return node.filter.kind === 'condition' && idEquals(node.filter) !== undefined ? undefined : { hop: node.hop, inner: node.filter };
   if (node.kind !== 'condition' || node.target.kind !== 'related') return undefined;
   const c = node;
   if ((c.op === 'eq' || c.op === 'ne') && c.value === null) return undefined;
@@ -225,7 +228,11 @@ function orItems(items: FilterNode[], scope: Scope): Sql[] {
       out.push(created);
     }
   }
-  return out.map((o) => (o instanceof Sql ? o : exists(o.hop, scope, (inner) => compileFilter(o.inners.length === 1 ? o.inners[0] : { kind: 'or', items: o.inners }, inner))));
+  return out.map((o) =>
+    o instanceof Sql
+      ? o
+      : exists(o.hop, scope, (inner) => compileFilter(o.inners.length === 1 ? o.inners[0] : { kind: 'or', items: o.inners }, inner)),
+  );
 }
 
 export function compileFilter(node: FilterNode, scope: Scope = ROOT): Sql {
@@ -268,7 +275,8 @@ const TYPED_SORTS = {
   number: {
     value: numericOf,
     // Missing and null are no violation: `NOT IN` is NULL for them.
-    violation: (v: Sql) => sql`(jsonb_typeof(${v}) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(${v}) = 'number' THEN NOT ${exactDecimal(sql`(${v})::numeric`)} END)`,
+    violation: (v: Sql) =>
+      sql`(jsonb_typeof(${v}) NOT IN ('number', 'null') OR CASE WHEN jsonb_typeof(${v}) = 'number' THEN NOT ${exactDecimal(sql`(${v})::numeric`)} END)`,
     message: 'holds values that are not numbers within DECIMAL(38,12)',
   },
   numeric: {
@@ -342,7 +350,11 @@ export function compileSort(keys: SortKey[], relations?: RelationScope, entryId:
     order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`));
     order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END`));
     order.push(by(sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END COLLATE "C"`));
-    violations.push({ index, condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`, message: 'holds arrays or objects, which cannot be sorted' });
+    violations.push({
+      index,
+      condition: sql`jsonb_typeof(${v}) IN ('object', 'array')`,
+      message: 'holds arrays or objects, which cannot be sorted',
+    });
   });
   if (direct) order.push(sql`${entryId} COLLATE "C" ASC`);
   else if (relations) {

@@ -26,7 +26,10 @@ export function parseDataPath(text: string): string[] | string {
 
 /** A filter or sort target: a metadata selector or a data path. */
 function parseTarget(text: string): Target | string {
-  if (text.startsWith('@')) return Object.hasOwn(META_FIELDS, text) ? { kind: 'meta', name: text, ...META_FIELDS[text as MetaName] } : 'is not a known metadata selector';
+  if (text.startsWith('@'))
+    return Object.hasOwn(META_FIELDS, text)
+      ? { kind: 'meta', name: text, ...META_FIELDS[text as MetaName] }
+      : 'is not a known metadata selector';
   const path = parseDataPath(text);
   return typeof path === 'string' ? path : { kind: 'data', path };
 }
@@ -35,16 +38,23 @@ function parseTarget(text: string): Target | string {
 function operandProblem(target: Target, op: Condition['op'], value: unknown): string | undefined {
   if (target.kind !== 'meta' || value === null) return undefined;
   const type = target.type;
-  if (['startsWith', 'endsWith', 'contains'].includes(op) && type !== 'string' && type !== 'status') return `cannot be used on ${target.name}`;
+  if (['startsWith', 'endsWith', 'contains'].includes(op) && type !== 'string' && type !== 'status')
+    return `cannot be used on ${target.name}`;
   switch (type) {
     case 'integer':
       return Number.isInteger(value) ? undefined : 'must be an integer';
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'status':
-      return typeof value !== 'string' ? 'must be a string' : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value) ? 'must be draft or published' : undefined;
+      return typeof value !== 'string'
+        ? 'must be a string'
+        : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value)
+          ? 'must be draft or published'
+          : undefined;
     case 'timestamp':
-      return typeof value === 'string' && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an ISO 8601 timestamp';
+      return typeof value === 'string' && TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value))
+        ? undefined
+        : 'must be an ISO 8601 timestamp';
     default:
       return 'cannot be filtered here';
   }
@@ -61,7 +71,11 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
       if (key === '$and' || key === '$or') {
         items++;
         if (depth + 1 > QUERY_LIMITS.groupDepth) {
-          errors[at] = [fieldError('depth', 'The :attribute field must not nest filter groups more than :depth deep.', { depth: QUERY_LIMITS.groupDepth })];
+          errors[at] = [
+            fieldError('depth', 'The :attribute field must not nest filter groups more than :depth deep.', {
+              depth: QUERY_LIMITS.groupDepth,
+            }),
+          ];
           continue;
         }
         const list = value as RawFilter[];
@@ -90,16 +104,25 @@ export function parseFilter(filter: RawFilter | undefined, errors: FieldErrors, 
     return out.length === 1 ? out[0] : { kind: 'and', items: out };
   };
   const tree = walk(filter ?? {}, base, 0);
-  if (items > QUERY_LIMITS.filterItems) errors[base] = [fieldError('size', 'The :attribute field must not hold more than :limit groups, operators and in operands in total.', { limit: QUERY_LIMITS.filterItems })];
+  if (items > QUERY_LIMITS.filterItems)
+    errors[base] = [
+      fieldError('size', 'The :attribute field must not hold more than :limit groups, operators and in operands in total.', {
+        limit: QUERY_LIMITS.filterItems,
+      }),
+    ];
   return tree;
 }
 
-export function parseSort(sort: { field: string; direction: 'asc' | 'desc'; type?: 'string' | 'number' | 'boolean' }[] | undefined, errors: FieldErrors): SortKey[] {
+export function parseSort(
+  sort: { field: string; direction: 'asc' | 'desc'; type?: 'string' | 'number' | 'boolean' }[] | undefined,
+  errors: FieldErrors,
+): SortKey[] {
   const keys: SortKey[] = [];
   (sort ?? []).forEach((s, i) => {
     const target = parseTarget(s.field);
     if (typeof target === 'string') errors[`sort.${i}.field`] = [fieldDetail('target', target)];
-    else if (target.kind === 'meta' && s.type) errors[`sort.${i}.type`] = [fieldError('metadata', 'The :attribute field cannot be used with a metadata selector.')];
+    else if (target.kind === 'meta' && s.type)
+      errors[`sort.${i}.type`] = [fieldError('metadata', 'The :attribute field cannot be used with a metadata selector.')];
     else keys.push({ target, direction: s.direction, type: s.type });
   });
   return keys;
@@ -116,8 +139,15 @@ export function parseFields(fields: string[] | undefined, errors: FieldErrors): 
       errors[at] = [fieldDetail('path', path)];
       return;
     }
-    const overlap = paths.findIndex((other) => other.length <= path.length ? other.every((s, k) => s === path[k]) : path.every((s, k) => s === other[k]));
-    if (overlap >= 0) errors[at] = [fieldError('overlap', 'The :attribute field overlaps :other: parent and child selections must not overlap.', { other: `fields.${fields.indexOf(paths[overlap].join('.'))}` })];
+    const overlap = paths.findIndex((other) =>
+      other.length <= path.length ? other.every((s, k) => s === path[k]) : path.every((s, k) => s === other[k]),
+    );
+    if (overlap >= 0)
+      errors[at] = [
+        fieldError('overlap', 'The :attribute field overlaps :other: parent and child selections must not overlap.', {
+          other: `fields.${fields.indexOf(paths[overlap].join('.'))}`,
+        }),
+      ];
     else paths.push(path);
   });
   return paths;

@@ -49,7 +49,11 @@ export function checkSortable(sort: ReturnType<typeof compileSort>, first: Recor
   });
 }
 
-export async function runQuery(db: SqlRunner, visibility: Visibility, plan: QueryPlan): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
+export async function runQuery(
+  db: SqlRunner,
+  visibility: Visibility,
+  plan: QueryPlan,
+): Promise<{ records: EntryRecord[]; hasMore: boolean }> {
   const { statement, sort } = queryStatement(visibility, plan);
   // A filter and sort of the same shape is the same statement: kept prepared, within a bound.
   const found = await rows<Record<string, unknown>>(db, statement, 'bounded');
@@ -64,7 +68,11 @@ export function project(data: unknown, fields: string[][]): Record<string, unkno
   const out = emptyRecord();
   for (const path of fields) {
     let value: unknown = data;
-    for (const key of path) value = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : null;
+    for (const key of path)
+      value =
+        value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, key)
+          ? (value as Record<string, unknown>)[key]
+          : null;
     let node = out;
     path.slice(0, -1).forEach((key) => (node = (node[key] ??= emptyRecord()) as Record<string, unknown>));
     node[path[path.length - 1]] = value;

@@ -32,7 +32,8 @@ export const indexedField = (def: Pick<FieldDef, 'type' | 'multiple' | 'indexed'
 /** The column of a field (JSON fields have none: their values stay read from the document). */
 export function typedColumnOf(def: FieldDef): TypedColumn | undefined {
   if (def.type === 'json') return undefined;
-  const type = def.type === 'date' ? (def.format === 'datetime' ? 'timestamptz' : def.format === 'time' ? 'time' : 'date') : TYPES[def.type];
+  const type =
+    def.type === 'date' ? (def.format === 'datetime' ? 'timestamptz' : def.format === 'time' ? 'time' : 'date') : TYPES[def.type];
   return { name: `f${def.id}`, type, multiple: def.multiple, indexed: indexedField(def) };
 }
 

@@ -23,7 +23,8 @@ export const RESOURCE_ANSWER_MS = 3_000;
 export const RESOURCE_HEALTH_MS = 1_000;
 
 /** How the request authenticates. `right` is the operation's own credential (none for public routes). */
-export type Credential = 'right' | 'none' | 'garbage' | 'swapped' | 'foreign' | 'truncated' | 'extended' | 'basic' | 'empty-bearer' | 'weak';
+export type Credential =
+  'right' | 'none' | 'garbage' | 'swapped' | 'foreign' | 'truncated' | 'extended' | 'basic' | 'empty-bearer' | 'weak';
 export const WRONG_CREDENTIALS: Credential[] = ['garbage', 'swapped', 'foreign', 'truncated', 'extended', 'basic', 'empty-bearer', 'weak'];
 
 export interface ValidRequest {
@@ -113,7 +114,9 @@ export class FuzzHarness {
     operations: OperationSpec[],
   ) {
     this.sender = new Sender(new URL(s.url));
-    this.healthPath = operations.find((op) => op.method === 'get' && op.security === 'none' && !op.parameters.length && /health/.test(op.path))?.path;
+    this.healthPath = operations.find(
+      (op) => op.method === 'get' && op.security === 'none' && !op.parameters.length && /health/.test(op.path),
+    )?.path;
   }
 
   static async start(s: TestServer, receiver: Receiver): Promise<FuzzHarness> {
@@ -141,14 +144,24 @@ export class FuzzHarness {
     const byCategory = new Map<string, fc.Arbitrary<Mutation>[]>();
     // Bodies at the size limit run once each (examples below), not among the random cases: the run keeps its length.
     for (const g of gens) if (g.category !== RESOURCE) byCategory.set(g.category, [...(byCategory.get(g.category) ?? []), g.arb]);
-    const mutated = [...byCategory.values()].map((arbs) => ({ weight: 1, arbitrary: fc.record({ credential, mutation: arbs.length === 1 ? arbs[0] : fc.oneof(...arbs) }) }));
+    const mutated = [...byCategory.values()].map((arbs) => ({
+      weight: 1,
+      arbitrary: fc.record({ credential, mutation: arbs.length === 1 ? arbs[0] : fc.oneof(...arbs) }),
+    }));
     const arb = fc.oneof({ weight: 2, arbitrary: credentialCase }, ...mutated);
     // Whatever the seed: every generator's fixed values (or one sample) with the right credential,
     // a valid request without and with wrong credentials.
     const examples: FuzzCase[] = [
-      ...gens.flatMap((g, i) => (g.all ?? [fc.sample(g.arb, { seed: seed + i, numRuns: 1 })[0]]).map((mutation) => ({ credential: 'right' as Credential, mutation }))),
+      ...gens.flatMap((g, i) =>
+        (g.all ?? [fc.sample(g.arb, { seed: seed + i, numRuns: 1 })[0]]).map((mutation) => ({
+          credential: 'right' as Credential,
+          mutation,
+        })),
+      ),
       { credential: 'none', mutation: valid },
-      ...wrong.filter((c) => ['garbage', 'swapped', 'truncated', 'weak'].includes(c)).map((credential) => ({ credential, mutation: valid as Mutation })),
+      ...wrong
+        .filter((c) => ['garbage', 'swapped', 'truncated', 'weak'].includes(c))
+        .map((credential) => ({ credential, mutation: valid as Mutation })),
     ];
     return { arb, examples };
   }
@@ -173,7 +186,12 @@ export class FuzzHarness {
       if (opts.failFast && found.length) throw new Error(formatFailure(found[0]));
     });
     // Examples count within numRuns: they run first, then `numRuns` random cases.
-    await fc.assert(property, { seed: opts.seed, numRuns: examples.length + opts.numRuns, examples: examples.map((e) => [e] as [FuzzCase]), endOnFailure: !opts.failFast });
+    await fc.assert(property, {
+      seed: opts.seed,
+      numRuns: examples.length + opts.numRuns,
+      examples: examples.map((e) => [e] as [FuzzCase]),
+      endOnFailure: !opts.failFast,
+    });
     return failures;
   }
 
@@ -223,7 +241,8 @@ export class FuzzHarness {
     const t0 = Date.now();
     try {
       await settle(this.s, this.probe);
-      if (process.env.FUZZ_VERBOSE === '1' && Date.now() - t0 > 200) process.stderr.write(`fuzz: waited ${Date.now() - t0} ms for the server's background work\n`);
+      if (process.env.FUZZ_VERBOSE === '1' && Date.now() - t0 > 200)
+        process.stderr.write(`fuzz: waited ${Date.now() - t0} ms for the server's background work\n`);
     } catch (err) {
       this.broken = err as Error;
       throw err;
@@ -321,7 +340,14 @@ export class FuzzHarness {
     for (const p of op.parameters.filter((q) => q.in === 'path')) {
       const integer = allowedTypes(node(p.schemaPointer)).has('integer');
       const raw = integer ? '2000000000' : 'fuzz-names-nothing';
-      const probe: PathMutation = { target: 'path', category: 'path-param', label: `{${p.name}} = ${JSON.stringify(raw)} (calibration)`, param: p.name, value: { raw }, namesNothing: false };
+      const probe: PathMutation = {
+        target: 'path',
+        category: 'path-param',
+        label: `{${p.name}} = ${JSON.stringify(raw)} (calibration)`,
+        param: p.name,
+        value: { raw },
+        namesNothing: false,
+      };
       const r = await this.runCase(op, { credential: 'right', mutation: probe });
       failures.push(...r.failures);
       if (r.status !== undefined && r.status >= 400) this.identifying.add(`${op.operationId}:${p.name}`);
@@ -384,7 +410,8 @@ export class FuzzHarness {
       bytes = Buffer.from(ser(minimal(node(info.jsonPointer))));
       contentType = 'application/json';
     }
-    if (info.mediaTypes.length) reasons.push(...this.judgeBody(op, info, bytes, contentType, m.target === 'body' && m.plan.kind === 'none'));
+    if (info.mediaTypes.length)
+      reasons.push(...this.judgeBody(op, info, bytes, contentType, m.target === 'body' && m.plan.kind === 'none'));
 
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (authorization !== undefined) headers.Authorization = authorization;
@@ -427,23 +454,45 @@ export class FuzzHarness {
       }
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      if (process.env.FUZZ_VERBOSE === '1') process.stderr.write(`${op.operationId} [${m.category}] ${m.label} (${c.credential}) -> ${e.code ?? ''} ${e.message}\n`);
+      if (process.env.FUZZ_VERBOSE === '1')
+        process.stderr.write(`${op.operationId} [${m.category}] ${m.label} (${c.credential}) -> ${e.code ?? ''} ${e.message}\n`);
       this.previous = undefined;
       return { failures: [...failures, failure('transport', undefined, '', `no answer: ${e.code ?? ''} ${e.message}`)] };
     }
     this.previous = (why) =>
-      failure('connection-reset', res.status, res.text, `answered with Connection: ${res.headers.connection ?? '(none)'}, then the next request on that connection failed (${why})`);
+      failure(
+        'connection-reset',
+        res.status,
+        res.text,
+        `answered with Connection: ${res.headers.connection ?? '(none)'}, then the next request on that connection failed (${why})`,
+      );
     // A refused body may have been left unread: is the connection the answer kept alive usable?
     if (bytes !== undefined && res.status >= 400 && res.headers.connection !== 'close' && this.healthPath) {
       this.connectionChecks++;
       const dead = await this.sender.checkConnection(this.healthPath);
-      if (dead) failures.push(failure('connection-dead', res.status, res.text, `answered with Connection: ${res.headers.connection ?? '(none)'} but left the connection dead: ${dead}`));
+      if (dead)
+        failures.push(
+          failure(
+            'connection-dead',
+            res.status,
+            res.text,
+            `answered with Connection: ${res.headers.connection ?? '(none)'} but left the connection dead: ${dead}`,
+          ),
+        );
       this.previous = undefined;
     }
-    if (health) failures.push(...(await this.judgeResource(Date.now() - t0, await health, `${op.operationId} ${m.label}`)).map((d) => failure('resource', res.status, res.text, d)));
+    if (health)
+      failures.push(
+        ...(await this.judgeResource(Date.now() - t0, await health, `${op.operationId} ${m.label}`)).map((d) =>
+          failure('resource', res.status, res.text, d),
+        ),
+      );
     const text = res.text;
     const status = res.status;
-    if (process.env.FUZZ_VERBOSE === '1') process.stderr.write(`${op.operationId} [${m.category}] ${m.label} (${c.credential}) -> ${status} ${Date.now() - t0}ms ${preview(text, 160)}\n`);
+    if (process.env.FUZZ_VERBOSE === '1')
+      process.stderr.write(
+        `${op.operationId} [${m.category}] ${m.label} (${c.credential}) -> ${status} ${Date.now() - t0}ms ${preview(text, 160)}\n`,
+      );
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     const type = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'] : null;
     let body: unknown = text;
@@ -463,7 +512,8 @@ export class FuzzHarness {
         failures.push(failure('contract', status, text, err.message.split('\n')[0]));
       }
     }
-    if (status < 400 && reasons.length) failures.push(failure('accepted-invalid', status, text, `answered ${status} to an input the spec refuses: ${reasons.join('; ')}`));
+    if (status < 400 && reasons.length)
+      failures.push(failure('accepted-invalid', status, text, `answered ${status} to an input the spec refuses: ${reasons.join('; ')}`));
 
     if (write && before) {
       if (status >= 300) {
@@ -532,7 +582,13 @@ export class FuzzHarness {
   }
 
   /** Why the spec refuses a body, or nothing when it accepts it (or cannot say). */
-  private judgeBody(op: OperationSpec, info: BodySpecInfo, bytes: Buffer | undefined, contentType: string | null | undefined, absent: boolean): string[] {
+  private judgeBody(
+    op: OperationSpec,
+    info: BodySpecInfo,
+    bytes: Buffer | undefined,
+    contentType: string | null | undefined,
+    absent: boolean,
+  ): string[] {
     const media = (contentType ?? '').split(';')[0].trim().toLowerCase();
     const hasBytes = bytes !== undefined && bytes.length > 0;
     if (!hasBytes) {
@@ -542,7 +598,8 @@ export class FuzzHarness {
       return v.valid ? [] : [`empty body: ${v.reason}`];
     }
     const jsonish = media === 'application/json' || media.endsWith('+json');
-    if (!jsonish && !info.mediaTypes.includes(media)) return [`content type ${contentType === null ? '(none)' : JSON.stringify(contentType)}`];
+    if (!jsonish && !info.mediaTypes.includes(media))
+      return [`content type ${contentType === null ? '(none)' : JSON.stringify(contentType)}`];
     const reasons: string[] = [];
     if (!op.streamingBody && bytes.length > op.bodyLimit) reasons.push(`${bytes.length} bytes over x-body-limit ${op.bodyLimit}`);
     if (jsonish && info.jsonPointer) {
@@ -570,7 +627,9 @@ let healthCheckOps: OperationSpec[] | undefined;
  */
 function healthChecks(): OperationSpec[] {
   if (healthCheckOps) return healthCheckOps;
-  const gets = readOperations(loadDocument()).filter((o) => o.method === 'get' && o.security !== 'none' && !o.parameters.some((p) => p.in === 'query' && p.required));
+  const gets = readOperations(loadDocument()).filter(
+    (o) => o.method === 'get' && o.security !== 'none' && !o.parameters.some((p) => p.in === 'query' && p.required),
+  );
   const out = new Map<string, OperationSpec>();
   for (const op of gets) {
     const params = op.parameters.filter((p) => p.in === 'path').map((p) => p.name);

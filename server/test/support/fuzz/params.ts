@@ -31,7 +31,11 @@ export interface QueryMutation {
 
 /** Every byte but the unreserved ones as %XX (lone surrogates become U+FFFD, as UTF-8 has no place for them). */
 export function percentEncode(s: string): string {
-  const out = [...Buffer.from(s, 'utf8')].map((b) => (/[A-Za-z0-9_~.-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  const out = [...Buffer.from(s, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9_~.-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
   // `.` and `..` are dot segments that clients resolve away; keep them a plain value.
   return /^\.{1,2}$/.test(out) ? `${out}x` : out;
 }
@@ -92,7 +96,18 @@ const isIntegerParam = (p: ParameterSpec) => {
   return types.has('integer') && !types.has('string');
 };
 
-const ALWAYS_INTEGER = ['0', '-1', '2147483648', '9223372036854775808', '1e309', 'abc', '%00', '__proto__', 'constructor', '9'.repeat(HUGE_PARAM)];
+const ALWAYS_INTEGER = [
+  '0',
+  '-1',
+  '2147483648',
+  '9223372036854775808',
+  '1e309',
+  'abc',
+  '%00',
+  '__proto__',
+  'constructor',
+  '9'.repeat(HUGE_PARAM),
+];
 const ALWAYS_STRING = ['__proto__', 'constructor', '%00', '%', 'x'.repeat(HUGE_PARAM)];
 
 /** One generator per path parameter: the values above (some on every run), random strings, resources of another workspace. */
@@ -109,17 +124,33 @@ export function pathGenerators(op: OperationSpec): Generator<PathMutation>[] {
         value,
         namesNothing,
       });
-      const raw = (integer ? [...INTEGER_TEXT, ...NOTHING] : STRING_TEXT).map((v): [string, PathValue, boolean] => [v, { raw: v }, NOTHING.includes(v)]);
+      const raw = (integer ? [...INTEGER_TEXT, ...NOTHING] : STRING_TEXT).map((v): [string, PathValue, boolean] => [
+        v,
+        { raw: v },
+        NOTHING.includes(v),
+      ]);
       const world: [string, PathValue, boolean][] = [
         ['a resource of another workspace', { world: 'foreign' }, false],
-        ...(integer ? ([['the real id + 1', { world: 'plus1' }, false], ['the real id - 1', { world: 'minus1' }, false]] as [string, PathValue, boolean][]) : []),
+        ...(integer
+          ? ([
+              ['the real id + 1', { world: 'plus1' }, false],
+              ['the real id - 1', { world: 'minus1' }, false],
+            ] as [string, PathValue, boolean][])
+          : []),
       ];
       const values = [...raw, ...world];
-      const always = values.filter(([v, value]) => ('world' in value && value.world === 'foreign') || (integer ? ALWAYS_INTEGER : ALWAYS_STRING).includes(v));
+      const always = values.filter(
+        ([v, value]) => ('world' in value && value.world === 'foreign') || (integer ? ALWAYS_INTEGER : ALWAYS_STRING).includes(v),
+      );
       const arb = fc
         .oneof(
           { weight: 4, arbitrary: fc.constantFrom(...values) },
-          { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).map((s): [string, PathValue, boolean] => [s, { raw: percentEncode(s) }, false]) },
+          {
+            weight: 1,
+            arbitrary: fc
+              .string({ unit: 'binary', minLength: 1, maxLength: 12 })
+              .map((s): [string, PathValue, boolean] => [s, { raw: percentEncode(s) }, false]),
+          },
         )
         .map(mutation);
       return { category: 'path-param', arb, all: always.map(mutation) };
@@ -129,7 +160,10 @@ export function pathGenerators(op: OperationSpec): Generator<PathMutation>[] {
 function queryValues(p: ParameterSpec): string[] {
   const s = node(p.schemaPointer).schema;
   const out: string[] = [];
-  for (const [k, d] of [['minimum', -1], ['maximum', 1]] as const) {
+  for (const [k, d] of [
+    ['minimum', -1],
+    ['maximum', 1],
+  ] as const) {
     if (typeof s[k] === 'number') out.push(String((s[k] as number) + d), String(s[k]));
   }
   if (typeof s.exclusiveMinimum === 'number') out.push(String(s.exclusiveMinimum));
@@ -179,7 +213,13 @@ export function queryGenerators(op: OperationSpec): Generator<QueryMutation>[] {
       label: `${p.name}=${raw.length > 40 ? `${raw.slice(0, 12)}… (${raw.length} characters)` : raw}`,
       set: { name: p.name, raw },
     });
-    const shape = ([what, extra]: [string, string | undefined]): QueryMutation => ({ target: 'query', category: 'query-param', label: `${p.name} ${what}`, set: { name: p.name, raw: null }, extra });
+    const shape = ([what, extra]: [string, string | undefined]): QueryMutation => ({
+      target: 'query',
+      category: 'query-param',
+      label: `${p.name} ${what}`,
+      set: { name: p.name, raw: null },
+      extra,
+    });
     const shapes: [string, string | undefined][] = [
       ['twice', `${p.name}=1&${p.name}=2`],
       ['as an array', `${p.name}[]=1`],
@@ -188,11 +228,20 @@ export function queryGenerators(op: OperationSpec): Generator<QueryMutation>[] {
     ];
     // Each bound minus and plus one (outside), on every run; the bounds themselves in random cases.
     const bounds: string[] = [];
-    for (const [k, d] of [['minimum', -1], ['maximum', 1]] as const) if (typeof s[k] === 'number') bounds.push(String((s[k] as number) + d));
+    for (const [k, d] of [
+      ['minimum', -1],
+      ['maximum', 1],
+    ] as const)
+      if (typeof s[k] === 'number') bounds.push(String((s[k] as number) + d));
     gens.push({
       category: 'query-param',
       arb: fc.oneof(fc.constantFrom(...queryValues(p)).map(set), fc.constantFrom(...shapes).map(shape)),
-      all: [...bounds.map(set), ...(allowedTypes(node(p.schemaPointer)).has('string') ? [] : [set('abc'), set('9223372036854775808')]), set('%00'), shape(shapes[0])],
+      all: [
+        ...bounds.map(set),
+        ...(allowedTypes(node(p.schemaPointer)).has('string') ? [] : [set('abc'), set('9223372036854775808')]),
+        set('%00'),
+        shape(shapes[0]),
+      ],
     });
   }
   gens.push({
@@ -203,4 +252,9 @@ export function queryGenerators(op: OperationSpec): Generator<QueryMutation>[] {
   return gens;
 }
 
-const unknown = (extra: string): QueryMutation => ({ target: 'query', category: 'query-unknown', label: extra.length > 60 ? `${extra.slice(0, 30)}… (${extra.length} characters)` : extra, extra });
+const unknown = (extra: string): QueryMutation => ({
+  target: 'query',
+  category: 'query-unknown',
+  label: extra.length > 60 ? `${extra.slice(0, 30)}… (${extra.length} characters)` : extra,
+  extra,
+});

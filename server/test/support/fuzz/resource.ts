@@ -7,7 +7,20 @@
 import fc from 'fast-check';
 import type { OperationSpec } from '../../../src/http/spec';
 import type { BodyMutation, BodyPlan, Generator } from './body';
-import { child, firstBranch, label, locations, minimal, node, primaryType, RawJson, setAt, type BodySpecInfo, type JTree, type PathSeg } from './schema';
+import {
+  child,
+  firstBranch,
+  label,
+  locations,
+  minimal,
+  node,
+  primaryType,
+  RawJson,
+  setAt,
+  type BodySpecInfo,
+  type JTree,
+  type PathSeg,
+} from './schema';
 
 export const RESOURCE = 'resource';
 /** The arrays filled per operation: the shallowest ones (each array costs two bodies at the limit). */
@@ -15,7 +28,14 @@ const ARRAYS_PER_OPERATION = 2;
 
 export type FilledPlan = { kind: 'filled'; tree: JTree; at: PathSeg[]; fill: 'items' | 'string' | 'keys'; item: JTree; size: number };
 
-const plan = (tree: JTree, at: PathSeg[], fill: FilledPlan['fill'], item: JTree, size: number): BodyPlan => ({ kind: 'filled', tree, at, fill, item, size });
+const plan = (tree: JTree, at: PathSeg[], fill: FilledPlan['fill'], item: JTree, size: number): BodyPlan => ({
+  kind: 'filled',
+  tree,
+  at,
+  fill,
+  item,
+  size,
+});
 const mutation = (what: string, p: BodyPlan): BodyMutation => ({ target: 'body', category: RESOURCE, label: what, plan: p });
 
 export function resourceGenerators(op: OperationSpec, info: BodySpecInfo): Generator<BodyMutation>[] {
@@ -24,7 +44,9 @@ export function resourceGenerators(op: OperationSpec, info: BodySpecInfo): Gener
   const root = node(info.jsonPointer);
   const locs = locations(root);
   const all: BodyMutation[] = [];
-  const arrays = locs.filter((l) => primaryType(firstBranch(l.node)) === 'array' && firstBranch(l.node).schema.items).sort((a, b) => a.path.length - b.path.length);
+  const arrays = locs
+    .filter((l) => primaryType(firstBranch(l.node)) === 'array' && firstBranch(l.node).schema.items)
+    .sort((a, b) => a.path.length - b.path.length);
   for (const loc of arrays.slice(0, ARRAYS_PER_OPERATION)) {
     const items = child(firstBranch(loc.node), 'items');
     const valid = minimal(items);
@@ -59,4 +81,3 @@ export function filledText(p: FilledPlan, ser: (t: JTree) => string): string {
   }
   return outer.replace(MARK, value);
 }
-

@@ -33,7 +33,14 @@ export function child(parent: SchemaNode, ...keys: (string | number)[]): SchemaN
 // (the oracle must judge exactly what was sent), with coercion for parameters (they arrive as
 // strings, and the spec types them).
 function newAjv(coerce: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, allErrors: false, coerceTypes: coerce, useDefaults: false, validateSchema: false, logger: false });
+  const ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    coerceTypes: coerce,
+    useDefaults: false,
+    validateSchema: false,
+    logger: false,
+  });
   addFormats(ajv);
   ajv.addSchema(doc, DOC_ID);
   return ajv;
@@ -116,7 +123,8 @@ function typeOf(v: unknown): JsonType {
 export function allowedTypes(n: SchemaNode): Set<JsonType> {
   const s = n.schema;
   if (typeof s.type === 'string') return new Set(s.type === 'number' ? ['number', 'integer'] : [s.type as JsonType]);
-  if (Array.isArray(s.type)) return new Set((s.type as JsonType[]).flatMap((t) => (t === 'number' ? ['number', 'integer'] : [t])) as JsonType[]);
+  if (Array.isArray(s.type))
+    return new Set((s.type as JsonType[]).flatMap((t) => (t === 'number' ? ['number', 'integer'] : [t])) as JsonType[]);
   if ('const' in s) return new Set([typeOf(s.const)]);
   if (Array.isArray(s.enum)) return new Set((s.enum as unknown[]).map(typeOf));
   for (const k of ['anyOf', 'oneOf'] as const) {
@@ -139,7 +147,8 @@ export function primaryType(n: SchemaNode): JsonType | undefined {
 
 /** The first branch of anyOf/oneOf, or the node itself. */
 export function firstBranch(n: SchemaNode): SchemaNode {
-  for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(n.schema[k]) && (n.schema[k] as unknown[]).length) return firstBranch(child(n, k, 0));
+  for (const k of ['anyOf', 'oneOf'] as const)
+    if (Array.isArray(n.schema[k]) && (n.schema[k] as unknown[]).length) return firstBranch(child(n, k, 0));
   return n;
 }
 
@@ -157,7 +166,16 @@ export class RawJson {
 
 export type JTree = null | boolean | number | string | WorldRef | RawJson | JTree[] | { [k: string]: JTree };
 
-const STRING_CANDIDATES = ['fuzz', 'fuzz-secret-value', 'en-US', 'a', 'fuzz_name', 'https://example.com/fuzz', 'fuzz@example.com', 'aGVsbG8gZnV6eg=='];
+const STRING_CANDIDATES = [
+  'fuzz',
+  'fuzz-secret-value',
+  'en-US',
+  'a',
+  'fuzz_name',
+  'https://example.com/fuzz',
+  'fuzz@example.com',
+  'aGVsbG8gZnV6eg==',
+];
 const FORMAT_CANDIDATES: Record<string, string> = {
   email: 'fuzz@example.com',
   'date-time': '2026-01-01T00:00:00.000000Z',
@@ -211,7 +229,8 @@ export const PROPERTY_HINTS: Record<string, { type: JsonType; ref: WorldRef }> =
 export function minimal(n0: SchemaNode, depth = 0, propName?: string): JTree {
   const n = firstBranch(n0);
   const s = n.schema;
-  const hint = propName !== undefined && Object.prototype.hasOwnProperty.call(PROPERTY_HINTS, propName) ? PROPERTY_HINTS[propName] : undefined;
+  const hint =
+    propName !== undefined && Object.prototype.hasOwnProperty.call(PROPERTY_HINTS, propName) ? PROPERTY_HINTS[propName] : undefined;
   if (hint && allowedTypes(n).has(hint.type)) return hint.ref;
   if ('const' in s) return s.const as JTree;
   if (Array.isArray(s.enum)) return ((s.enum as JTree[]).find((v) => v !== null) ?? s.enum[0]) as JTree;
@@ -221,7 +240,8 @@ export function minimal(n0: SchemaNode, depth = 0, propName?: string): JTree {
     case 'object': {
       const out: Record<string, JTree> = {};
       const props = (s.properties ?? {}) as Record<string, unknown>;
-      for (const r of (s.required as string[] | undefined) ?? []) out[r] = r in props ? minimal(child(n, 'properties', r), depth + 1, r) : 'fuzz';
+      for (const r of (s.required as string[] | undefined) ?? [])
+        out[r] = r in props ? minimal(child(n, 'properties', r), depth + 1, r) : 'fuzz';
       const minProps = typeof s.minProperties === 'number' ? s.minProperties : 0;
       for (const k of Object.keys(props)) {
         if (Object.keys(out).length >= minProps) break;
@@ -337,6 +357,9 @@ export function serialize(t: JTree, world: (key: string) => JTree): string {
   if (t instanceof RawJson) return t.text;
   if (t instanceof WorldRef) return serialize(world(t.key), world);
   if (Array.isArray(t)) return `[${t.map((v) => serialize(v, world)).join(',')}]`;
-  if (t && typeof t === 'object') return `{${Object.keys(t).map((k) => `${JSON.stringify(k)}:${serialize((t as Record<string, JTree>)[k], world)}`).join(',')}}`;
+  if (t && typeof t === 'object')
+    return `{${Object.keys(t)
+      .map((k) => `${JSON.stringify(k)}:${serialize((t as Record<string, JTree>)[k], world)}`)
+      .join(',')}}`;
   return JSON.stringify(t) ?? 'null';
 }

@@ -30,7 +30,14 @@ export class Sender {
    * Sends a request. Throws ConnectionReset when the connection the previous answer left open
    * (it said `Connection: keep-alive`) turned out to be dead; the caller retries with `fresh`.
    */
-  async send(method: string, pathAndQuery: string, headers: Record<string, string>, body: Buffer | undefined, chunked: boolean, fresh = false): Promise<Sent> {
+  async send(
+    method: string,
+    pathAndQuery: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    chunked: boolean,
+    fresh = false,
+  ): Promise<Sent> {
     if (fresh || Date.now() - this.lastAnswer > MAX_IDLE_MS) {
       this.agent.destroy();
       this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -41,7 +48,14 @@ export class Sender {
     if (body !== undefined && chunked) all['Transfer-Encoding'] = 'chunked';
     return new Promise<Sent>((resolve, reject) => {
       let answered = false;
-      const req = http.request({ host: this.base.hostname, port: this.base.port, method, path: pathAndQuery, headers: all, agent: this.agent });
+      const req = http.request({
+        host: this.base.hostname,
+        port: this.base.port,
+        method,
+        path: pathAndQuery,
+        headers: all,
+        agent: this.agent,
+      });
       req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
       req.on('response', (res) => {
         answered = true;
@@ -90,7 +104,8 @@ export class Sender {
       const freshResult = await Promise.race([fresh.done, sleep(30_000).then(() => 'no answer within 30 s')]);
       fresh.abort();
       freshAgent.destroy();
-      if (freshResult !== undefined) why = undefined; // The server itself is not answering: nothing to say about the connection.
+      if (freshResult !== undefined)
+        why = undefined; // The server itself is not answering: nothing to say about the connection.
       else {
         const late = await Promise.race([old.done, sleep(500).then(() => 'slow' as const)]);
         if (late === undefined) {

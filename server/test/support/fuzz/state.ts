@@ -46,7 +46,9 @@ export class StateProbe {
       const db = s.server.app.db;
       query = async (sql) => (await db.query(sql)).rows as Record<string, unknown>[];
     }
-    const rows = await query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+    const rows = await query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+    );
     const tables = rows.map((r) => String(r.table_name)).filter((t) => !VOLATILE_TABLES.includes(t));
     const ids = await query(`SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'id'`);
     return new StateProbe(query, tables, new Set(ids.map((r) => String(r.table_name))), close);
@@ -66,7 +68,9 @@ export class StateProbe {
 
   /** Every row of the watched tables: `table:id` (or `table:md5(row)` without an id) to md5(row). */
   async rows(): Promise<Map<string, string>> {
-    const sql = this.tables.map((t) => `SELECT '${t}' AS t, ${this.withId.has(t) ? 'x.id::text' : 'md5(x::text)'} AS k, md5(x::text) AS h FROM "${t}" x`).join(' UNION ALL ');
+    const sql = this.tables
+      .map((t) => `SELECT '${t}' AS t, ${this.withId.has(t) ? 'x.id::text' : 'md5(x::text)'} AS k, md5(x::text) AS h FROM "${t}" x`)
+      .join(' UNION ALL ');
     return new Map((await this.query(sql)).map((r) => [`${r.t}:${r.k}`, String(r.h)]));
   }
 
@@ -75,7 +79,8 @@ export class StateProbe {
     const out: string[] = [];
     for (const [t, a] of after) {
       const b = before.get(t);
-      if (!b || b.hash !== a.hash) out.push(b && b.rows === a.rows ? `${t}: rows changed (${a.rows} rows)` : `${t}: ${b?.rows ?? 0} -> ${a.rows} rows`);
+      if (!b || b.hash !== a.hash)
+        out.push(b && b.rows === a.rows ? `${t}: rows changed (${a.rows} rows)` : `${t}: ${b?.rows ?? 0} -> ${a.rows} rows`);
     }
     return out;
   }
@@ -99,7 +104,9 @@ export class StateProbe {
               + (SELECT count(*) FROM pipeline_executions WHERE status IN ('queued', 'running'))::int AS n`,
     );
     const ignored = VOLATILE_JOBS.map((j) => `'${j}'`).join(', ');
-    const jobs = await count(`SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry', 'active') AND start_after <= now() AND name NOT IN (${ignored})`);
+    const jobs = await count(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE state IN ('created', 'retry', 'active') AND start_after <= now() AND name NOT IN (${ignored})`,
+    );
     return { pending: (events ?? 0) + (jobs ?? 0), complete: events !== undefined && jobs !== undefined };
   }
 
@@ -125,7 +132,9 @@ export async function settle(s: TestServer, probe: StateProbe, timeoutMs = 10_00
     if (pending === 0 && complete && scheduler?.idle) return;
     if (pending === 0) break;
     if (Date.now() > deadline) {
-      throw new Error(`fuzz: the server's background work (${pending} events to dispatch, deliveries or jobs due) did not finish within ${timeoutMs} ms; is its job queue running?`);
+      throw new Error(
+        `fuzz: the server's background work (${pending} events to dispatch, deliveries or jobs due) did not finish within ${timeoutMs} ms; is its job queue running?`,
+      );
     }
     await sleep(25);
   }
@@ -134,7 +143,8 @@ export async function settle(s: TestServer, probe: StateProbe, timeoutMs = 10_00
     await sleep(30);
     const next = await probe.snapshot();
     if (!StateProbe.diff(last, next).length) return;
-    if (Date.now() > deadline) throw new Error(`fuzz: the database keeps changing without requests: ${StateProbe.diff(last, next).join('; ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`fuzz: the database keeps changing without requests: ${StateProbe.diff(last, next).join('; ')}`);
     last = next;
   }
 }

@@ -66,26 +66,48 @@ export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: str
   const ws = await call(admin.post('/admin/v1/workspaces', { name: uniqueName('fuzz') }));
   ok('workspace', ws, 201);
   const name = ws.body.name as string;
-  const user = await call(admin.post(`/admin/v1/workspaces/${name}/users`, { email: `${uniqueName('u')}@example.com`, permissions: enumOf('Permission') }));
+  const user = await call(
+    admin.post(`/admin/v1/workspaces/${name}/users`, { email: `${uniqueName('u')}@example.com`, permissions: enumOf('Permission') }),
+  );
   ok('user', user, 201);
-  const key = await call(admin.post(`/admin/v1/workspaces/${name}/api-keys`, { name: 'fuzz key', user_id: user.body.id, abilities: ['*'] }));
+  const key = await call(
+    admin.post(`/admin/v1/workspaces/${name}/api-keys`, { name: 'fuzz key', user_id: user.body.id, abilities: ['*'] }),
+  );
   ok('key', key, 201);
-  const weakUser = await call(admin.post(`/admin/v1/workspaces/${name}/users`, { email: `${uniqueName('weak')}@example.com`, permissions: [] }));
+  const weakUser = await call(
+    admin.post(`/admin/v1/workspaces/${name}/users`, { email: `${uniqueName('weak')}@example.com`, permissions: [] }),
+  );
   ok('weak user', weakUser, 201);
-  const weakKey = await call(admin.post(`/admin/v1/workspaces/${name}/api-keys`, { name: 'weak key', user_id: weakUser.body.id, abilities: [] }));
+  const weakKey = await call(
+    admin.post(`/admin/v1/workspaces/${name}/api-keys`, { name: 'weak key', user_id: weakUser.body.id, abilities: [] }),
+  );
   ok('weak key', weakKey, 201);
   const bucket = await call(admin.post(`/admin/v1/workspaces/${name}/buckets`, { name: 'fuzzbucket' }));
   ok('bucket', bucket, 201);
-  const type = await call(admin.post(`/admin/v1/workspaces/${name}/buckets/fuzzbucket/content-types`, { name: 'fuzztype', fields: [{ name: 'title', type: 'text' }] }));
+  const type = await call(
+    admin.post(`/admin/v1/workspaces/${name}/buckets/fuzzbucket/content-types`, {
+      name: 'fuzztype',
+      fields: [{ name: 'title', type: 'text' }],
+    }),
+  );
   ok('content type', type, 201);
   const contract = await call(admin.post(`/admin/v1/workspaces/${name}/contracts`, { name: 'fuzzcontract', schema: { type: 'object' } }));
   ok('contract', contract, 201);
-  const hook = await call(admin.post(`/admin/v1/workspaces/${name}/webhooks`, { url: webhookUrl, events: ['ping'], secret: 'fuzz-secret-value' }));
+  const hook = await call(
+    admin.post(`/admin/v1/workspaces/${name}/webhooks`, { url: webhookUrl, events: ['ping'], secret: 'fuzz-secret-value' }),
+  );
   ok('webhook', hook, 201);
   // Hosted authentication on, so that its routes reach validation instead of stopping at a 404.
-  const settings = await call(admin.patch(`/admin/v1/workspaces/${name}`, { auth_enabled: true, auth_redirect_uris: ['https://app.example.com/callback'] }));
+  const settings = await call(
+    admin.patch(`/admin/v1/workspaces/${name}`, { auth_enabled: true, auth_redirect_uris: ['https://app.example.com/callback'] }),
+  );
   ok('workspace settings', settings, 200);
-  const file = await call(request(baseUrl, 'POST', `/api/v1/${name}/files`, { token: key.body.key, body: { file: { name: 'fuzz.png', type: 'image/png', content: PNG } } }));
+  const file = await call(
+    request(baseUrl, 'POST', `/api/v1/${name}/files`, {
+      token: key.body.key,
+      body: { file: { name: 'fuzz.png', type: 'image/png', content: PNG } },
+    }),
+  );
   ok('file', file, 201);
   const values: ParamValues = {
     workspace: name,
@@ -105,7 +127,17 @@ export async function buildTenant(baseUrl: string, admin: Admin, webhookUrl: str
     const m = re.exec(url.pathname);
     if (m) issued.set(op.operationId, { params: Object.fromEntries(names.map((n, i) => [n, m[i + 1]])), query: url.search.slice(1) });
   }
-  const tenant: Tenant = { workspace: name, key: key.body.key, keyId: key.body.id, userId: user.body.id, values, weakKey: weakKey.body.key, issued, builtAt: Date.now(), requests };
+  const tenant: Tenant = {
+    workspace: name,
+    key: key.body.key,
+    keyId: key.body.id,
+    userId: user.body.id,
+    values,
+    weakKey: weakKey.body.key,
+    issued,
+    builtAt: Date.now(),
+    requests,
+  };
   tenant.requests += await discover(baseUrl, tenant, webhookUrl);
   return tenant;
 }
@@ -160,7 +192,11 @@ export async function create(baseUrl: string, t: Tenant, webhookUrl: string, key
     const token = op.security === 'adminToken' ? ADMIN_TOKEN : op.security === 'apiKey' ? t.key : undefined;
     const res = await fetch(baseUrl + path, {
       method: op.method.toUpperCase(),
-      headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        Accept: 'application/json',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+      },
       body,
     });
     const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
@@ -201,7 +237,7 @@ function withHints(t: JTree): JTree {
     const out: Record<string, JTree> = {};
     for (const [k, v] of Object.entries(t)) {
       const hint = Object.hasOwn(PROPERTY_HINTS, k) ? PROPERTY_HINTS[k] : undefined;
-      out[k] = hint && (typeof v === (hint.type === 'integer' ? 'number' : hint.type)) ? hint.ref : withHints(v as JTree);
+      out[k] = hint && typeof v === (hint.type === 'integer' ? 'number' : hint.type) ? hint.ref : withHints(v as JTree);
     }
     return out;
   }

@@ -167,16 +167,24 @@ function groupColumns(g: GroupPlan, scope: Scope): GroupColumns {
     };
   }
   const leaf = (target: Target, s: Scope): Sql => {
-    if (target.kind === 'meta') return target.type === 'timestamp' ? isoTimestamp(raw(`${s.entry}.${target.column}`)) : raw(`${s.entry}.${target.column}::text`);
+    if (target.kind === 'meta')
+      return target.type === 'timestamp' ? isoTimestamp(raw(`${s.entry}.${target.column}`)) : raw(`${s.entry}.${target.column}::text`);
     const column = groupColumn(target, s);
     if (column) return storedText(column, columnOf(column, s.row!));
     const v = jsonAt((target as { path: string[] }).path, s.doc);
-    return isBoolean ? sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END` : sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END`;
+    return isBoolean
+      ? sql`CASE WHEN jsonb_typeof(${v}) = 'boolean' THEN (${v})::boolean END`
+      : sql`CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${text(v)} END`;
   };
   const value = groupValue(g.target, scope, leaf);
   if (isBoolean) return { raw: value, key: (b) => b, textual: false };
   const limit = ENTRY_QUERY_LIMITS.groupKeyBytes;
-  return { raw: value, key: (b) => b, textual: true, problem: { aggregate: (b) => sql`max(octet_length(${b})) > ${limit}`, message: `holds a value longer than ${limit} bytes` } };
+  return {
+    raw: value,
+    key: (b) => b,
+    textual: true,
+    problem: { aggregate: (b) => sql`max(octet_length(${b})) > ${limit}`, message: `holds a value longer than ${limit} bytes` },
+  };
 }
 
 /**
@@ -196,7 +204,10 @@ function contributions(plan: AggregatePlan, index: number, relations: RelationSc
   }
   const column = scope.row ? typedColumnOf(def) : undefined;
   const v = column ? columnOf(column, scope.row!) : jsonAt([def.key], scope.doc);
-  return { sql: sql`SELECT DISTINCT ON (r.id, ${raw(`${scope.entry}.id`)}) r.id AS root, ${v} AS v FROM r, ${join(froms, ', ')}`, typed: !!column };
+  return {
+    sql: sql`SELECT DISTINCT ON (r.id, ${raw(`${scope.entry}.id`)}) r.id AS root, ${v} AS v FROM r, ${join(froms, ', ')}`,
+    typed: !!column,
+  };
 }
 
 export interface AggregateRequest {
@@ -221,14 +232,18 @@ export async function runAggregate(db: SqlRunner, q: AggregateRequest): Promise<
 }
 
 /** Whether a pass's flag row refuses the query (or, for a loose pass, may). */
-const flagged = (first: Record<string, unknown>) => Object.keys(first).some((k) => (k.startsWith('group_problem_') || k.startsWith('bad_')) && first[k] === true);
+const flagged = (first: Record<string, unknown>) =>
+  Object.keys(first).some((k) => (k.startsWith('group_problem_') || k.startsWith('bad_')) && first[k] === true);
 
 function run(db: SqlRunner, q: AggregateRequest, statement: Sql): Promise<Record<string, unknown>[]> {
   return rows<Record<string, unknown>>(db, statement).catch((err: unknown) => {
     const bucket = q.plan.groupBy.findIndex((g) => g.bucket);
     if (bucket < 0 || !UNREADABLE_DATE.has(sqlState(err) ?? '')) throw err;
     const key = `${q.errorPrefix}groupBy.${bucket}`;
-    throw new DomainError('invalid', oneFieldError(key, fieldError('stored_dates', 'The :attribute field holds stored values that are not valid dates.')));
+    throw new DomainError(
+      'invalid',
+      oneFieldError(key, fieldError('stored_dates', 'The :attribute field holds stored values that are not valid dates.')),
+    );
   });
 }
 
@@ -245,7 +260,11 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
   const n = (prefix: string, i: number) => raw(`${prefix}${i}`);
   const keys = groups.map((_, i) => n('g', i));
   const grouped = groups.length > 0;
-  const keyList = (alias: string) => join(keys.map((k) => sql`${raw(alias)}.${k}`), ', ');
+  const keyList = (alias: string) =>
+    join(
+      keys.map((k) => sql`${raw(alias)}.${k}`),
+      ', ',
+    );
   const groupBy = grouped ? sql` GROUP BY ${keyList('r')}` : raw('');
   // Paths at the root are columns of `r`; paths through relations have contributions of their own.
   const rootPaths = plan.paths.flatMap((p, i) => (p.hops.length ? [] : [i]));
@@ -261,7 +280,11 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
   const rootColumn = (i: number) => (from.row ? typedColumnOf((plan.paths[i].end as { def: FieldDef }).def) : undefined);
   rootPaths.forEach((i) => {
     const column = rootColumn(i);
-    baseColumns.push(column ? sql`${columnOf(column, from.row!)} AS ${n('v', i)}` : sql`c.data -> ${(plan.paths[i].end as { def: FieldDef }).def.key}::text AS ${n('v', i)}`);
+    baseColumns.push(
+      column
+        ? sql`${columnOf(column, from.row!)} AS ${n('v', i)}`
+        : sql`c.data -> ${(plan.paths[i].end as { def: FieldDef }).def.key}::text AS ${n('v', i)}`,
+    );
   });
   const rColumns: Sql[] = [raw('id')];
   if (hopPaths.length) rColumns.push(raw('data'));
@@ -275,7 +298,8 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
 
   // Only what the operations ask for: sum and count serve sum and avg (and tell null results).
   const wants = (op: string, i: number) => plan.ops.some((o) => o.op === op && o.paths.some((p) => p.index === i));
-  const resultColumns = (i: number) => ['s_', 'c_', ...(wants('min', i) ? ['mn_'] : []), ...(wants('max', i) ? ['mx_'] : [])].map((c) => `${c}${i}`);
+  const resultColumns = (i: number) =>
+    ['s_', 'c_', ...(wants('min', i) ? ['mn_'] : []), ...(wants('max', i) ? ['mx_'] : [])].map((c) => `${c}${i}`);
   const perPath = (i: number, from: string) => {
     const v = raw(`${from}.n${i}`);
     const parts = [sql`sum(${v})::text AS ${n('s_', i)}`, sql`count(${v}) AS ${n('c_', i)}`];
@@ -306,9 +330,17 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
   });
   // A loose pass over typed columns uses each value once (no per-row check reads it again):
   // nothing is evaluated twice when the steps are inlined, and each fence costs a copy per row.
-  const once = !precise && rootPaths.every((i) => rootColumn(i)) && plan.groupBy.every((g) => g.target.kind === 'meta' || groupColumn(g.target, rootScope));
+  const once =
+    !precise &&
+    rootPaths.every((i) => rootColumn(i)) &&
+    plan.groupBy.every((g) => g.target.kind === 'meta' || groupColumn(g.target, rootScope));
   const fence = raw(once ? '' : ' OFFSET 0');
-  const gColumns: Sql[] = [...(grouped ? [keyList('r')] : []), raw('count(*) AS count'), ...rootPaths.map((i) => perPath(i, 'r')), ...gFlags];
+  const gColumns: Sql[] = [
+    ...(grouped ? [keyList('r')] : []),
+    raw('count(*) AS count'),
+    ...rootPaths.map((i) => perPath(i, 'r')),
+    ...gFlags,
+  ];
   const ctes: Sql[] = [
     sql`base AS (SELECT ${join(baseColumns, ', ')}
         FROM ${from.from} WHERE ${from.where} AND ${compileFilter(q.filter, rootScope)}${fence})`,
@@ -317,44 +349,86 @@ function aggregateStatement(q: AggregateRequest, precise: boolean): { statement:
     sql`g AS (SELECT ${join(gColumns, ', ')} FROM r${groupBy})`,
   ];
   const scalarFlags: Sql[] = [];
-  const selects: Sql[] = rootPaths.map((i) => join(resultColumns(i).map((c) => raw(`g.${c}`)), ', '));
+  const selects: Sql[] = rootPaths.map((i) =>
+    join(
+      resultColumns(i).map((c) => raw(`g.${c}`)),
+      ', ',
+    ),
+  );
   const joins: Sql[] = [];
   hopPaths.forEach((i) => {
     const p = n('p', i);
     const a = n('a', i);
     const reached = contributions(plan, i, relations);
-    ctes.push(sql`${p} AS MATERIALIZED (SELECT root, v, ${reached.typed ? raw('v') : contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${reached.sql}) x OFFSET 0)`);
-    ctes.push(sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`);
-    scalarFlags.push(sql`(SELECT ${reached.typed ? typedContributorsBad(raw(`n${i}`)) : contributorsBad(raw('v'), raw(`n${i}`))} FROM ${p}) AS ${n('bad_', i)}`);
-    selects.push(join(resultColumns(i).map((c) => raw(`a${i}.${c}`)), ', '));
-    joins.push(sql`LEFT JOIN ${a} ON ${grouped ? join(keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`), ' AND ') : raw('true')}`);
+    ctes.push(
+      sql`${p} AS MATERIALIZED (SELECT root, v, ${reached.typed ? raw('v') : contributorValue(raw('v'))} AS n${raw(String(i))} FROM (${reached.sql}) x OFFSET 0)`,
+    );
+    ctes.push(
+      sql`${a} AS (SELECT ${grouped ? sql`${keyList('r')}, ` : raw('')}${perPath(i, 'y')} FROM ${p} y JOIN r ON r.id = y.root${groupBy})`,
+    );
+    scalarFlags.push(
+      sql`(SELECT ${reached.typed ? typedContributorsBad(raw(`n${i}`)) : contributorsBad(raw('v'), raw(`n${i}`))} FROM ${p}) AS ${n('bad_', i)}`,
+    );
+    selects.push(
+      join(
+        resultColumns(i).map((c) => raw(`a${i}.${c}`)),
+        ', ',
+      ),
+    );
+    joins.push(
+      sql`LEFT JOIN ${a} ON ${
+        grouped
+          ? join(
+              keys.map((k) => sql`${a}.${k} IS NOT DISTINCT FROM g.${k}`),
+              ' AND ',
+            )
+          : raw('true')
+      }`,
+    );
   });
-  const orderBy = grouped ? join(groups.map((g, i) => sql`g.${keys[i]}${raw(g.textual ? ' COLLATE "C"' : '')} ASC NULLS LAST`), ', ') : raw('g.count');
-  const answered = join(groups.map((g, i) => sql`${g.output ? g.output(sql`g.${keys[i]}`) : sql`g.${keys[i]}`} AS ${keys[i]}`), ', ');
+  const orderBy = grouped
+    ? join(
+        groups.map((g, i) => sql`g.${keys[i]}${raw(g.textual ? ' COLLATE "C"' : '')} ASC NULLS LAST`),
+        ', ',
+      )
+    : raw('g.count');
+  const answered = join(
+    groups.map((g, i) => sql`${g.output ? g.output(sql`g.${keys[i]}`) : sql`g.${keys[i]}`} AS ${keys[i]}`),
+    ', ',
+  );
   const page = sql`SELECT ${grouped ? sql`${answered}, ` : raw('')}g.count${selects.length ? sql`, ${join(selects, ', ')}` : raw('')},
       row_number() OVER (ORDER BY ${orderBy}) AS pos
       FROM g ${join(joins, ' ')} ORDER BY ${orderBy} LIMIT ${grouped ? q.limit + 1 : 1} OFFSET ${grouped ? q.offset : 0}`;
   // One row whatever happens: the groups' flags combined (or none at all).
-  const flagRow = flags.length ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM g` : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
+  const flagRow = flags.length
+    ? sql`SELECT ${join([...flags, ...scalarFlags], ', ')} FROM g`
+    : sql`SELECT ${join([raw('true AS none'), ...scalarFlags], ', ')}`;
   const statement = sql`WITH ${join(ctes, ', ')}, page AS (${page})
     SELECT f.*, page.* FROM (${flagRow}) f LEFT JOIN page ON true ORDER BY page.pos`;
   return { statement, groups, loose };
 }
 
 /** The answer from a (precise, or loose and unflagged) pass's rows. */
-function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<string, unknown>[]): { rows: Record<string, unknown>[]; hasMore: boolean } {
+function answer(
+  q: AggregateRequest,
+  groups: GroupColumns[],
+  found: Record<string, unknown>[],
+): { rows: Record<string, unknown>[]; hasMore: boolean } {
   const { plan } = q;
   const grouped = groups.length > 0;
   const first = found[0] ?? {};
   const errors = fieldErrors();
   groups.forEach((g, i) => {
-    if (g.problem && first[`group_problem_${i}`]) errors[`${q.errorPrefix}groupBy.${i}`] = [fieldDetail('stored_values', g.problem.message)];
+    if (g.problem && first[`group_problem_${i}`])
+      errors[`${q.errorPrefix}groupBy.${i}`] = [fieldDetail('stored_values', g.problem.message)];
   });
   for (const { op, paths } of plan.ops) {
     const bad = paths.findIndex((p) => first[`bad_${p.index}`]);
     if (bad >= 0) {
       const key = `${q.errorPrefix}aggregate.${op}.${bad}`;
-      errors[key] = [fieldError('stored_decimals', 'The :attribute field has contributing values that are not decimals within DECIMAL(38,12).')];
+      errors[key] = [
+        fieldError('stored_decimals', 'The :attribute field has contributing values that are not decimals within DECIMAL(38,12).'),
+      ];
       break;
     }
   }
@@ -381,6 +455,10 @@ function answer(q: AggregateRequest, groups: GroupColumns[], found: Record<strin
     return result;
   });
   // An ungrouped aggregate is one row, even over no match.
-  if (!grouped && !out.length) out.push({ ...(plan.count ? { count: 0 } : {}), ...Object.fromEntries(plan.ops.map(({ op, paths }) => [op, Object.fromEntries(paths.map((p) => [p.text, null]))])) });
+  if (!grouped && !out.length)
+    out.push({
+      ...(plan.count ? { count: 0 } : {}),
+      ...Object.fromEntries(plan.ops.map(({ op, paths }) => [op, Object.fromEntries(paths.map((p) => [p.text, null]))])),
+    });
   return { rows: out, hasMore: grouped && data.length > q.limit };
 }

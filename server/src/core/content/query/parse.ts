@@ -105,10 +105,17 @@ function metaOperand(name: string, op: string, value: unknown): string | undefin
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'status':
-      return typeof value !== 'string' ? 'must be a string' : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value) ? 'must be draft or published' : undefined;
+      return typeof value !== 'string'
+        ? 'must be a string'
+        : ['eq', 'ne', 'in'].includes(op) && !['draft', 'published'].includes(value)
+          ? 'must be draft or published'
+          : undefined;
     case 'timestamp':
       // The year 0000 is no year PostgreSQL reads (it counts 1 BC).
-      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) && !Number.isNaN(Date.parse(value)) && !value.startsWith('0000')
+      return typeof value === 'string' &&
+        /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) &&
+        !Number.isNaN(Date.parse(value)) &&
+        !value.startsWith('0000')
         ? undefined
         : 'must be an ISO 8601 timestamp of the years 0001 to 9999';
     case 'locales':
@@ -124,23 +131,32 @@ function operatorProblem(path: ResolvedPath, op: string): string | undefined {
     const type = end.meta.type;
     if (type === 'locales') return op === 'includes' ? undefined : 'only takes includes';
     if (op === 'includes') return 'only applies to array fields';
-    if (['startsWith', 'endsWith', 'contains'].includes(op) && type !== 'string' && type !== 'status') return `cannot be used on ${end.name}`;
+    if (['startsWith', 'endsWith', 'contains'].includes(op) && type !== 'string' && type !== 'status')
+      return `cannot be used on ${end.name}`;
     if (['lt', 'lte', 'gt', 'gte'].includes(op) && (type === 'string' || type === 'status')) return `cannot be used on ${end.name}`;
     return undefined;
   }
   const def = end.def;
-  if (op === 'some') return def.type === 'relation' && def.multiple && !end.json.length ? undefined : 'only applies to multiple relation fields';
+  if (op === 'some')
+    return def.type === 'relation' && def.multiple && !end.json.length ? undefined : 'only applies to multiple relation fields';
   if (def.type === 'attachment') return 'cannot filter by attachments';
   if (def.type === 'json') return op === 'includes' ? 'only applies to array fields' : undefined;
   if (def.multiple) return op === 'includes' ? undefined : 'cannot compare array fields: use includes';
   if (op === 'includes') return 'only applies to array fields';
-  if (['lt', 'lte', 'gt', 'gte'].includes(op) && def.type !== 'number' && def.type !== 'date') return `cannot be used on ${def.type} fields`;
+  if (['lt', 'lte', 'gt', 'gte'].includes(op) && def.type !== 'number' && def.type !== 'date')
+    return `cannot be used on ${def.type} fields`;
   if (['startsWith', 'endsWith', 'contains'].includes(op) && def.type !== 'text') return `cannot be used on ${def.type} fields`;
   return undefined;
 }
 
 /** The filter tree; `roots` are the types the paths start from (several inside `some`). */
-export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTypeDef[], types: Map<string, ContentTypeDef>, errors: FieldErrors, base = 'filter'): FilterNode {
+export function parseEntryFilter(
+  filter: RawFilter | undefined,
+  roots: ContentTypeDef[],
+  types: Map<string, ContentTypeDef>,
+  errors: FieldErrors,
+  base = 'filter',
+): FilterNode {
   let items = 0;
   let tooDeep = false;
   // `levels`: the relation levels the `some` filters around `node` traverse (they count towards
@@ -155,7 +171,10 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
           tooDeep = true;
           continue;
         }
-        out.push({ kind: key === '$and' ? 'and' : 'or', items: (value as RawFilter[]).map((child, i) => walk(child, `${keyAt}.${i}`, depth + 1, from, levels)) });
+        out.push({
+          kind: key === '$and' ? 'and' : 'or',
+          items: (value as RawFilter[]).map((child, i) => walk(child, `${keyAt}.${i}`, depth + 1, from, levels)),
+        });
         continue;
       }
       const resolved = resolvePath(key, from, types, levels);
@@ -180,7 +199,14 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
     return out.length === 1 ? out[0] : { kind: 'and', items: out };
   };
 
-  const conditionAt = (path: ResolvedPath, op: string, operand: unknown, opAt: string, depth: number, levels: number): FilterNode | undefined => {
+  const conditionAt = (
+    path: ResolvedPath,
+    op: string,
+    operand: unknown,
+    opAt: string,
+    depth: number,
+    levels: number,
+  ): FilterNode | undefined => {
     const end = path.end;
     if (op === 'some') {
       if (end.kind !== 'field') return undefined;
@@ -202,7 +228,12 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
       let problem: string | undefined;
       if (end.kind === 'meta') problem = metaOperand(end.name, op, v);
       else if (end.kind === 'field' && (end.def.type === 'json' || end.json.length)) {
-        problem = v === null && !nullable ? 'must not be null' : typeof v === 'object' && v !== null && !(v instanceof LosslessNumber) ? 'must be a scalar' : undefined;
+        problem =
+          v === null && !nullable
+            ? 'must not be null'
+            : typeof v === 'object' && v !== null && !(v instanceof LosslessNumber)
+              ? 'must be a scalar'
+              : undefined;
         if (!problem) normalized.push(v);
         if (problem) return void at(errors, opAt, problem);
         continue;
@@ -219,27 +250,38 @@ export function parseEntryFilter(filter: RawFilter | undefined, roots: ContentTy
       }
       if (problem) return void at(errors, opAt, problem);
       // Entry IDs are stored uppercase; paths and batch targets take them in any case, so do equality filters.
-      normalized.push(end.kind === 'meta' && end.name === '@id' && typeof v === 'string' && ['eq', 'ne', 'in'].includes(op) && ULID.test(v) ? v.toUpperCase() : v);
+      normalized.push(
+        end.kind === 'meta' && end.name === '@id' && typeof v === 'string' && ['eq', 'ne', 'in'].includes(op) && ULID.test(v)
+          ? v.toUpperCase()
+          : v,
+      );
     }
     let target: Target;
     if (end.kind === 'meta') target = { kind: 'meta', name: end.name, ...end.meta };
     else if (end.kind === 'field' && end.def.type === 'relation') {
       const hop = relationHop(end.def, types);
       // A relation by itself compares the IDs of the visible entries it refers to.
-      if (end.def.multiple) return through(path.hops, { kind: 'some', hop, filter: { kind: 'condition', op: 'eq', target: ID_TARGET, value: normalized[0] as string } });
+      if (end.def.multiple)
+        return through(path.hops, {
+          kind: 'some',
+          hop,
+          filter: { kind: 'condition', op: 'eq', target: ID_TARGET, value: normalized[0] as string },
+        });
       target = { kind: 'related', hop, target: ID_TARGET };
     } else {
       const def = (end as { def: FieldDef }).def;
       const json = end.kind === 'field' ? end.json : [];
       target = { kind: 'data', path: [def.key, ...json], column: json.length ? undefined : typedColumnOf(def) };
     }
-    const condition = op === 'in' ? { op: 'in' as const, target, values: normalized as (Scalar | null)[] } : { op, target, value: normalized[0] };
+    const condition =
+      op === 'in' ? { op: 'in' as const, target, values: normalized as (Scalar | null)[] } : { op, target, value: normalized[0] };
     return through(path.hops, { kind: 'condition', ...condition } as FilterNode);
   };
 
   const tree = walk(filter ?? {}, base, 0, roots, 0);
   if (tooDeep) at(errors, base, `must not nest filter groups more than ${ENTRY_QUERY_LIMITS.groupDepth} deep`);
-  if (items > ENTRY_QUERY_LIMITS.filterItems) at(errors, base, `must not hold more than ${ENTRY_QUERY_LIMITS.filterItems} groups and operators in total`);
+  if (items > ENTRY_QUERY_LIMITS.filterItems)
+    at(errors, base, `must not hold more than ${ENTRY_QUERY_LIMITS.filterItems} groups and operators in total`);
   return tree;
 }
 
@@ -277,19 +319,34 @@ function relationIds(target: Target, types: Map<string, ContentTypeDef>, def?: F
   return { ...target, target: relationIds(target.target, types, def) };
 }
 
-export function parseEntrySort(sort: EntryQueryBody['sort'], root: ContentTypeDef, types: Map<string, ContentTypeDef>, errors: FieldErrors): SortKey[] {
+export function parseEntrySort(
+  sort: EntryQueryBody['sort'],
+  root: ContentTypeDef,
+  types: Map<string, ContentTypeDef>,
+  errors: FieldErrors,
+): SortKey[] {
   const keys: SortKey[] = [];
   (sort ?? []).forEach((s, i) => {
     const path = resolvePath(s.field, root, types);
     const found = typeof path === 'string' ? path : scalarTarget(path);
-    if (typeof found === 'string') return at(errors, `sort.${i}.field`, found.startsWith('cannot') ? found.replace('cannot', 'cannot sort by').replace('by use', 'by') : found);
+    if (typeof found === 'string')
+      return at(
+        errors,
+        `sort.${i}.field`,
+        found.startsWith('cannot') ? found.replace('cannot', 'cannot sort by').replace('by use', 'by') : found,
+      );
     keys.push({ target: relationIds(found.target, types, found.def), direction: s.direction ?? 'asc', type: found.type });
   });
   return keys;
 }
 
 /** The projection; overlapping paths (a relation and a path below it, or one path twice) are refused. */
-export function parseSelection(fields: string[] | undefined, root: ContentTypeDef, types: Map<string, ContentTypeDef>, errors: FieldErrors): Selection {
+export function parseSelection(
+  fields: string[] | undefined,
+  root: ContentTypeDef,
+  types: Map<string, ContentTypeDef>,
+  errors: FieldErrors,
+): Selection {
   const selection: Selection = new Map();
   if (fields === undefined) {
     for (const def of root.fields) {
@@ -302,7 +359,8 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
     const key = `fields.${i}`;
     const path = resolvePath(text, root, types);
     if (typeof path === 'string') return at(errors, key, path);
-    const overlap = () => at(errors, key, 'overlaps another selected path: a path and a path below it (or one path twice) cannot both be selected');
+    const overlap = () =>
+      at(errors, key, 'overlaps another selected path: a path and a path below it (or one path twice) cannot both be selected');
     let level = selection;
     for (const hop of path.hops) {
       const existing = level.get(hop.def.name);
@@ -345,7 +403,12 @@ export function parseSelection(fields: string[] | undefined, root: ContentTypeDe
 
 const GROUPABLE_META = new Set(['@id', '@status', '@created_at', '@updated_at', '@publish_at', '@published_at']);
 
-export function parseAggregate(body: EntryQueryBody, root: ContentTypeDef, types: Map<string, ContentTypeDef>, errors: FieldErrors): AggregatePlan | undefined {
+export function parseAggregate(
+  body: EntryQueryBody,
+  root: ContentTypeDef,
+  types: Map<string, ContentTypeDef>,
+  errors: FieldErrors,
+): AggregatePlan | undefined {
   const agg = body.aggregate;
   if (!agg) {
     if (body.groupBy) at(errors, 'groupBy', 'needs aggregate');
@@ -364,7 +427,8 @@ export function parseAggregate(body: EntryQueryBody, root: ContentTypeDef, types
       const path = resolvePath(text, root, types);
       if (typeof path === 'string') return at(errors, key, path);
       const end = path.end;
-      if (end.kind !== 'field' || end.def.type !== 'number' || end.json.length) return at(errors, key, 'must end at a numeric content field');
+      if (end.kind !== 'field' || end.def.type !== 'number' || end.json.length)
+        return at(errors, key, 'must end at a numeric content field');
       if (end.def.multiple) return at(errors, key, 'must not end at a multiple-value field');
       if (!byText.has(text)) {
         byText.set(text, plan.paths.length);
@@ -374,7 +438,8 @@ export function parseAggregate(body: EntryQueryBody, root: ContentTypeDef, types
     });
     plan.ops.push({ op, paths });
   }
-  if (byText.size > ENTRY_QUERY_LIMITS.numericPaths) at(errors, 'aggregate', `must not name more than ${ENTRY_QUERY_LIMITS.numericPaths} distinct numeric paths`);
+  if (byText.size > ENTRY_QUERY_LIMITS.numericPaths)
+    at(errors, 'aggregate', `must not name more than ${ENTRY_QUERY_LIMITS.numericPaths} distinct numeric paths`);
   if (!plan.count && !plan.ops.length) at(errors, 'aggregate', 'must ask for count: true or at least one of sum, avg, min and max');
   if (!body.groupBy) {
     if (body.offset !== undefined) at(errors, 'offset', 'cannot be used with an aggregate without groupBy');
@@ -396,7 +461,10 @@ export function parseAggregate(body: EntryQueryBody, root: ContentTypeDef, types
     const target = relationIds(found.target, types, found.def);
     if (typeof g === 'string') return plan.groupBy.push({ path, key: field, target });
     const timezone = g.timezone ?? 'UTC';
-    const datetime = end.kind === 'meta' ? end.meta.type === 'timestamp' : end.kind === 'field' && end.def.type === 'date' && end.def.format === 'datetime';
+    const datetime =
+      end.kind === 'meta'
+        ? end.meta.type === 'timestamp'
+        : end.kind === 'field' && end.def.type === 'date' && end.def.format === 'datetime';
     const dateOnly = end.kind === 'field' && end.def.type === 'date' && (end.def.format === 'date' || end.def.format === null);
     if (!datetime && !dateOnly) return at(errors, key, 'can only bucket date and datetime fields');
     if (dateOnly && timezone !== 'UTC') return at(errors, `${key}.timezone`, 'must be omitted or UTC for a date-only field');
@@ -406,7 +474,12 @@ export function parseAggregate(body: EntryQueryBody, root: ContentTypeDef, types
 }
 
 /** Filter, sort, selection and aggregation of a query body (throws nothing: problems go to `errors`). */
-export function parseEntryQuery(body: EntryQueryBody, root: ContentTypeDef, types: Map<string, ContentTypeDef>, errors: FieldErrors): EntryQueryPlan {
+export function parseEntryQuery(
+  body: EntryQueryBody,
+  root: ContentTypeDef,
+  types: Map<string, ContentTypeDef>,
+  errors: FieldErrors,
+): EntryQueryPlan {
   const filter = parseEntryFilter(body.filter, [root], types, errors);
   const sort = parseEntrySort(body.sort, root, types, errors);
   const selection = parseSelection(body.fields, root, types, errors);

@@ -41,9 +41,18 @@ export const FILE_PROPERTIES = new Set([
 export const MAX_RELATION_LEVELS = 3;
 
 /** The hop of a relation field to `targets` (its accepted types that exist; default: looked up in `types`). */
-export function relationHop(def: FieldDef, types: Map<string, ContentTypeDef>, targets = def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined)): Hop {
+export function relationHop(
+  def: FieldDef,
+  types: Map<string, ContentTypeDef>,
+  targets = def.targets.map((n) => types.get(n)).filter((t): t is ContentTypeDef => t !== undefined),
+): Hop {
   const single = targets.length === 1 && targets[0].typedReady ? targets[0].id : undefined;
-  return { field: def.key, typeIds: targets.map((t) => t.id), column: typedColumnOf(def), ...(single !== undefined ? { typedTarget: single } : {}) };
+  return {
+    field: def.key,
+    typeIds: targets.map((t) => t.id),
+    column: typedColumnOf(def),
+    ...(single !== undefined ? { typedTarget: single } : {}),
+  };
 }
 
 /** A relation traversed by a path, with the field as every accepted type defines it. */
@@ -74,7 +83,12 @@ const same = (a: FieldDef, b: FieldDef) => a.type === b.type && a.format === b.f
  * `text` resolved from `root` within the bucket's types, or why it names nothing. `levels`: the
  * relation levels already traversed above `root` (by the `some` filters a path sits in).
  */
-export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[], types: Map<string, ContentTypeDef>, levels = 0): ResolvedPath | string {
+export function resolvePath(
+  text: string,
+  root: ContentTypeDef | ContentTypeDef[],
+  types: Map<string, ContentTypeDef>,
+  levels = 0,
+): ResolvedPath | string {
   if (text.length > 512) return 'must not be longer than 512 characters';
   const segments = text.split('.');
   const hops: PathHop[] = [];
@@ -92,7 +106,8 @@ export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[
     const defs = current.map((t) => t.byName.get(segment));
     if (defs.some((d) => d === undefined)) return `names no field ${segment} of ${current.map((t) => t.name).join(' or ')}`;
     const def = defs[0]!;
-    if (!defs.every((d) => same(d!, def))) return `names the field ${segment}, which the types ${current.map((t) => t.name).join(' and ')} define differently`;
+    if (!defs.every((d) => same(d!, def)))
+      return `names the field ${segment}, which the types ${current.map((t) => t.name).join(' and ')} define differently`;
     if (last) return { text, hops, end: { kind: 'field', def, json: [] } };
     if (def.type === 'json') {
       const json = segments.slice(i + 1);
@@ -101,12 +116,15 @@ export function resolvePath(text: string, root: ContentTypeDef | ContentTypeDef[
     }
     if (def.type === 'attachment') {
       const property = segments[i + 1];
-      if (i + 2 !== segments.length || !FILE_PROPERTIES.has(property)) return `must end with a file property after the attachment ${segment}`;
+      if (i + 2 !== segments.length || !FILE_PROPERTIES.has(property))
+        return `must end with a file property after the attachment ${segment}`;
       return { text, hops, end: { kind: 'file', def, property } };
     }
     if (def.type !== 'relation') return `cannot continue after the ${def.type} field ${segment}`;
     if (levels + hops.length >= MAX_RELATION_LEVELS) return `must not traverse more than ${MAX_RELATION_LEVELS} relation levels`;
-    const targets = [...new Set(defs.flatMap((d) => d!.targets))].map((name) => types.get(name)).filter((t): t is ContentTypeDef => t !== undefined);
+    const targets = [...new Set(defs.flatMap((d) => d!.targets))]
+      .map((name) => types.get(name))
+      .filter((t): t is ContentTypeDef => t !== undefined);
     if (!targets.length) return `names the relation ${segment}, whose accepted types do not exist`;
     hops.push({ ...relationHop(def, types, targets), def, types: targets });
     current = targets;

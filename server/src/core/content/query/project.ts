@@ -72,7 +72,8 @@ const META: Record<string, (a: string) => string> = {
 };
 
 /** A stored value's references: the items of an array, else the value (none when null or missing). */
-const references = (value: string) => `jsonb_array_elements(CASE jsonb_typeof(${value}) WHEN 'array' THEN ${value} WHEN 'null' THEN '[]'::jsonb ELSE coalesce(jsonb_build_array(${value}), '[]'::jsonb) END)`;
+const references = (value: string) =>
+  `jsonb_array_elements(CASE jsonb_typeof(${value}) WHEN 'array' THEN ${value} WHEN 'null' THEN '[]'::jsonb ELSE coalesce(jsonb_build_array(${value}), '[]'::jsonb) END)`;
 
 /** A JSON field's picked properties (`tree`, output keys in order) of `value`, missing ones null. */
 function picked(value: string, tree: JsonTree): string {
@@ -95,10 +96,18 @@ interface Built {
  * locale's document) as a text expression, and records what its relations and files count.
  * `parents`: a statement of the entries `a` ranges over (the level's), for the counting queries.
  */
-function projection(selection: Selection, a: string, depth: number, parents: string, o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>, built: Built): string {
+function projection(
+  selection: Selection,
+  a: string,
+  depth: number,
+  parents: string,
+  o: Pick<ProjectOptions, 'workspace' | 'bucketId' | 'locale'>,
+  built: Built,
+): string {
   // What the store lets a query see of related entries (live typed entries of the workspace, drafts included), of the bucket and an accepted type.
   const related = { workspaceId: o.workspace.id, kinds: ['typed' as const], state: 'live' as const };
-  const visible = (r: string, typeIds: number[]) => `${inline(sightOn(related, r))} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
+  const visible = (r: string, typeIds: number[]) =>
+    `${inline(sightOn(related, r))} AND ${r}.bucket_id = ${o.bucketId} AND ${r}.content_type_id = ANY('{${typeIds.join(',')}}'::int[])`;
   const withDoc = (r: string) => `SELECT ${r}.*, ${r}d.data AS doc FROM entries ${r} ${documentJoin(r, o.locale)}`;
   // A selected key's value as text.
   const valueOf = (s: Selected): string => {
@@ -108,7 +117,9 @@ function projection(selection: Selection, a: string, depth: number, parents: str
     const def: FieldDef = s.def;
     const refs = `${references(`${a}.doc -> ${literal(def.key)}`)} WITH ORDINALITY x(v, n)`;
     const gather = (item: string, from: string) =>
-      def.multiple ? `coalesce((SELECT '[' || string_agg(${item}, ',' ORDER BY x.n) || ']' FROM ${from}), '[]')` : `coalesce((SELECT ${item} FROM ${from} ORDER BY x.n LIMIT 1), 'null')`;
+      def.multiple
+        ? `coalesce((SELECT '[' || string_agg(${item}, ',' ORDER BY x.n) || ']' FROM ${from}), '[]')`
+        : `coalesce((SELECT ${item} FROM ${from} ORDER BY x.n LIMIT 1), 'null')`;
     if (s.kind === 'files' || (s.kind === 'ids' && def.type === 'attachment')) {
       const pick = built.picks.push(s.kind === 'files' ? s.properties : undefined) - 1;
       return gather(fileHole(pick), `${refs} JOIN ${fileJoin(o.workspace.id, 'x.v')}`);
@@ -130,7 +141,11 @@ function projection(selection: Selection, a: string, depth: number, parents: str
  * The statement that finds a query's page and projects it (the budgets left bound), and the file
  * properties its holes pick (also used by the bench to EXPLAIN exactly what the server runs).
  */
-export function projectionStatement(page: Omit<PageSource, 'check'>, selection: Selection, o: Omit<ProjectOptions, 'now' | 'errorPath'>): { statement: Sql; picks: Built['picks'] } {
+export function projectionStatement(
+  page: Omit<PageSource, 'check'>,
+  selection: Selection,
+  o: Omit<ProjectOptions, 'now' | 'errorPath'>,
+): { statement: Sql; picks: Built['picks'] } {
   const built: Built = { levels: [], picks: [] };
   const roots = `SELECT e.*, ed.data AS doc, f.page_pos
       FROM found f JOIN entries e ON e.id = f.page_id ${documentJoin('e', o.locale)} WHERE f.page_pos > ${page.offset} AND f.page_pos <= ${page.offset + page.limit}`;
@@ -161,7 +176,11 @@ export function projectionStatement(page: Omit<PageSource, 'check'>, selection: 
  */
 export async function projectPage(db: SqlRunner, page: PageSource, selection: Selection, o: ProjectOptions): Promise<ProjectedPage> {
   const { statement, picks } = projectionStatement(page, selection, o);
-  const [result] = await rows<{ refs: number; first: Record<string, unknown> | null; count: number; bytes: number; items: string | null }>(db, statement, 'bounded');
+  const [result] = await rows<{ refs: number; first: Record<string, unknown> | null; count: number; bytes: number; items: string | null }>(
+    db,
+    statement,
+    'bounded',
+  );
   page.check(result.first);
   o.budget.used += Number(result.refs);
   if (o.budget.used > o.budget.limit) throw overBudget(o);
@@ -174,4 +193,8 @@ export async function projectPage(db: SqlRunner, page: PageSource, selection: Se
 }
 
 export const overBudget = (o: ProjectOptions) =>
-  invalidAt(o.errorPath, 'The :attribute field references more than :limit entries and files in one response; narrow the selection or the page.', { limit: o.budget.limit });
+  invalidAt(
+    o.errorPath,
+    'The :attribute field references more than :limit entries and files in one response; narrow the selection or the page.',
+    { limit: o.budget.limit },
+  );

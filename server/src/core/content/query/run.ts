@@ -56,9 +56,13 @@ const validZones = new Map<string, boolean>();
 async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldErrors> {
   const errors = fieldErrors();
   const groups = q.plan.aggregate?.groupBy ?? [];
-  const names = [...new Set(groups.map((g) => g.bucket?.timezone).filter((z): z is string => z !== undefined && z !== 'UTC' && !validZones.has(z)))];
+  const names = [
+    ...new Set(groups.map((g) => g.bucket?.timezone).filter((z): z is string => z !== undefined && z !== 'UTC' && !validZones.has(z))),
+  ];
   if (names.length) {
-    const known = new Set((await rows<{ name: string }>(db, sql`SELECT name FROM pg_timezone_names WHERE name = ANY(${names}::text[])`)).map((r) => r.name));
+    const known = new Set(
+      (await rows<{ name: string }>(db, sql`SELECT name FROM pg_timezone_names WHERE name = ANY(${names}::text[])`)).map((r) => r.name),
+    );
     if (validZones.size > 1000) validZones.clear();
     for (const name of names) validZones.set(name, known.has(name));
   }
@@ -76,13 +80,27 @@ async function unknownTimeZones(db: SqlRunner, q: PreparedQuery): Promise<FieldE
 function pageOf(q: PreparedQuery, ctx: Pick<QueryContext, 'workspace'>) {
   const { plan, type, locale } = q;
   const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: type.typedReady };
-  return queryPageStatement(visibility, { filter: plan.filter, sort: plan.sort, locale, offset: plan.offset, limit: plan.limit, relations: { bucketId: type.bucketId, locale } });
+  return queryPageStatement(visibility, {
+    filter: plan.filter,
+    sort: plan.sort,
+    locale,
+    offset: plan.offset,
+    limit: plan.limit,
+    relations: { bucketId: type.bucketId, locale },
+  });
 }
 
 /** The one statement a (non-aggregate) query runs, with a whole budget (for the bench to EXPLAIN exactly what the server runs). */
 export function entryQueryStatement(q: PreparedQuery, ctx: Pick<QueryContext, 'workspace' | 'config'>, bytes: ByteBudget): Sql {
   const page = { statement: pageOf(q, ctx).statement, offset: q.plan.offset, limit: q.plan.limit };
-  const o = { config: ctx.config, workspace: ctx.workspace, bucketId: q.type.bucketId, locale: q.locale, budget: { used: 0, limit: REFERENCE_BUDGET }, bytes };
+  const o = {
+    config: ctx.config,
+    workspace: ctx.workspace,
+    bucketId: q.type.bucketId,
+    locale: q.locale,
+    budget: { used: 0, limit: REFERENCE_BUDGET },
+    bytes,
+  };
   return projectionStatement(page, q.plan.selection, o).statement;
 }
 
@@ -95,7 +113,12 @@ export interface QueryResult {
  * Runs a prepared query. `bytes` counts its body, every byte of it; it and `budget` (referenced
  * entries and files) are shared across a batch.
  */
-export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: ByteBudget, budget = { used: 0, limit: REFERENCE_BUDGET }): Promise<QueryResult> {
+export async function executeQuery(
+  q: PreparedQuery,
+  ctx: QueryContext,
+  bytes: ByteBudget,
+  budget = { used: 0, limit: REFERENCE_BUDGET },
+): Promise<QueryResult> {
   const { plan, type, locale } = q;
   const relations = { bucketId: type.bucketId, locale };
   const visibility = { workspaceId: ctx.workspace.id, kinds: ['typed' as const], contentTypeId: type.id, typed: type.typedReady };
@@ -103,15 +126,39 @@ export async function executeQuery(q: PreparedQuery, ctx: QueryContext, bytes: B
     const zones = await unknownTimeZones(ctx.db, q);
     if (Object.keys(zones).length) throw new DomainError('invalid', zones);
     const grouped = plan.aggregate.groupBy.length > 0;
-    const result = await runAggregate(ctx.db, { visibility, filter: plan.filter, plan: plan.aggregate, relations, offset: plan.offset, limit: plan.limit, errorPrefix: q.prefix });
-    const pagination = grouped ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore } : { offset: 0, limit: 1, hasMore: false };
+    const result = await runAggregate(ctx.db, {
+      visibility,
+      filter: plan.filter,
+      plan: plan.aggregate,
+      relations,
+      offset: plan.offset,
+      limit: plan.limit,
+      errorPrefix: q.prefix,
+    });
+    const pagination = grouped
+      ? { offset: plan.offset, limit: plan.limit, hasMore: result.hasMore }
+      : { offset: 0, limit: 1, hasMore: false };
     const text = JSON.stringify({ data: result.rows, pagination });
     bytes.spend(Buffer.byteLength(text));
     return { json: { parts: [text], holes: [] } };
   }
   const { statement, sort } = pageOf(q, ctx);
-  const options = { config: ctx.config, workspace: ctx.workspace, bucketId: type.bucketId, locale, now: ctx.now, errorPath: `${q.prefix}fields`, budget, bytes };
-  const page = await projectPage(ctx.db, { statement, offset: plan.offset, limit: plan.limit, check: (first) => checkSortable(sort, first) }, plan.selection, options);
+  const options = {
+    config: ctx.config,
+    workspace: ctx.workspace,
+    bucketId: type.bucketId,
+    locale,
+    now: ctx.now,
+    errorPath: `${q.prefix}fields`,
+    budget,
+    bytes,
+  };
+  const page = await projectPage(
+    ctx.db,
+    { statement, offset: plan.offset, limit: plan.limit, check: (first) => checkSortable(sort, first) },
+    plan.selection,
+    options,
+  );
   const pagination = { offset: plan.offset, limit: plan.limit, hasMore: page.count > plan.limit };
   const json = wrapJson('{"data":[', page.items, `],"pagination":${JSON.stringify(pagination)}}`);
   bytes.spend(jsonTextBytes(json, ctx.now));
