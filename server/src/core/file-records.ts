@@ -5,7 +5,7 @@
 import type { SqlRunner } from '../db/database';
 import type { File } from '../generated/prisma/client';
 import { publishEvent } from '../events/outbox';
-import { raw, rows, sql, type Sql } from './sql';
+import { charEscape, raw, rows, sql, type Sql } from './sql';
 import type { AppContext } from '../context';
 import type { Config } from '../config';
 import { HOLE_CLOSE, HOLE_OPEN, holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
@@ -45,6 +45,10 @@ const fileIdOf = (v: string) =>
 export const fileJoin = (workspaceId: number, v: string) =>
   `files fi ON fi.id = ${fileIdOf(v)} AND fi.workspace_id = ${Math.trunc(workspaceId)} AND fi.user_id IS NULL`;
 
+/** A hole's mark as a SQL literal, and as a regular expression's escape (inside a standard SQL string). */
+const markLiteral = (mark: string) => `E'${charEscape(mark.charCodeAt(0))}'`;
+const markPattern = (mark: string) => charEscape(mark.charCodeAt(0));
+
 /**
  * The file `fi` as a hole in text built by PostgreSQL: `\x01<its row as JSON>\x02` (no JSON text
  * of a value can hold a control character: PostgreSQL escapes them), for `fileHolesIn` to fill
@@ -52,22 +56,17 @@ export const fileJoin = (workspaceId: number, v: string) =>
  * is shorter than the object it becomes (which shows its values and adds URLs), so text with
  * holes never outgrows its answer. `pick`: a number the hole carries (which properties it shows).
  */
-/** A control character as a SQL literal (E'\\x01'). */
-const charLiteral = (c: string) => `E'\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}'`;
-/** The same as a regular expression's escape (inside a standard SQL string). */
-const charPattern = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-
 export const fileHole = (pick?: number) =>
-  `${charLiteral(HOLE_OPEN)} || json_build_object(${pick === undefined ? '' : `'p', ${Math.trunc(pick)}, `}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid,
+  `${markLiteral(HOLE_OPEN)} || json_build_object(${pick === undefined ? '' : `'p', ${Math.trunc(pick)}, `}'id', fi.id, 'workspaceId', fi.workspace_id, 'userId', fi.user_id, 'uuid', fi.uuid,
     'token', fi.token, 'name', fi.name, 'mimeType', fi.mime_type, 'size', fi.size, 'contentHash', fi.content_hash, 'tags', fi.tags, 'altText', fi.alt_text,
-    'createdAt', fi.created_at, 'updatedAt', fi.updated_at)::text || ${charLiteral(HOLE_CLOSE)}`;
+    'createdAt', fi.created_at, 'updatedAt', fi.updated_at)::text || ${markLiteral(HOLE_CLOSE)}`;
 
 /**
  * The IDs of the files whose holes the text `text` (SQL) holds, as a set-returning FROM item
  * `alias(id)`: each hole's row read as JSON, whatever the spacing PostgreSQL gave it.
  */
 export const fileHoleIds = (text: string, alias: string) =>
-  `LATERAL (SELECT (m[1]::json ->> 'id') AS id FROM regexp_matches(${text}, '${charPattern(HOLE_OPEN)}([^${charPattern(HOLE_CLOSE)}]*)${charPattern(HOLE_CLOSE)}', 'g') m) ${alias}`;
+  `LATERAL (SELECT (m[1]::json ->> 'id') AS id FROM regexp_matches(${text}, '${markPattern(HOLE_OPEN)}([^${markPattern(HOLE_CLOSE)}]*)${markPattern(HOLE_CLOSE)}', 'g') m) ${alias}`;
 
 type HoleRow = Omit<FileRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string; p?: number };
 

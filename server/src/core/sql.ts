@@ -52,6 +52,9 @@ export function withIntegers(query: Sql): string {
   });
 }
 
+/** A character by its code as an escape (`\x01`) of an E'' literal and of a regular expression. */
+export const charEscape = (code: number) => `\\x${code.toString(16).padStart(2, '0')}`;
+
 /** Trusted SQL text (identifiers and keywords chosen by the code, never by a request). */
 export const raw = (text: string) => new Sql([text], []);
 

@@ -213,16 +213,19 @@ async function openPostgres(
     ...(session.pooled ? {} : { options: sessionOptions(['synchronous_commit=off'], statementTimeoutMs) }),
   });
   relaxedPool.on('error', () => undefined);
-  /** A request-shaped statement on one connection: a transaction's, or one taken from the pool for it. */
-  const shaped = async (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> => {
-    if (!(client instanceof Pool)) return queryShaped(client as unknown as PgClient, text, values);
+  /** `work` on one connection: a transaction's, or one taken from the pool for it. */
+  const onOneConnection = async <T>(client: Pool | PoolClient, work: (c: PoolClient) => Promise<T>): Promise<T> => {
+    if (!(client instanceof Pool)) return work(client);
     const taken = await client.connect();
     try {
-      return await queryShaped(taken as unknown as PgClient, text, values);
+      return await work(taken);
     } finally {
       taken.release();
     }
   };
+  /** A request-shaped statement (see queryShaped). */
+  const shaped = (client: Pool | PoolClient, text: string, values: unknown[] | undefined): Promise<PgResult> =>
+    onOneConnection(client, (c) => queryShaped(c as unknown as PgClient, text, values));
   const runner = (client: Pool | PoolClient): SqlRunner => ({
     async query<T>(text: string, values?: unknown[], prepare?: Prepare) {
       // Behind a pooler every statement goes unnamed (see openPostgres).
@@ -237,24 +240,13 @@ async function openPostgres(
     async exec(sql) {
       await client.query(sql);
     },
-    async copyIn(copy, source) {
-      const taken = client instanceof Pool ? await client.connect() : client;
-      try {
-        const stream = taken.query(copyFrom(copy));
+    copyIn: (copy, source) =>
+      onOneConnection(client, async (c) => {
+        const stream = c.query(copyFrom(copy));
         await pipeline(Readable.from(source, { objectMode: false }), stream);
         return stream.rowCount;
-      } finally {
-        if (taken !== client) taken.release();
-      }
-    },
-    async copyOut(copy, sink) {
-      const taken = client instanceof Pool ? await client.connect() : client;
-      try {
-        await pipeline(taken.query(copyTo(copy)), sink);
-      } finally {
-        if (taken !== client) taken.release();
-      }
-    },
+      }),
+    copyOut: (copy, sink) => onOneConnection(client, (c) => pipeline(c.query(copyTo(copy)), sink)),
     async execReturning(sql) {
       const res = (await client.query(sql)) as unknown as PgResult | PgResult[];
       const last = Array.isArray(res) ? res[res.length - 1] : res;

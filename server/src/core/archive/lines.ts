@@ -2,10 +2,10 @@
 // are: as CSV with a quote and a delimiter that JSON text never holds raw (control characters
 // are escaped in it), so each line is one field, never quoted (COPY's text format would escape
 // and unescape JSON's backslashes). Export and import both move a part's bytes this way.
+import { charEscape } from '../sql';
+
 export const QUOTE = 0x01;
 export const DELIMITER = 0x02;
 
-const byte = (b: number) => `E'\\x${b.toString(16).padStart(2, '0')}'`;
-
 /** The options of a COPY of lines (`COPY … WITH ${LINES}`). */
-export const LINES = `(FORMAT csv, DELIMITER ${byte(DELIMITER)}, QUOTE ${byte(QUOTE)})`;
+export const LINES = `(FORMAT csv, DELIMITER E'${charEscape(DELIMITER)}', QUOTE E'${charEscape(QUOTE)}')`;
