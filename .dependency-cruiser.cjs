@@ -27,6 +27,20 @@ module.exports = {
       to: { path: [`^server/src/http/`, `^server/src/${RESOURCES}/`, '^node_modules/(koa|@koa/)'] },
     },
     {
+      name: 'core-has-its-own-context',
+      comment: 'The core receives CoreContext (core/context.ts), not the application: AppContext names the HTTP layer.',
+      severity: 'error',
+      from: { path: '^server/src/core/' },
+      to: { path: '^server/src/context\\.ts$' },
+    },
+    {
+      name: 'lib-is-a-building-block',
+      comment: 'lib/ holds building blocks: it imports packages and other lib/ modules, nothing of the server above it.',
+      severity: 'error',
+      from: { path: '^server/src/lib/' },
+      to: { path: '^server/src/', pathNot: '^server/src/lib/' },
+    },
+    {
       name: 'http-serves-resources',
       comment: 'The HTTP layer is shared by the resources: it imports core/, never a resource.',
       severity: 'error',

@@ -1,6 +1,6 @@
 // Content buckets.
 import { handlers } from '../http/handlers';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { presentBucket } from './presenters';
 import { requireBucket, requireWorkspace } from '../http/lookup';
 import { deleteBucket } from '../core/content/model-deletes';

@@ -5,7 +5,7 @@ import { addFieldError, fieldError, fieldErrors } from '../lib/field-errors';
 import { createContentType } from '../core/content/content-type-create';
 import { changeContentType, withStorageLocks } from '../core/content/content-type-changes';
 import { deleteContentType } from '../core/content/model-deletes';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { sqlState } from '../lib/sql-state';
 import { MAX_CONTENT_TYPES, TOO_MANY_CONTENT_TYPES } from '../core/content/content-types';
 import { presentContentType } from './presenters';

@@ -6,7 +6,7 @@ import type { AppContext } from '../context';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
 import { fieldError, oneFieldError } from '../lib/field-errors';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { presentContract } from './presenters';
 import { requireWorkspace } from '../http/lookup';
 import { REVALIDATE_JOB } from '../core/content/revalidate';

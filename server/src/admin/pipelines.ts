@@ -5,7 +5,7 @@ import type { AppContext } from '../context';
 import type { Pipeline } from '../generated/prisma/client';
 import { handlers } from '../http/handlers';
 import { notFound, validationFailed } from '../http/errors';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { formatTimestamp } from '../lib/time';
 import { requireWorkspace } from '../http/lookup';
 import { definitionErrors } from '../core/pipeline-engine/definition';

@@ -2,7 +2,7 @@
 import { deleteCreator } from '../core/creator-deletion';
 import { handlers } from '../http/handlers';
 import { notFound } from '../http/errors';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { presentUser } from './presenters';
 import { requireWorkspace } from '../http/lookup';
 

@@ -1,6 +1,6 @@
 // Workspaces: create (with the General bucket), read, list, change settings.
 import { handlers } from '../http/handlers';
-import { uniqueOr422 } from '../lib/db-errors';
+import { uniqueOr422 } from '../core/errors';
 import { presentDeletion, presentWorkspace } from './presenters';
 import { requireWorkspace } from '../http/lookup';
 import { GENERAL_BUCKET } from '../core/content/content-types';

@@ -1,14 +1,14 @@
 // Deleting a creator (a workspace's user): the person goes with their API keys (refused from then
 // on), the batch results kept for those keys, and the files they own (profile pictures), stored
 // contents included. What they wrote through their keys stays: it is the workspace's content.
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import { DomainError } from './errors';
 import { deleteUnsharedContents } from './file-records';
 import { rows, sql } from './sql';
 import { transaction } from './transaction';
 
-export async function deleteCreator(app: AppContext, workspaceId: number, userId: number): Promise<void> {
-  const hashes = await transaction(app, async (tx) => {
+export async function deleteCreator(core: CoreContext, workspaceId: number, userId: number): Promise<void> {
+  const hashes = await transaction(core, async (tx) => {
     const [user] = await rows<{ id: number }>(
       tx,
       sql`SELECT id FROM users WHERE id = ${userId}::int AND workspace_id = ${workspaceId}::int FOR UPDATE`,
@@ -26,7 +26,7 @@ export async function deleteCreator(app: AppContext, workspaceId: number, userId
     ).map((r) => r.content_hash);
   });
   // Their stored contents after the commit: one that fails to go is left to files:prune-storage.
-  await deleteUnsharedContents(app, hashes).catch((err) =>
-    app.log.error('stored contents of a deleted creator not deleted', { error: String(err) }),
+  await deleteUnsharedContents(core, hashes).catch((err) =>
+    core.log.error('stored contents of a deleted creator not deleted', { error: String(err) }),
   );
 }

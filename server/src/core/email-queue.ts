@@ -3,7 +3,7 @@
 // transaction, so a rolled-back change sends nothing. `POST /emails`, hosted authentication's
 // one-time codes and pipeline steps (validated as the route, `Operations.check`) all come through `queueEmail`.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import type { SqlRunner } from '../db/database';
 import { transaction } from './transaction';
 
@@ -25,14 +25,14 @@ export interface QueueEmailInput {
 }
 
 /** Queues a validated message from the workspace's sender. Resolves once it is in the outbox. */
-export async function queueEmail(app: AppContext, input: QueueEmailInput): Promise<void> {
-  if (input.tx) return insertMessage(app, input.tx, input);
-  return transaction(app, (tx) => insertMessage(app, tx, input));
+export async function queueEmail(core: CoreContext, input: QueueEmailInput): Promise<void> {
+  if (input.tx) return insertMessage(core, input.tx, input);
+  return transaction(core, (tx) => insertMessage(core, tx, input));
 }
 
-async function insertMessage(app: AppContext, tx: SqlRunner, { workspaceId, message, kind = 'email' }: QueueEmailInput): Promise<void> {
-  const smtp = app.config.smtpUrl !== undefined;
-  const now = app.clock.now();
+async function insertMessage(core: CoreContext, tx: SqlRunner, { workspaceId, message, kind = 'email' }: QueueEmailInput): Promise<void> {
+  const smtp = core.config.smtpUrl !== undefined;
+  const now = core.clock.now();
   const { rows } = await tx.query<{ id: number }>(
     `INSERT INTO email_messages (workspace_id, kind, "from", "to", reply_to, subject, text, html, redact, status, created_at, updated_at)
      SELECT w.id, $2, COALESCE(w.mail_from, $3), $4::text[], $5, $6, $7, $8, $9, $10, $11, $11 FROM workspaces w WHERE w.id = $1
@@ -40,7 +40,7 @@ async function insertMessage(app: AppContext, tx: SqlRunner, { workspaceId, mess
     [
       workspaceId,
       kind,
-      app.config.mailFrom,
+      core.config.mailFrom,
       typeof message.to === 'string' ? [message.to] : message.to,
       message.reply_to ?? null,
       message.subject,
@@ -53,11 +53,11 @@ async function insertMessage(app: AppContext, tx: SqlRunner, { workspaceId, mess
   );
   if (rows.length === 0) throw new Error(`queueEmail: no workspace ${workspaceId}`);
   if (smtp) {
-    await app.jobs.send(
+    await core.jobs.send(
       EMAIL_JOB,
       { id: rows[0].id },
       // The job queue's retries are the SMTP retries; the row counts attempts and ends them.
-      { db: tx, retryLimit: MAX_EMAIL_ATTEMPTS, retryDelay: app.config.emailRetryDelaySeconds, retryBackoff: true, expireInSeconds: 120 },
+      { db: tx, retryLimit: MAX_EMAIL_ATTEMPTS, retryDelay: core.config.emailRetryDelaySeconds, retryBackoff: true, expireInSeconds: 120 },
     );
   }
 }

@@ -3,6 +3,7 @@
 // edge renders each kind as the documents answer it, in one place (http/errors.ts
 // `httpErrorOf`); a pipeline step reports the same answer as its failure.
 import { fieldError, fieldErrors, oneFieldError, type FieldErrors } from '../lib/field-errors';
+import { isUniqueViolation } from '../lib/sql-state';
 
 export type DomainErrorKind =
   /** No such resource for this caller (missing, foreign, wrong kind, expired); `message` may name it. */
@@ -43,4 +44,14 @@ export const invalidAt = (path: string, template: string, params?: Record<string
 /** Refuses when any error was found. */
 export function throwIfInvalid(errors: FieldErrors): void {
   if (Object.keys(errors).length) throw new DomainError('invalid', errors);
+}
+
+/** Runs `write`; a unique violation (a concurrent duplicate) becomes `invalid` on `field`, rule `taken`. */
+export async function uniqueOr422<T>(field: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw invalidAt(field, 'The :attribute has already been taken.', undefined, 'taken');
+    throw err;
+  }
 }

@@ -6,7 +6,7 @@ import type { SqlRunner } from '../db/database';
 import type { File } from '../generated/prisma/client';
 import { publishEvent } from '../events/outbox';
 import { charEscape, raw, rows, sql, type Sql } from './sql';
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import type { Config } from '../config';
 import { HOLE_CLOSE, HOLE_OPEN, holesIn, type Fresh, type HoledJson } from '../lib/fresh-json';
 import { freshFile } from './file-urls';
@@ -161,32 +161,35 @@ export async function detachFiles(tx: SqlRunner, workspaceId: number, fileIds: n
  * rows in batches of their own statements, each batch's contents right after it. Publishes
  * nothing: for what goes with its owner (a workspace, a creator). Safe to run again.
  */
-export async function eraseFiles(app: AppContext, where: Sql): Promise<{ files: number; storedContents: number }> {
+export async function eraseFiles(core: CoreContext, where: Sql): Promise<{ files: number; storedContents: number }> {
   let files = 0;
   let storedContents = 0;
   for (;;) {
     const gone = await rows<{ content_hash: string }>(
-      app.db,
+      core.db,
       sql`DELETE FROM files WHERE id IN (SELECT id FROM files WHERE ${where} LIMIT 1000) RETURNING content_hash`,
     );
     if (!gone.length) return { files, storedContents };
     files += gone.length;
     storedContents += await deleteUnsharedContents(
-      app,
+      core,
       gone.map((g) => g.content_hash),
     );
   }
 }
 
 /** Deletes the stored contents of `hashes` that no file refers to (any more); returns how many. */
-export async function deleteUnsharedContents(app: AppContext, hashes: string[]): Promise<number> {
+export async function deleteUnsharedContents(core: CoreContext, hashes: string[]): Promise<number> {
   const unique = [...new Set(hashes)];
   const shared = new Set(
     (
-      await rows<{ content_hash: string }>(app.db, sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${unique}::text[])`)
+      await rows<{ content_hash: string }>(
+        core.db,
+        sql`SELECT DISTINCT content_hash FROM files WHERE content_hash = ANY(${unique}::text[])`,
+      )
     ).map((r) => r.content_hash),
   );
   const gone = unique.filter((h) => !shared.has(h));
-  for (const hash of gone) await app.storage.delete(hash);
+  for (const hash of gone) await core.storage.delete(hash);
   return gone.length;
 }

@@ -2,7 +2,7 @@
 // (API key, bucket, Idempotency-Key) with the hash of the canonical request, written in the
 // batch's own transaction (a failed batch reserves nothing). A transaction-level advisory lock on
 // the key makes a second request with the same key wait for the first, then replay its result.
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import type { SqlRunner } from '../db/database';
 import { rows, sql } from './sql';
 
@@ -55,10 +55,10 @@ export async function saveIdempotent(
 }
 
 /** The `idempotency:prune` task: records older than 24 hours go. */
-export async function pruneIdempotency(app: AppContext): Promise<number> {
+export async function pruneIdempotency(core: CoreContext): Promise<number> {
   const gone = await rows(
-    app.db,
-    sql`DELETE FROM idempotency_records WHERE created_at <= ${app.clock.now().toISOString()}::timestamptz - make_interval(hours => ${IDEMPOTENCY_HOURS}::int) RETURNING 1`,
+    core.db,
+    sql`DELETE FROM idempotency_records WHERE created_at <= ${core.clock.now().toISOString()}::timestamptz - make_interval(hours => ${IDEMPOTENCY_HOURS}::int) RETURNING 1`,
   );
   return gone.length;
 }

@@ -8,7 +8,7 @@
 // commits, rolls back or retries everything. So one write (an entry's create) composes into a
 // larger one (a batch) with no second, transaction-taking version of each function.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import type { SqlRunner } from '../db/database';
 import { sqlState } from '../lib/sql-state';
 
@@ -18,33 +18,33 @@ const ATTEMPTS = 4;
 /** The open unit of this async path; `tx` is cleared when it ends (work it started may outlive it). */
 const open = new AsyncLocalStorage<{ db: unknown; tx?: SqlRunner }>();
 
-function joinable(app: AppContext): SqlRunner | undefined {
+function joinable(core: CoreContext): SqlRunner | undefined {
   const unit = open.getStore();
-  return unit?.db === app.db ? unit.tx : undefined;
+  return unit?.db === core.db ? unit.tx : undefined;
 }
 
 /** Where a read sees the open unit's own writes: its transaction, or else the pool. */
-export const openRunner = (app: AppContext): SqlRunner => joinable(app) ?? app.db;
+export const openRunner = (core: CoreContext): SqlRunner => joinable(core) ?? core.db;
 
 /**
  * Runs `work` in the open unit of `app`'s database, or in a new one. `runner` wraps a new unit's
  * transaction for its work and every unit that joins it (a batch counts its database time).
  */
 export async function transaction<T>(
-  app: AppContext,
+  core: CoreContext,
   work: (tx: SqlRunner) => Promise<T>,
   runner?: (tx: SqlRunner) => SqlRunner,
 ): Promise<T> {
-  const joined = joinable(app);
+  const joined = joinable(core);
   if (joined) return work(joined);
   for (let attempt = 1; ; attempt++) {
-    const unit: { db: unknown; tx?: SqlRunner } = { db: app.db };
+    const unit: { db: unknown; tx?: SqlRunner } = { db: core.db };
     try {
-      const result = await app.db.transaction((raw) => {
+      const result = await core.db.transaction((raw) => {
         const tx = (unit.tx = runner ? runner(raw) : raw);
         return open.run(unit, () => work(tx));
       });
-      app.scheduler.kick();
+      core.scheduler.kick();
       return result;
     } catch (err) {
       if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;

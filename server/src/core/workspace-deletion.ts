@@ -8,7 +8,7 @@
 // goes on where it stopped. Its progress is a row of its own, which outlives the workspace.
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../context';
+import type { CoreContext } from './context';
 import type { SqlRunner } from '../db/database';
 import { EMAIL_JOB } from './email-queue';
 import { DomainError } from './errors';
@@ -39,16 +39,16 @@ const COLUMNS_OF_D = sql`d.id, d.workspace_id, d.name, d.status, d.removed, d.er
 const RETRIES = { retryLimit: 10, retryDelay: 5, retryBackoff: true };
 
 /** The deletion `id`, or undefined. */
-export async function workspaceDeletion(app: AppContext, id: number): Promise<WorkspaceDeletion | undefined> {
-  const [found] = await rows<WorkspaceDeletion>(app.db, sql`SELECT ${COLUMNS} FROM workspace_deletions WHERE id = ${id}::int`);
+export async function workspaceDeletion(core: CoreContext, id: number): Promise<WorkspaceDeletion | undefined> {
+  const [found] = await rows<WorkspaceDeletion>(core.db, sql`SELECT ${COLUMNS} FROM workspace_deletions WHERE id = ${id}::int`);
   return found;
 }
 
 /** Hides the workspace and locks it out at once (its keys and sessions go), and queues the rest. */
-export async function startWorkspaceDeletion(app: AppContext, name: string): Promise<WorkspaceDeletion> {
+export async function startWorkspaceDeletion(core: CoreContext, name: string): Promise<WorkspaceDeletion> {
   // The job is sent in the transaction: its queue exists first (jobs/queue.ts prepare).
-  await app.jobs.prepare(WORKSPACE_DELETION_JOB);
-  return transaction(app, async (tx) => {
+  await core.jobs.prepare(WORKSPACE_DELETION_JOB);
+  return transaction(core, async (tx) => {
     const [workspace] = await rows<{ id: number }>(
       tx,
       sql`UPDATE workspaces SET deleting = true WHERE name = ${name} AND NOT deleting RETURNING id`,
@@ -61,16 +61,16 @@ export async function startWorkspaceDeletion(app: AppContext, name: string): Pro
              WHERE w.name = ${name} AND w.deleting AND d.workspace_id = w.id AND d.status = 'failed' RETURNING ${COLUMNS_OF_D}`,
       );
       if (!failed) throw new DomainError('not_found');
-      await app.jobs.send(WORKSPACE_DELETION_JOB, { id: failed.id }, { db: tx, ...RETRIES });
+      await core.jobs.send(WORKSPACE_DELETION_JOB, { id: failed.id }, { db: tx, ...RETRIES });
       return failed;
     }
     await rows(tx, sql`DELETE FROM api_keys WHERE workspace_id = ${workspace.id}::int`);
     await rows(tx, sql`DELETE FROM auth_tokens WHERE workspace_id = ${workspace.id}::int`);
     const [deletion] = await rows<WorkspaceDeletion>(
       tx,
-      sql`INSERT INTO workspace_deletions (workspace_id, name, created_at) VALUES (${workspace.id}::int, ${name}, ${app.clock.now()}) RETURNING ${COLUMNS}`,
+      sql`INSERT INTO workspace_deletions (workspace_id, name, created_at) VALUES (${workspace.id}::int, ${name}, ${core.clock.now()}) RETURNING ${COLUMNS}`,
     );
-    await app.jobs.send(WORKSPACE_DELETION_JOB, { id: deletion.id }, { db: tx, ...RETRIES });
+    await core.jobs.send(WORKSPACE_DELETION_JOB, { id: deletion.id }, { db: tx, ...RETRIES });
     return deletion;
   });
 }
@@ -106,25 +106,25 @@ async function affected(db: SqlRunner, statement: Sql): Promise<number> {
 }
 
 /** The job: runs the deletion `id` to its end (or throws, to be retried from where it stopped). */
-export async function runWorkspaceDeletion(app: AppContext, id: number): Promise<void> {
-  const deletion = await workspaceDeletion(app, id);
+export async function runWorkspaceDeletion(core: CoreContext, id: number): Promise<void> {
+  const deletion = await workspaceDeletion(core, id);
   if (!deletion || deletion.status === 'done') return;
   const ws = sql`${deletion.workspace_id}::int`;
   if (deletion.status === 'failed')
-    await rows(app.db, sql`UPDATE workspace_deletions SET status = 'running', error = NULL WHERE id = ${id}::int`);
+    await rows(core.db, sql`UPDATE workspace_deletions SET status = 'running', error = NULL WHERE id = ${id}::int`);
   const removed: Record<string, number> = { ...deletion.removed };
   const count = (kind: string, n: number) => (removed[kind] = (removed[kind] ?? 0) + n);
   try {
-    const files = await eraseFiles(app, sql`workspace_id = ${ws}`);
+    const files = await eraseFiles(core, sql`workspace_id = ${ws}`);
     count('files', files.files);
     count('stored_contents', files.storedContents);
-    await rm(path.join(app.config.dataDir, 'image-cache', deletion.name), { recursive: true, force: true });
+    await rm(path.join(core.config.dataDir, 'image-cache', deletion.name), { recursive: true, force: true });
     // Work queued for it that would find nothing.
-    const executions = await rows<{ id: number }>(app.db, sql`SELECT id FROM pipeline_executions WHERE workspace_id = ${ws}`);
-    const mails = await rows<{ id: number }>(app.db, sql`SELECT id FROM email_messages WHERE workspace_id = ${ws} AND status = 'queued'`);
+    const executions = await rows<{ id: number }>(core.db, sql`SELECT id FROM pipeline_executions WHERE workspace_id = ${ws}`);
+    const mails = await rows<{ id: number }>(core.db, sql`SELECT id FROM email_messages WHERE workspace_id = ${ws} AND status = 'queued'`);
     count(
       'queued_jobs',
-      await app.jobs.dropWaiting(
+      await core.jobs.dropWaiting(
         PIPELINE_JOB,
         'executionId',
         executions.map((e) => e.id),
@@ -132,41 +132,41 @@ export async function runWorkspaceDeletion(app: AppContext, id: number): Promise
     );
     count(
       'queued_jobs',
-      await app.jobs.dropWaiting(
+      await core.jobs.dropWaiting(
         EMAIL_JOB,
         'id',
         mails.map((m) => m.id),
       ),
     );
-    count('queued_jobs', await app.jobs.dropWaiting(USAGE_JOB, 'workspaceId', [deletion.workspace_id]));
+    count('queued_jobs', await core.jobs.dropWaiting(USAGE_JOB, 'workspaceId', [deletion.workspace_id]));
     // Entries in batches: documents, revisions, typed rows and kept texts go with each.
     for (;;) {
       const n = await affected(
-        app.db,
+        core.db,
         sql`DELETE FROM entries WHERE id IN (SELECT id FROM entries WHERE workspace_id = ${ws} LIMIT ${BATCH})`,
       );
       if (!n) break;
       count('entries', n);
     }
-    for (const [kind, statement] of NAMING) count(kind, await affected(app.db, statement(ws)));
-    await transaction(app, async (tx) => {
+    for (const [kind, statement] of NAMING) count(kind, await affected(core.db, statement(ws)));
+    await transaction(core, async (tx) => {
       await rows(tx, sql`DELETE FROM workspaces WHERE id = ${ws}`);
       // Again, each a statement that sees what writes committed meanwhile (buffered request logs,
       // a delivery queued in flight): the row's delete waited for those that lock it.
       for (const [kind, statement] of NAMING) count(kind, await affected(tx, statement(ws)));
       await rows(
         tx,
-        sql`UPDATE workspace_deletions SET status = 'done', removed = ${JSON.stringify(removed)}::jsonb, error = NULL, finished_at = ${app.clock.now()} WHERE id = ${id}::int`,
+        sql`UPDATE workspace_deletions SET status = 'done', removed = ${JSON.stringify(removed)}::jsonb, error = NULL, finished_at = ${core.clock.now()} WHERE id = ${id}::int`,
       );
     });
   } catch (err) {
     // The error's kind only: its text may hold internals.
     const reason = `step failed (${sqlState(err) ?? (err instanceof Error ? err.name : 'error')}); retried`;
     await rows(
-      app.db,
+      core.db,
       sql`UPDATE workspace_deletions SET status = 'failed', removed = ${JSON.stringify(removed)}::jsonb, error = ${reason} WHERE id = ${id}::int`,
     );
-    app.log.error('workspace deletion step failed', { deletion: id, error: String(err) });
+    core.log.error('workspace deletion step failed', { deletion: id, error: String(err) });
     throw err;
   }
 }

@@ -188,7 +188,7 @@ async function openPostgres(
   session: { pooled: boolean; directUrl: string },
 ): Promise<Database> {
   // A server that does not answer must not hold requests forever: give up connecting after 5 s
-  // (the request then gets 503, see lib/db-errors.ts).
+  // (the request then gets 503, see lib/sql-state.ts `isDependencyDown`).
   const pool = new Pool({
     connectionString: url,
     max: poolSize,

@@ -143,5 +143,5 @@ export function operationContext(
   source: OperationContext['source'] = 'api',
 ): OperationContext {
   const p = principal!;
-  return { app, keyId: p.keyId, abilities: p.abilities, permissions: p.user.permissions, workspace: p.workspace, source };
+  return { core: app, keyId: p.keyId, abilities: p.abilities, permissions: p.user.permissions, workspace: p.workspace, source };
 }

@@ -1,8 +1,11 @@
 // The SQLSTATE of a database error whichever client raised it, and whether an error means a
 // dependency is down. No imports: the error mapping (http/errors.ts) and the rules built on it
-// (db-errors.ts) both use it.
+// (core/errors.ts `uniqueOr422`) both use it.
 /** lock_not_available: a lock was not free within the statement's lock_timeout. */
 export const LOCK_NOT_AVAILABLE = '55P03';
+
+/** unique_violation: a concurrent duplicate of a unique key. */
+export const isUniqueViolation = (err: unknown) => sqlState(err) === '23505';
 
 type ErrorShape = {
   code?: string;

@@ -21,7 +21,7 @@ import { createGzip } from 'node:zlib';
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { literal, rows, sql, raw, withIntegers } from '../sql';
 import { LINES } from './lines';
@@ -142,7 +142,7 @@ function archiveWriter(pack: tar.Pack) {
 
 /** Writes the manifest and the workspace's rows, as read through `db`; answers the stored contents to add. */
 async function writeRows(
-  app: AppContext,
+  core: CoreContext,
   db: SqlRunner,
   workspace: { id: number; name: string },
   out: ReturnType<typeof archiveWriter>,
@@ -165,7 +165,7 @@ async function writeRows(
     version: ARCHIVE_VERSION,
     schema: await serverSchema(db),
     workspace: workspace.name,
-    exported_at: app.clock.now().toISOString(),
+    exported_at: core.clock.now().toISOString(),
     tables: ARCHIVE_TABLES.map((t) => ({ name: t.name, columns: columns.get(t.name)!.columns, rows: counts.get(t.name)! })),
     files: { count: hashes.length, bytes: hashes.reduce((n, h) => n + Number(h.size), 0) },
     ...(secrets ? { secrets: secrets.header } : {}),
@@ -207,11 +207,11 @@ function sealRows(text: string, columns: readonly string[], seal: (value: string
 
 /** Writes each stored content once, named by its SHA-256. */
 async function writeFiles(
-  app: AppContext,
+  core: CoreContext,
   hashes: { content_hash: string; size: string }[],
   out: ReturnType<typeof archiveWriter>,
 ): Promise<void> {
-  for (const { content_hash: hash, size } of hashes) await out.write(`files/${hash}`, Number(size), await app.storage.read(hash));
+  for (const { content_hash: hash, size } of hashes) await out.write(`files/${hash}`, Number(size), await core.storage.read(hash));
 }
 
 /**
@@ -224,20 +224,20 @@ async function writeFiles(
  * they wait for any transaction there), into a file on disk, so that a slow client cannot
  * lengthen the wait; the file is sent once whole.
  */
-export function exportWorkspace(app: AppContext, workspace: { id: number; name: string }, passphrase?: string): Readable {
+export function exportWorkspace(core: CoreContext, workspace: { id: number; name: string }, passphrase?: string): Readable {
   const pack = tar.pack();
   const out = new PassThrough();
   const writer = archiveWriter(pack);
   const fail = (err: unknown) => {
-    app.log.error('workspace export failed', { workspace: workspace.name, error: String(err) });
+    core.log.error('workspace export failed', { workspace: workspace.name, error: String(err) });
     pack.destroy(err as Error);
     out.destroy(err as Error);
   };
-  if (app.db.kind === 'postgres') {
-    app.db
+  if (core.db.kind === 'postgres') {
+    core.db
       .transaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        await writeFiles(app, await writeRows(app, tx, workspace, writer, passphrase), writer);
+        await writeFiles(core, await writeRows(core, tx, workspace, writer, passphrase), writer);
         await writer.finish();
       })
       .catch(fail);
@@ -249,8 +249,8 @@ export function exportWorkspace(app: AppContext, workspace: { id: number; name: 
   spooled.catch(() => undefined);
   (async () => {
     try {
-      const hashes = await app.db.transaction((tx) => writeRows(app, tx, workspace, writer, passphrase));
-      await writeFiles(app, hashes, writer);
+      const hashes = await core.db.transaction((tx) => writeRows(core, tx, workspace, writer, passphrase));
+      await writeFiles(core, hashes, writer);
       await writer.finish();
       await spooled;
       await pipeline(createReadStream(spool), out);

@@ -14,7 +14,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { sqlState } from '../../lib/sql-state';
 import { quoteIdent } from '../../lib/sql-identifier';
@@ -238,7 +238,7 @@ async function stagedBadLine(tx: SqlRunner, part: string): Promise<string | unde
 }
 
 /** Streams a file entry into storage (when not stored already), checking its content against its name. */
-async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: string, size: number, written: string[]): Promise<void> {
+async function storeFile(core: CoreContext, entry: AsyncIterable<unknown>, hash: string, size: number, written: string[]): Promise<void> {
   if (!/^[0-9a-f]{64}$/.test(hash)) throw refuse(`files/${hash} is not named by a SHA-256.`);
   const temp = path.join(os.tmpdir(), `wsapi-import-${randomUUID()}`);
   const hasher = createHash('sha256');
@@ -254,8 +254,8 @@ async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: s
       await once(out, 'close');
     }
     if (hasher.digest('hex') !== hash) throw refuse(`files/${hash} is damaged: its content's SHA-256 differs from its name.`);
-    if (await app.storage.exists(hash)) return;
-    await app.storage.putFile(hash, temp, size);
+    if (await core.storage.exists(hash)) return;
+    await core.storage.putFile(hash, temp, size);
     written.push(hash);
   } finally {
     await rm(temp, { force: true });
@@ -263,15 +263,15 @@ async function storeFile(app: AppContext, entry: AsyncIterable<unknown>, hash: s
 }
 
 /** Imports the archive read from `source` as a new workspace (named `name`, or as in the archive). */
-export async function importWorkspace(app: AppContext, source: Readable, name?: string, passphrase?: string): Promise<ImportSummary> {
+export async function importWorkspace(core: CoreContext, source: Readable, name?: string, passphrase?: string): Promise<ImportSummary> {
   const written: string[] = [];
   try {
-    return await app.db.transaction((tx) => importInTransaction(app, tx, source, name, passphrase, written));
+    return await core.db.transaction((tx) => importInTransaction(core, tx, source, name, passphrase, written));
   } catch (err) {
     // Stored contents this import added, unless a file of another workspace uses them meanwhile.
     for (const hash of written) {
-      const [used] = await rows(app.db, sql`SELECT 1 FROM files WHERE content_hash = ${hash} LIMIT 1`);
-      if (!used) await app.storage.delete(hash).catch(() => undefined);
+      const [used] = await rows(core.db, sql`SELECT 1 FROM files WHERE content_hash = ${hash} LIMIT 1`);
+      if (!used) await core.storage.delete(hash).catch(() => undefined);
     }
     source.destroy();
     if (err instanceof DomainError) throw err;
@@ -284,7 +284,7 @@ export async function importWorkspace(app: AppContext, source: Readable, name?: 
 }
 
 async function importInTransaction(
-  app: AppContext,
+  core: CoreContext,
   tx: SqlRunner,
   source: Readable,
   name: string | undefined,
@@ -365,7 +365,7 @@ async function importInTransaction(
     }
     const file = /^files\/(.+)$/.exec(entryName);
     if (file) {
-      await storeFile(app, entry, file[1], entry.header.size ?? 0, written);
+      await storeFile(core, entry, file[1], entry.header.size ?? 0, written);
       // storeFile checked the content's SHA-256 against the name.
       sums.set(entryName, file[1]);
       files.count++;
@@ -419,7 +419,7 @@ async function importInTransaction(
   timing.typed_storage_ms = Date.now() - mark;
   const mb = (n: number) => Math.round(n / 1e6);
   const memory = process.memoryUsage();
-  app.log.info('workspace import', {
+  core.log.info('workspace import', {
     workspace: ws.name,
     ...timing,
     rss_mb: mb(memory.rss),

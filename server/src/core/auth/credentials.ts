@@ -5,7 +5,7 @@
 //   (128 random bits) finds the row, the verifier (256 random bits) is kept as its SHA-256 and
 //   compared in constant time, so a lookup's timing says nothing about the secret.
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { safeEqual, sha256 } from '../../lib/secrets';
 
 export const OTP_TTL_SECONDS = 600;
@@ -59,7 +59,7 @@ const SPLIT_TABLES: Record<SplitPrefix, string> = { wsac: 'auth_codes', wsat: 'a
  * is still usable (used, expired, revoked) is the caller's rule.
  */
 export async function findPresented<T extends object>(
-  app: AppContext,
+  core: CoreContext,
   prefix: SplitPrefix,
   token: string | undefined,
   workspaceId: number,
@@ -69,7 +69,7 @@ export async function findPresented<T extends object>(
   type Row = T & { app_user_id: number; email: string; verifier_hash: string };
   const row = presented
     ? (
-        await app.db.query<Row>(
+        await core.db.query<Row>(
           `SELECT x.app_user_id, u.email, x.verifier_hash, ${columns}
              FROM ${SPLIT_TABLES[prefix]} x JOIN app_users u ON u.id = x.app_user_id
             WHERE x.selector = $1 AND x.workspace_id = $2`,

@@ -2,7 +2,7 @@
 // Every address takes the same path (a code row is created or replaced and a mail queued, in one
 // transaction), so neither the answer nor its timing tells whether an app user exists.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { invalidAt } from '../errors';
 import { queueEmail, type EmailMessage } from '../email-queue';
 import { transaction } from '../transaction';
@@ -31,7 +31,7 @@ function otpMail(workspace: AuthWorkspace, email: string, otp: string, link: str
   return { to: email, subject: `Your sign-in code for ${workspace.name}`, text: lines.join('\n') };
 }
 
-export async function login(app: AppContext, workspace: AuthWorkspace, body: LoginBody): Promise<void> {
+export async function login(core: CoreContext, workspace: AuthWorkspace, body: LoginBody): Promise<void> {
   // Exact match against the allowlist: only URIs the operator named ever appear in a mail.
   if (body.redirect_uri !== undefined && !workspace.redirectUris.includes(body.redirect_uri)) {
     throw invalidAt('redirect_uri', 'The :attribute is not an allowed redirect URI of the workspace.');
@@ -39,17 +39,17 @@ export async function login(app: AppContext, workspace: AuthWorkspace, body: Log
   const email = body.email.toLowerCase();
   const otp = newOtp();
   const salt = newSalt();
-  const now = app.clock.now();
+  const now = core.clock.now();
   const link = body.redirect_uri === undefined ? undefined : signInLink(body.redirect_uri, email, otp);
-  await transaction(app, async (tx) => {
+  await transaction(core, async (tx) => {
     // One pending code per address: a new login replaces the previous one (and its attempts).
     await tx.query(
       `INSERT INTO auth_otps (workspace_id, email, salt, otp_hash, attempts, expires_at, used_at, created_at)
        VALUES ($1, $2, $3, $4, 0, $5, NULL, $6)
        ON CONFLICT (workspace_id, email) DO UPDATE
          SET salt = EXCLUDED.salt, otp_hash = EXCLUDED.otp_hash, attempts = 0, expires_at = EXCLUDED.expires_at, used_at = NULL, created_at = EXCLUDED.created_at`,
-      [workspace.id, email, salt, otpHash(app.config.appKey, salt, otp), new Date(now.getTime() + OTP_TTL_SECONDS * 1000), now],
+      [workspace.id, email, salt, otpHash(core.config.appKey, salt, otp), new Date(now.getTime() + OTP_TTL_SECONDS * 1000), now],
     );
-    await queueEmail(app, { workspaceId: workspace.id, message: otpMail(workspace, email, otp, link), kind: 'auth-otp', tx });
+    await queueEmail(core, { workspaceId: workspace.id, message: otpMail(workspace, email, otp, link), kind: 'auth-otp', tx });
   });
 }

@@ -3,7 +3,7 @@
 // (`... WHERE used_at IS NULL ... RETURNING`), so of concurrent uses exactly one wins. Every
 // refusal of a code has one message: it does not say whether it was wrong, expired or used.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { invalidAt } from '../errors';
 import { formatTimestamp } from '../../lib/time';
 import { transaction } from '../transaction';
@@ -24,21 +24,21 @@ interface OtpRow {
   otp_hash: string;
 }
 
-export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body: S['AuthVerify']): Promise<S['AuthCode']> {
+export async function verifyOtp(core: CoreContext, workspace: AuthWorkspace, body: S['AuthVerify']): Promise<S['AuthCode']> {
   const email = body.email.toLowerCase();
-  const now = app.clock.now();
+  const now = core.clock.now();
   const row = (
-    await app.db.query<OtpRow>(
+    await core.db.query<OtpRow>(
       'SELECT id, salt, otp_hash FROM auth_otps WHERE workspace_id = $1 AND email = $2',
       [workspace.id, email],
       true,
     )
   ).rows[0];
-  const presented = otpHash(app.config.appKey, row?.salt ?? NO_SALT, body.otp);
+  const presented = otpHash(core.config.appKey, row?.salt ?? NO_SALT, body.otp);
   if (!matchesHash(presented, row?.otp_hash)) {
     // A wrong guess counts against this very code (not one that replaced it meanwhile).
     if (row)
-      await app.db.query('UPDATE auth_otps SET attempts = attempts + 1 WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL', [
+      await core.db.query('UPDATE auth_otps SET attempts = attempts + 1 WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL', [
         row.id,
         row.otp_hash,
       ]);
@@ -46,7 +46,7 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
   }
   const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
   const code = newSplitToken('wsac');
-  await transaction(app, async (tx) => {
+  await transaction(core, async (tx) => {
     const claimed = await tx.query(
       `UPDATE auth_otps SET used_at = $3
         WHERE id = $1 AND otp_hash = $2 AND used_at IS NULL AND expires_at > $3 AND attempts < $4
@@ -69,13 +69,13 @@ export async function verifyOtp(app: AppContext, workspace: AuthWorkspace, body:
   return { code: code.token, expires_at: formatTimestamp(expiresAt) };
 }
 
-export async function exchangeCode(app: AppContext, workspace: AuthWorkspace, body: S['AuthExchange']): Promise<S['AuthToken']> {
-  const now = app.clock.now();
-  const row = await findPresented<{ id: number }>(app, 'wsac', body.code, workspace.id, 'x.id');
+export async function exchangeCode(core: CoreContext, workspace: AuthWorkspace, body: S['AuthExchange']): Promise<S['AuthToken']> {
+  const now = core.clock.now();
+  const row = await findPresented<{ id: number }>(core, 'wsac', body.code, workspace.id, 'x.id');
   if (!row) throw wrongCode();
-  const expiresAt = new Date(now.getTime() + app.config.authTokenTtlSeconds * 1000);
+  const expiresAt = new Date(now.getTime() + core.config.authTokenTtlSeconds * 1000);
   const token = newSplitToken('wsat');
-  await transaction(app, async (tx) => {
+  await transaction(core, async (tx) => {
     const claimed = await tx.query(
       'UPDATE auth_codes SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 RETURNING id',
       [row.id, now],

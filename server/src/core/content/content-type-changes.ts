@@ -6,7 +6,7 @@
 // built after the commit, concurrently. The database's triggers drop the kept texts and tell every
 // process to drop its cached model (field_definitions changes).
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { publishEvent } from '../../events/outbox';
 import { addFieldError, fieldError, fieldErrors, moveUnder, type FieldErrors } from '../../lib/field-errors';
@@ -192,19 +192,24 @@ export async function shortLockWait(tx: SqlRunner): Promise<void> {
  * Changes the content type `typeName` of the bucket; returns its id. Refusals are `invalid` on the
  * request's paths; a missing type is `not_found`.
  */
-export async function changeContentType(app: AppContext, bucket: BucketRef, typeName: string, change: ContentTypeChange): Promise<number> {
+export async function changeContentType(
+  core: CoreContext,
+  bucket: BucketRef,
+  typeName: string,
+  change: ContentTypeChange,
+): Promise<number> {
   // The cleanup a removal queues is sent in the change's transaction: its queue exists first.
-  if (change.remove_fields?.length) await app.jobs.prepare(FIELD_CLEANUP_JOB);
+  if (change.remove_fields?.length) await core.jobs.prepare(FIELD_CLEANUP_JOB);
   const id = await withStorageLocks(() =>
-    transaction(app, async (tx) => {
-      const changed = await changeInTransaction(app, tx, bucket, typeName, change);
+    transaction(core, async (tx) => {
+      const changed = await changeInTransaction(core, tx, bucket, typeName, change);
       if (changed.alter) await alterTypedStorage(tx, changed.id);
       return changed.id;
     }),
   );
   // The change is committed: an index that fails to build (another change's build of the same
   // index, say) costs sorts their speed, never the answer; the next change of the type builds it.
-  await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
+  await buildSortIndexes(core, id).catch((err) => core.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
   return id;
 }
 
@@ -220,7 +225,7 @@ export interface BucketRef {
  * name; a model snapshot's), taken when no field of the type holds or held them.
  */
 export async function changeInTransaction(
-  app: AppContext,
+  core: CoreContext,
   tx: SqlRunner,
   bucket: BucketRef,
   typeName: string,
@@ -258,14 +263,14 @@ export async function changeInTransaction(
   await checkEntries(tx, type.id, bucket.id, list, errors);
   throwIfInvalid(errors);
 
-  const now = app.clock.now();
+  const now = core.clock.now();
   if (removed.length) {
     await rows(tx, sql`DELETE FROM field_definitions WHERE id = ANY(${removed.map((f) => f.id)}::int[])`);
     await rows(
       tx,
       sql`INSERT INTO field_removals (content_type_id, key) SELECT ${type.id}::int, k FROM unnest(${removed.map((f) => f.key)}::text[]) k`,
     );
-    await app.jobs.send(FIELD_CLEANUP_JOB, {}, { db: tx });
+    await core.jobs.send(FIELD_CLEANUP_JOB, {}, { db: tx });
   }
   const definition = (p: Planned, position: number) => ({
     position,

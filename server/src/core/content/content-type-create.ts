@@ -3,7 +3,7 @@
 // created at the commit (the typed_storage_created trigger); a taken name is the database's
 // unique violation, a workspace at MAX_CONTENT_TYPES its WA001: the caller words both.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { throwIfInvalid } from '../errors';
 import { rows, sql } from '../sql';
 import { transaction } from '../transaction';
@@ -17,12 +17,12 @@ export type ContentTypeCreate = components['schemas']['ContentTypeCreate'];
  * field's key by position (default its name).
  */
 export function createContentType(
-  app: AppContext,
+  core: CoreContext,
   bucketId: number,
   input: ContentTypeCreate,
   options: { types?: ReadonlySet<string>; keys?: readonly (string | undefined)[] } = {},
 ): Promise<number> {
-  return transaction(app, async (tx) => {
+  return transaction(core, async (tx) => {
     const types =
       options.types ??
       new Set(
@@ -30,7 +30,7 @@ export function createContentType(
       );
     throwIfInvalid(checkFieldDefinitions(input.name, input.fields, input.name_field, types));
     const nameField = input.name_field ?? input.fields.find((f) => f.type === 'text' && !f.multiple)?.name ?? null;
-    const now = app.clock.now();
+    const now = core.clock.now();
     const [type] = await rows<{ id: number }>(
       tx,
       sql`INSERT INTO content_types (bucket_id, name, name_field, created_at, updated_at) VALUES (${bucketId}::int, ${input.name}, ${nameField}::text, ${now}, ${now}) RETURNING id`,

@@ -3,18 +3,18 @@
 // then they are invisible: reads, queries and writes see a type's fields only, and a new field
 // never gets a removed field's key. It resumes where a stopped run left off, gives way to
 // writes, and any number of processes can run it.
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { runSteps } from '../batched-steps';
 import { rows, sql } from '../sql';
 
 /** Queued by a change that removed fields (in its transaction): the cleanup starts once it commits. */
 export const FIELD_CLEANUP_JOB = 'entries.field-cleanup';
 
-export async function cleanUpRemovedFields(app: AppContext, budgetMs = 40_000, batch = 1000): Promise<number> {
-  const pending = await rows<{ id: number }>(app.db, sql`SELECT id FROM field_removals WHERE NOT finished ORDER BY id`);
+export async function cleanUpRemovedFields(core: CoreContext, budgetMs = 40_000, batch = 1000): Promise<number> {
+  const pending = await rows<{ id: number }>(core.db, sql`SELECT id FROM field_removals WHERE NOT finished ORDER BY id`);
   // A step's 0: done, or another process is on it.
   const step = async (id: number) =>
-    (await rows<{ count: number }>(app.db, sql`SELECT field_cleanup_step(${id}::int, ${batch}::int) AS count`))[0].count;
+    (await rows<{ count: number }>(core.db, sql`SELECT field_cleanup_step(${id}::int, ${batch}::int) AS count`))[0].count;
   return runSteps(
     pending.map((p) => p.id),
     step,

@@ -3,7 +3,7 @@
 // lock and check the version, resolve the address and contract, validate every language, write,
 // record the revision, publish the event. A refused write changes nothing.
 import { newEntryId } from './ids';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldError, fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
@@ -119,7 +119,7 @@ async function validate(
   const [contract] = await rows<EffectiveContract>(tx, effectiveContractOf(ctx.workspace.id, bucketId, ref, choice));
   if (!contract) return { contract: undefined, issues: [] };
   const plain = new Map([...documents].map(([locale, data]) => [locale, approximate(data as object, exact)]));
-  const { errors, issues } = checkLanguages(ctx.app.contractValidators.get(contract), plain);
+  const { errors, issues } = checkLanguages(ctx.core.contractValidators.get(contract), plain);
   if (contract.mode === 'enforce' && Object.keys(errors).length) throw new DomainError('invalid', errors);
   return { contract, issues };
 }
@@ -139,12 +139,12 @@ export interface CreateInput extends Address {
 
 /** Creates a JSON entry; returns its id. */
 export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Promise<number> {
-  const { app, workspace } = ctx;
+  const { core, workspace } = ctx;
   const errors = fieldErrors();
   addressErrors(input, errors);
   // In the caller's unit of work when there is one (a pipeline step's): the embedded database's one
   // connection is that unit's until it ends.
-  const db = openRunner(app);
+  const db = openRunner(core);
   const bucketId = await resolveBucket(db, workspace.id, input.bucketId, errors);
   if (typeof input.contract === 'string' && !(await contractExists(db, workspace.id, input.contract)))
     errors.contract = [fieldError('exists', 'The selected :attribute is invalid.')];
@@ -153,8 +153,8 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
   const ref = refOf(input, entryId);
   const choice = toChoice(input.contract);
   const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
-  return transaction(app, async (tx) => {
-    const now = app.clock.sqlNow();
+  return transaction(core, async (tx) => {
+    const now = core.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId!, ref, choice, documents, input.exact);
     const id = await insertEntry(tx, {
       entryId,
@@ -182,7 +182,7 @@ export async function createJsonEntry(ctx: WriteContext, input: CreateInput): Pr
  * through the Objects API is refused.
  */
 export async function createSubmission(
-  app: AppContext,
+  core: CoreContext,
   workspaceId: number,
   bucketId: number,
   ref: string,
@@ -192,8 +192,8 @@ export async function createSubmission(
   addressErrors({ ref }, errors);
   throwIfInvalid(errors);
   const entryId = newEntryId();
-  return transaction(app, async (tx) => {
-    const now = app.clock.sqlNow();
+  return transaction(core, async (tx) => {
+    const now = core.clock.sqlNow();
     const id = await insertEntry(tx, {
       entryId,
       workspaceId,
@@ -221,8 +221,8 @@ export interface UpdateInput extends Address {
 
 /** Replaces a JSON entry's document (and, when given, its translations, address, status, contract). */
 export async function updateJsonEntry(ctx: WriteContext, id: number, input: UpdateInput): Promise<number> {
-  const { app, workspace } = ctx;
-  return transaction(app, async (tx) => {
+  const { core, workspace } = ctx;
+  return transaction(core, async (tx) => {
     const current = await openForWrite(ctx, tx, { where: sql`e.id = ${id}`, kinds: ['json'], version: { expected: input.lockVersion } });
     const errors = fieldErrors();
     addressErrors(input, errors);
@@ -241,7 +241,7 @@ export async function updateJsonEntry(ctx: WriteContext, id: number, input: Upda
     const documents = new Map<string, unknown>([[BASE_LOCALE, input.data]]);
     const translations = input.translations ?? Object.fromEntries([...current.documents].filter(([l]) => l !== BASE_LOCALE));
     for (const [locale, data] of Object.entries(translations)) documents.set(locale, data);
-    const now = app.clock.sqlNow();
+    const now = core.clock.sqlNow();
     const v = await validate(ctx, tx, bucketId, ref, choice, documents, input.exact || current.exact);
     const before = snapshotOf(current);
     const [updated] = await rows<{ id: number }>(
@@ -268,19 +268,19 @@ const currentChoice = (e: EntryRecord): ContractChoice =>
 
 /** Moves a JSON entry to Trash (kept TRASH_DAYS); legacy submissions are read-only. */
 export async function deleteJsonEntry(ctx: WriteContext, id: number, lockVersion: number): Promise<void> {
-  await transaction(ctx.app, async (tx) => {
+  await transaction(ctx.core, async (tx) => {
     const current = await openForWrite(ctx, tx, {
       where: sql`e.id = ${id}`,
       kinds: ['json', 'submission'],
       version: { expected: lockVersion },
     });
-    const now = ctx.app.clock.sqlNow();
+    const now = ctx.core.clock.sqlNow();
     await rows(
       tx,
       sql`UPDATE entries SET deleted_at = ${now}, live_ref = NULL, lock_version = lock_version + 1, updated_at = ${now} WHERE id = ${id}`,
     );
     await publishEntryEvent(ctx, tx, 'entry.deleted', current, 'object');
-    await recordAudit(tx, ctx.app.clock.now(), {
+    await recordAudit(tx, ctx.core.clock.now(), {
       workspaceId: ctx.workspace.id,
       event: 'entry.deleted',
       actor: ctx.author.actor ?? 'system',
@@ -309,9 +309,9 @@ export async function restoreJsonEntry(
   lockVersion: number,
   revisionId: number | undefined,
 ): Promise<RestoreResult> {
-  const { app, workspace } = ctx;
-  return transaction(app, async (tx) => {
-    const now = app.clock.sqlNow();
+  const { core, workspace } = ctx;
+  return transaction(core, async (tx) => {
+    const now = core.clock.sqlNow();
     const current = await openForWrite(ctx, tx, {
       where: sql`e.id = ${id}`,
       kinds: ['json'],
@@ -370,12 +370,12 @@ export async function restoreJsonEntry(
 }
 
 /** The `objects:prune-trash` task: purges entries past their Trash retention, in batches. */
-export async function pruneTrash(app: AppContext, budgetMs = 20_000, batch = 100): Promise<number> {
+export async function pruneTrash(core: CoreContext, budgetMs = 20_000, batch = 100): Promise<number> {
   const started = Date.now();
   let purged = 0;
   for (;;) {
-    const now = app.clock.sqlNow();
-    const gone = await transaction(app, (tx) =>
+    const now = core.clock.sqlNow();
+    const gone = await transaction(core, (tx) =>
       rows(
         tx,
         sql`DELETE FROM entries WHERE id IN (

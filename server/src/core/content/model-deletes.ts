@@ -3,7 +3,7 @@
 // the same transaction: foreign keys cascade from the bucket and the entry rows to documents,
 // revisions, kept texts and reviews; triggers drop each type's typed table and tell every process
 // to drop its cached model and answers (content_types, buckets changes).
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { publishEvent } from '../../events/outbox';
 import { DomainError } from '../errors';
@@ -39,13 +39,13 @@ async function entryCounts(tx: SqlRunner, where: Sql): Promise<{ entries: number
  * `together` (deleted in the same unit of work) may accept it.
  */
 export function deleteContentType(
-  app: AppContext,
+  core: CoreContext,
   bucket: { id: number; workspaceId: number; name: string },
   typeName: string,
   purge: boolean,
   together: readonly string[] = [],
 ): Promise<void> {
-  return transaction(app, async (tx) => {
+  return transaction(core, async (tx) => {
     const [type] = await rows<{ id: number }>(
       tx,
       sql`SELECT id FROM content_types WHERE bucket_id = ${bucket.id}::int AND name = ${typeName} FOR UPDATE`,
@@ -68,7 +68,7 @@ export function deleteContentType(
     // Its typed table is dropped with it (a trigger): not waited for long (withStorageLocks).
     await shortLockWait(tx);
     await rows(tx, sql`DELETE FROM content_types WHERE id = ${type.id}::int`);
-    await publishEvent(tx, app.clock.now(), {
+    await publishEvent(tx, core.clock.now(), {
       workspaceId: bucket.workspaceId,
       event: 'content_type.deleted',
       data: { id: type.id, name: typeName, bucket: bucket.name },
@@ -77,8 +77,8 @@ export function deleteContentType(
 }
 
 /** Deletes a bucket of the workspace (what it holds too with `purge`); never its default bucket. */
-export function deleteBucket(app: AppContext, workspaceId: number, bucketName: string, purge: boolean): Promise<void> {
-  return transaction(app, async (tx) => {
+export function deleteBucket(core: CoreContext, workspaceId: number, bucketName: string, purge: boolean): Promise<void> {
+  return transaction(core, async (tx) => {
     const [bucket] = await rows<{ id: number }>(
       tx,
       sql`SELECT id FROM buckets WHERE workspace_id = ${workspaceId}::int AND name = ${bucketName} FOR UPDATE`,

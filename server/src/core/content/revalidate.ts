@@ -1,7 +1,7 @@
 // After a contract changes, the JSON entries it may govern are marked `validation.pending` and
 // rechecked by the queued `objects:revalidate` run, which stores fresh diagnostics. Content is
 // never rewritten: in either mode a recheck only records issues.
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { parseExact, approximate } from '../../lib/exact-json';
 import { transaction } from '../transaction';
@@ -34,11 +34,11 @@ interface Pending {
 }
 
 /** Rechecks pending entries in batches within a time budget; returns how many it checked. */
-export async function revalidatePending(app: AppContext, budgetMs = 20_000, batch = 100): Promise<number> {
+export async function revalidatePending(core: CoreContext, budgetMs = 20_000, batch = 100): Promise<number> {
   const started = Date.now();
   let checked = 0;
   for (;;) {
-    const done = await transaction(app, async (tx) => {
+    const done = await transaction(core, async (tx) => {
       const pending = await rows<Pending>(
         tx,
         sql`SELECT e.id, (SELECT jsonb_object_agg(ec.locale, ec.data)::text FROM entry_contents ec WHERE ec.entry_pk = e.id) AS documents,
@@ -46,7 +46,7 @@ export async function revalidatePending(app: AppContext, budgetMs = 20_000, batc
               FROM (SELECT * FROM entries WHERE validation_pending AND deleted_at IS NULL ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED) e
               ${effectiveContractJoin(sql`e`)}`,
       );
-      const now = app.clock.sqlNow();
+      const now = core.clock.sqlNow();
       for (const entry of pending) {
         let issues: unknown[] = [];
         let failed = false;
@@ -54,10 +54,10 @@ export async function revalidatePending(app: AppContext, budgetMs = 20_000, batc
           try {
             const { value, exact } = parseExact(entry.documents ?? '{}');
             const documents = new Map(Object.entries(approximate(value as Record<string, object>, exact)));
-            issues = checkLanguages(app.contractValidators.get({ ...entry, id: entry.contract_id }), documents).issues;
+            issues = checkLanguages(core.contractValidators.get({ ...entry, id: entry.contract_id }), documents).issues;
           } catch (err) {
             failed = true;
-            app.log.error('contract recheck failed', { entry: entry.id, error: String(err) });
+            core.log.error('contract recheck failed', { entry: entry.id, error: String(err) });
           }
         }
         await rows(

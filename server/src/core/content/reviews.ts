@@ -1,6 +1,6 @@
 // Reviews of entries (created and resolved by operators): a pending review blocks what the
 // documents say it blocks (json-entries.ts asks `hasPendingReview`).
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { isoTimestamp, rows, sql } from '../sql';
 import { DomainError, invalidAt } from '../errors';
 
@@ -13,11 +13,11 @@ export interface ReviewRow {
 
 const RETURNING = sql`RETURNING id, (SELECT entry_id FROM entries WHERE id = entry_pk) AS entry_id, status, ${isoTimestamp(sql`created_at`)} AS created_at`;
 
-export async function createReview(app: AppContext, workspaceId: number, entryId: string): Promise<ReviewRow> {
+export async function createReview(core: CoreContext, workspaceId: number, entryId: string): Promise<ReviewRow> {
   const [row] = await rows<ReviewRow>(
-    app.db,
+    core.db,
     sql`INSERT INTO reviews (workspace_id, entry_pk, status, created_at)
-        SELECT ${workspaceId}::int, id, 'pending', ${app.clock.sqlNow()} FROM entries
+        SELECT ${workspaceId}::int, id, 'pending', ${core.clock.sqlNow()} FROM entries
          WHERE workspace_id = ${workspaceId} AND entry_id = ${entryId} AND deleted_at IS NULL
         ${RETURNING}`,
   );
@@ -25,10 +25,10 @@ export async function createReview(app: AppContext, workspaceId: number, entryId
   return row;
 }
 
-export async function resolveReview(app: AppContext, workspaceId: number, id: number): Promise<ReviewRow> {
+export async function resolveReview(core: CoreContext, workspaceId: number, id: number): Promise<ReviewRow> {
   const [row] = await rows<ReviewRow>(
-    app.db,
-    sql`UPDATE reviews SET status = 'resolved', resolved_at = ${app.clock.sqlNow()}
+    core.db,
+    sql`UPDATE reviews SET status = 'resolved', resolved_at = ${core.clock.sqlNow()}
          WHERE id = ${id} AND workspace_id = ${workspaceId}
         ${RETURNING}`,
   );

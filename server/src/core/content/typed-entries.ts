@@ -3,7 +3,7 @@
 // the entry store, write path, revisions and events with JSON entries (write.ts); only the
 // field-value rules (field-values.ts) are their own. A refused write changes nothing.
 import { newEntryId } from './ids';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldDetail, fieldErrors, type FieldErrors } from '../../lib/field-errors';
 import { recordAudit } from '../../events/audit';
@@ -117,8 +117,8 @@ export class CreateRefused extends Error {
  * CreateRefused and nothing is written. Joins the caller's unit of work (a batch's).
  */
 export function createTypedEntries(ctx: WriteContext, locale: string, creates: TypedCreate[]): Promise<EntryRecord[]> {
-  return transaction(ctx.app, async (tx) => {
-    const { app, workspace } = ctx;
+  return transaction(ctx.core, async (tx) => {
+    const { core, workspace } = ctx;
     const prepared = creates.map(({ type, input, entryId }) => {
       const errors = fieldErrors();
       const doc = mergeFieldValues(type, input.fields ?? {}, emptyRecord(), true, errors);
@@ -139,7 +139,7 @@ export function createTypedEntries(ctx: WriteContext, locale: string, creates: T
       pending,
     );
     refuse();
-    const now = app.clock.sqlNow();
+    const now = core.clock.sqlNow();
     const ids = await insertEntries(
       tx,
       prepared.map((p) => {
@@ -206,8 +206,8 @@ export function updateTypedEntry(
   input: TypedUpdate,
   bucketId?: number,
 ): Promise<EntryRecord> {
-  return transaction(ctx.app, async (tx) => {
-    const { app } = ctx;
+  return transaction(ctx.core, async (tx) => {
+    const { core } = ctx;
     const current = await openForWrite(ctx, tx, {
       where: inBucket(sql`e.entry_id = ${entryId}`, bucketId),
       kinds: ['typed'],
@@ -240,7 +240,7 @@ export function updateTypedEntry(
           : publishAt === null
             ? sql`NULL`
             : sql`${publishAt.toISOString()}::timestamptz`;
-    const now = app.clock.sqlNow();
+    const now = core.clock.sqlNow();
     await rows(
       tx,
       sql`UPDATE entries SET status = ${status}, publish_at = ${schedule}, locales = ${locales}::text[],
@@ -281,7 +281,7 @@ export function deleteTypedEntry(
   entryId: string,
   opts: { bucketId?: number; refuseCascade?: boolean; expectedVersion?: number } = {},
 ): Promise<EntryRecord> {
-  return transaction(ctx.app, async (tx) => {
+  return transaction(ctx.core, async (tx) => {
     const root = await openForWrite(ctx, tx, {
       where: inBucket(sql`e.entry_id = ${entryId}`, opts.bucketId),
       kinds: ['typed'],
@@ -321,10 +321,10 @@ export function deleteTypedEntry(
       throw invalidAt('id', 'The :attribute field names an entry whose deletion would cascade into other entries or files.');
     if (doomed.size > 1 && (await hasPendingReview(tx, [...doomed.keys()]))) throw reviewPending('entry');
     await rows(tx, sql`DELETE FROM entries WHERE id = ANY(${[...doomed.keys()]}::int[])`);
-    await deleteWorkspaceFiles(tx, ctx.app.clock.now(), ctx.workspace.id, [...files]);
+    await deleteWorkspaceFiles(tx, ctx.core.clock.now(), ctx.workspace.id, [...files]);
     for (const e of doomed.values()) {
       await publishEntryEvent(ctx, tx, 'entry.deleted', e, 'entry');
-      await recordAudit(tx, ctx.app.clock.now(), {
+      await recordAudit(tx, ctx.core.clock.now(), {
         workspaceId: ctx.workspace.id,
         event: 'entry.deleted',
         actor: ctx.author.actor ?? 'system',
@@ -337,9 +337,9 @@ export function deleteTypedEntry(
 }
 
 /** The `entries:publish-scheduled` task: drafts whose publish_at has come are published. */
-export async function publishScheduled(app: AppContext): Promise<number> {
-  const now = app.clock.sqlNow();
-  return transaction(app, async (tx) => {
+export async function publishScheduled(core: CoreContext): Promise<number> {
+  const now = core.clock.sqlNow();
+  return transaction(core, async (tx) => {
     const due = await rows<{ id: number; entry_id: string; ref: string; bucket_id: number; workspace_id: number }>(
       tx,
       sql`UPDATE entries SET status = 'published', publish_at = NULL, lock_version = lock_version + 1, updated_at = ${now}
@@ -348,7 +348,7 @@ export async function publishScheduled(app: AppContext): Promise<number> {
           RETURNING id, entry_id, ref, bucket_id, workspace_id`,
     );
     for (const e of due) {
-      const ctx: WriteContext = { app, workspace: { id: e.workspace_id, locales: [] }, author: { actor: null, source: 'system' } };
+      const ctx: WriteContext = { core, workspace: { id: e.workspace_id, locales: [] }, author: { actor: null, source: 'system' } };
       await publishEntryEvent(ctx, tx, 'entry.updated', e, 'entry', { scheduled: true });
     }
     return due.length;
@@ -356,15 +356,15 @@ export async function publishScheduled(app: AppContext): Promise<number> {
 }
 
 /** Turns a typed entry into a JSON-backed (migrated) one: same IDs, its field values become its documents. */
-export async function convertTypedEntry(app: AppContext, workspaceId: number, entryId: string): Promise<number> {
-  return transaction(app, async (tx) => {
+export async function convertTypedEntry(core: CoreContext, workspaceId: number, entryId: string): Promise<number> {
+  return transaction(core, async (tx) => {
     const [entry] = await rows<{ id: number; kind: string; migrated: boolean }>(
       tx,
       sql`SELECT id, kind, migrated FROM entries WHERE entry_id = ${entryId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL FOR UPDATE`,
     );
     if (!entry || (entry.kind !== 'typed' && !entry.migrated)) throw new DomainError('not_found');
     if (entry.migrated) throw invalidAt('entry_id', 'The entry is already a JSON-backed (migrated) entry.');
-    const now = app.clock.sqlNow();
+    const now = core.clock.sqlNow();
     // Each locale's field values become its data, each at its field's name (documents keep them at
     // their keys, field-keys.ts); values of removed fields not yet cleaned up are left behind.
     await rows(

@@ -1,7 +1,7 @@
 // The write path every kind of entry shares (JSON entries, typed entries, legacy submissions):
 // who writes, the entry row, its per-locale documents, the row lock, the version check, pending
 // reviews and the event published with the transaction.
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { fieldError, oneFieldError } from '../../lib/field-errors';
 import { publishEvents, type EventName } from '../../events/outbox';
@@ -14,7 +14,7 @@ import { BASE_LOCALE, findEntries, type EntryKind, type EntryRecord, type EntryS
 
 /** Who writes, for which workspace. */
 export interface WriteContext {
-  app: AppContext;
+  core: CoreContext;
   workspace: { id: number; locales: string[] };
   author: Author;
   skipWebhooks?: boolean;
@@ -187,5 +187,5 @@ export async function publishEntryEvents(
     data: { kind, id: entry.id, entry_id: entry.entry_id, bucket_id: entry.bucket_id, ref: entry.ref, ...extra },
     skipWebhooks: ctx.skipWebhooks,
   }));
-  await publishEvents(tx, ctx.app.clock.now(), events);
+  await publishEvents(tx, ctx.core.clock.now(), events);
 }

@@ -8,11 +8,11 @@
 // model again: anything but the snapshot means another change committed meanwhile, and nothing
 // changes.
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { createSubscription, deleteSubscription, updateSubscription } from '../../events/subscriptions';
 import { moveUnder } from '../../lib/field-errors';
-import { isUniqueViolation } from '../../lib/db-errors';
+import { isUniqueViolation } from '../../lib/sql-state';
 import { sqlState } from '../../lib/sql-state';
 import { DomainError, invalidAt, throwIfInvalid } from '../errors';
 import { alterTypedStorage, changeInTransaction, withStorageLocks } from '../content/content-type-changes';
@@ -87,8 +87,8 @@ interface Made {
   alters: number[];
 }
 
-async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, steps: Step[], run: Run): Promise<Made> {
-  const now = app.clock.now();
+async function execute(core: CoreContext, tx: SqlRunner, workspaceId: number, steps: Step[], run: Run): Promise<Made> {
+  const now = core.clock.now();
   const made: Omit<Made, 'alters'> = { changedTypes: [], contracts: false };
   const alters: number[] = [];
   let buckets = new Map<string, number>();
@@ -122,7 +122,7 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
       case 'type.create':
         await step(p, `${at}.`, () =>
           createContentType(
-            app,
+            core,
             bucketOf(s.bucket).id,
             {
               name: s.type.name,
@@ -134,16 +134,16 @@ async function execute(app: AppContext, tx: SqlRunner, workspaceId: number, step
         );
         break;
       case 'type.change': {
-        const changed = await step(p, `${at}.`, () => changeInTransaction(app, tx, bucketOf(s.bucket), s.type, s.change, s.keys));
+        const changed = await step(p, `${at}.`, () => changeInTransaction(core, tx, bucketOf(s.bucket), s.type, s.change, s.keys));
         made.changedTypes.push(changed.id);
         if (changed.alter) alters.push(changed.id);
         break;
       }
       case 'type.delete':
-        if (!run.dryRun) await step(p, at, () => deleteContentType(app, bucketOf(s.bucket), s.type, true, deletedTypes(steps, s.bucket)));
+        if (!run.dryRun) await step(p, at, () => deleteContentType(core, bucketOf(s.bucket), s.type, true, deletedTypes(steps, s.bucket)));
         break;
       case 'bucket.delete':
-        if (!run.dryRun) await step(p, at, () => deleteBucket(app, workspaceId, s.bucket, true));
+        if (!run.dryRun) await step(p, at, () => deleteBucket(core, workspaceId, s.bucket, true));
         break;
       case 'contract.delete':
         made.contracts = true;
@@ -190,16 +190,16 @@ const deletedTypes = (steps: Step[], bucket: string) =>
   steps.flatMap((s) => (s.kind === 'type.delete' && s.bucket === bucket ? [s.type] : []));
 
 async function runModel(
-  app: AppContext,
+  core: CoreContext,
   workspaceId: number,
   wanted: ModelInput,
   run: Run,
 ): Promise<{ version: string; changes: S['ModelChange'][]; made: Made }> {
   // A removed field's cleanup is queued in the transaction: its queue exists first.
-  await app.jobs.prepare(FIELD_CLEANUP_JOB);
-  const checkPipeline = (steps: S['PipelineInput']['steps']) => definitionErrors(app.config, app.operations, steps);
+  await core.jobs.prepare(FIELD_CLEANUP_JOB);
+  const checkPipeline = (steps: S['PipelineInput']['steps']) => definitionErrors(core.config, core.operations, steps);
   return withStorageLocks(() =>
-    transaction(app, async (tx) => {
+    transaction(core, async (tx) => {
       const current = await readModel(tx, workspaceId, true);
       const version = modelVersion(current);
       if (run.version !== undefined && run.version !== version) {
@@ -225,7 +225,7 @@ async function runModel(
           },
         );
       }
-      const made = await execute(app, tx, workspaceId, steps, run);
+      const made = await execute(core, tx, workspaceId, steps, run);
       if (run.dryRun) throw new Planned({ version, destructive: destructive.length > 0, changes });
       const after = await readModel(tx, workspaceId);
       if (diffModel(after, wanted).steps.length) throw changedMeanwhile();
@@ -237,9 +237,9 @@ async function runModel(
 }
 
 /** What applying `wanted` would change (nothing is changed). */
-export async function planModel(app: AppContext, workspaceId: number, wanted: ModelInput): Promise<S['ModelPlan']> {
+export async function planModel(core: CoreContext, workspaceId: number, wanted: ModelInput): Promise<S['ModelPlan']> {
   try {
-    await runModel(app, workspaceId, wanted, { dryRun: true, prefix: '' });
+    await runModel(core, workspaceId, wanted, { dryRun: true, prefix: '' });
   } catch (err) {
     if (err instanceof Planned) return err.plan;
     throw err;
@@ -248,8 +248,8 @@ export async function planModel(app: AppContext, workspaceId: number, wanted: Mo
 }
 
 /** Applies `request.model` if the workspace's model is still at `request.version`. */
-export async function applyModel(app: AppContext, workspaceId: number, request: S['ModelApply']): Promise<S['ModelApplied']> {
-  const { version, changes, made } = await runModel(app, workspaceId, request.model, {
+export async function applyModel(core: CoreContext, workspaceId: number, request: S['ModelApply']): Promise<S['ModelApplied']> {
+  const { version, changes, made } = await runModel(core, workspaceId, request.model, {
     dryRun: false,
     prefix: 'model.',
     version: request.version,
@@ -258,7 +258,7 @@ export async function applyModel(app: AppContext, workspaceId: number, request: 
   // Committed: sort indexes that fields now want are built concurrently (a failure costs sorts
   // their speed, never an answer), and the objects of changed contracts are rechecked.
   for (const id of made.changedTypes)
-    await buildSortIndexes(app, id).catch((err) => app.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
-  if (made.contracts) await app.jobs.send(REVALIDATE_JOB, {});
+    await buildSortIndexes(core, id).catch((err) => core.log.error('sort index build failed', { contentTypeId: id, error: String(err) }));
+  if (made.contracts) await core.jobs.send(REVALIDATE_JOB, {});
   return { version, changes };
 }

@@ -1,15 +1,15 @@
 // Who asks for an operation, given to it explicitly: the API key and its rights, its creator's
 // permissions, the workspace, and where the request came from. The HTTP edge builds one from the
 // request's key (http/auth.ts `operationContext`); a pipeline step from the key that started its
-// execution, with `source: 'pipeline'`. The app (database, clock, caches) rides along.
+// execution, with `source: 'pipeline'`. What the core needs of the process (core/context.ts) rides along.
 import type { operations } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import { apiKeyActor } from '../../events/audit';
 import { DomainError } from '../errors';
 import type { WriteContext } from '../content/write';
 
 export interface OperationContext {
-  app: AppContext;
+  core: CoreContext;
   keyId: number;
   /** The key's abilities (`*` for all). */
   abilities: string[];
@@ -35,7 +35,7 @@ export function requireRights(cx: Rights, needed: Rights): void {
 
 /** What the entry core needs to write on the caller's behalf. */
 export const writeContext = (cx: OperationContext, skipWebhooks?: boolean): WriteContext => ({
-  app: cx.app,
+  core: cx.core,
   workspace: { id: cx.workspace.id, locales: cx.workspace.locales },
   author: { actor: apiKeyActor(cx.keyId), source: cx.source },
   skipWebhooks,

@@ -4,4 +4,4 @@ import { queueEmail, type EmailMessage } from '../email-queue';
 import type { OperationContext } from './context';
 
 export const sendEmail = (cx: OperationContext, message: EmailMessage): Promise<void> =>
-  queueEmail(cx.app, { workspaceId: cx.workspace.id, message });
+  queueEmail(cx.core, { workspaceId: cx.workspace.id, message });

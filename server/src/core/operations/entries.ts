@@ -20,7 +20,7 @@ import { writeContext, type BodyOf, type OperationContext, type QueryOf } from '
 export const PLAIN_LIST_LIMIT = 1000;
 
 async function requireType(cx: OperationContext, bucket: string, type: string): Promise<ContentTypeDef> {
-  const found = (await cachedTypesOfBucketName(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id, bucket)).get(type);
+  const found = (await cachedTypesOfBucketName(cx.core.db, cx.core.lookups.contentTypes, cx.workspace.id, bucket)).get(type);
   if (!found) throw new DomainError('not_found');
   return found;
 }
@@ -41,28 +41,28 @@ async function renderOptions(
   rootType?: ContentTypeDef,
   keepMissed = false,
 ) {
-  const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
+  const types = await cachedTypesOfWorkspace(cx.core.db, cx.core.lookups.contentTypes, cx.workspace.id);
   // The workspace list's own definition of the type (all types if that list does not have it yet).
   const listed = rootType && types.filter((t) => t.id === rootType.id);
   const rootTypes = listed?.length ? listed : undefined;
   return {
-    config: cx.app.config,
+    config: cx.core.config,
     workspace: cx.workspace,
     types,
     rootTypes,
     locale,
     publishedOnly: published,
     view,
-    now: cx.app.clock.now(),
+    now: cx.core.clock.now(),
     maxBytes,
-    kept: published && cx.app.keeper ? { keeper: cx.app.keeper, keepMissed } : undefined,
+    kept: published && cx.core.keeper ? { keeper: cx.core.keeper, keepMissed } : undefined,
   };
 }
 
 /** The entry `id` as a write answers it: in its unit of work, as it left it, in the written locale, drafts included. */
 async function written(cx: OperationContext, write: () => Promise<EntryRecord>, locale: string) {
   const o = await renderOptions(cx, locale, 'full', false, Number.MAX_SAFE_INTEGER);
-  return transaction(cx.app, async (tx) => {
+  return transaction(cx.core, async (tx) => {
     const entry = await write();
     const rootTypes = o.types.filter((t) => t.id === entry.content_type_id);
     return (
@@ -94,7 +94,7 @@ async function rendered(
 ) {
   // Lists name their type and keep what they missed; a read does neither.
   const o = await renderOptions(cx, locale, view, true, budget.limit, rootType, keepMissed);
-  const shown = await renderEntries(cx.app.db, found, o, show);
+  const shown = await renderEntries(cx.core.db, found, o, show);
   // Past the budget no text came back; within it, the file objects still count.
   budget.spend(shown.over ? budget.limit + 1 : jsonTextBytes(shown.items, o.now) + 1);
   return shown;
@@ -116,7 +116,7 @@ export async function listEntries(cx: OperationContext, query: ListQuery, v2: bo
   const where = sql`e.content_type_id = ANY(ARRAY[${type.id}]::int[])`;
   const order = 'e.content_type_id';
   const advice = paged ? 'ask for fewer entries per page' : 'ask for pages of fewer entries (per_page)';
-  const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'per_page', advice);
+  const budget = answerBudget(cx.core.config.deliveryAnswerBytes, 'per_page', advice);
   if (!paged) {
     const page = { orderBy: idOrder(true, order), limit: PLAIN_LIST_LIMIT };
     const shown = await rendered(cx, pageIds(published(cx), where, page), locale, view, budget, page, type);
@@ -134,18 +134,18 @@ const published = (cx: OperationContext): Sight => ({ workspaceId: cx.workspace.
 /** The delivery read: the entry with its relations, rendered in one statement. */
 export async function getEntry(cx: OperationContext, entryId: string, query: QueryOf<'getEntry'>) {
   const locale = readLocale(query.locale, cx.workspace.locales);
-  const budget = answerBudget(cx.app.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
+  const budget = answerBudget(cx.core.config.deliveryAnswerBytes, 'entry', 'select fewer fields with a structured query');
   const id = entryIdOf(entryId);
   const where = sql`e.entry_id = ${id}`;
   // A small model's read is one statement for every type; a larger one's finds its entry's type
   // first, and is written for what that type reaches (render.ts reachable).
-  const types = await cachedTypesOfWorkspace(cx.app.db, cx.app.lookups.contentTypes, cx.workspace.id);
+  const types = await cachedTypesOfWorkspace(cx.core.db, cx.core.lookups.contentTypes, cx.workspace.id);
   let rootType: ContentTypeDef | undefined;
   if (!readsAtOnce(types)) {
     // Kept per process: an entry's type never changes (a deleted entry's reads as not found below).
-    const typeId = await cx.app.lookups.entryTypes.get(`${cx.workspace.id}:${id}`, async () => {
+    const typeId = await cx.core.lookups.entryTypes.get(`${cx.workspace.id}:${id}`, async () => {
       const [entry] = await rows<{ type: number }>(
-        cx.app.db,
+        cx.core.db,
         sql`SELECT e.content_type_id AS type FROM entries e WHERE ${scope.and(sightOn(published(cx)), where)}`,
         true,
       );

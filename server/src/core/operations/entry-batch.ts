@@ -64,7 +64,7 @@ export async function batchEntries(
   idempotencyKey: string,
 ): Promise<BatchAnswer> {
   const started = performance.now();
-  const { app, workspace } = cx;
+  const { core, workspace } = cx;
   const operations = body.operations as BatchOperation[];
   // Every operation's rights before anything else (also before a replay).
   for (const op of operations) for (const r of operationRights(op)) requireRights(cx, r);
@@ -77,15 +77,15 @@ export async function batchEntries(
     );
   }
   const locale = writeLocale(body.locale, workspace.locales);
-  const bucketId = await bucketIdByName(app.db, workspace.id, bucket);
+  const bucketId = await bucketIdByName(core.db, workspace.id, bucket);
   if (bucketId === undefined) throw new DomainError('not_found');
   const scope: IdempotencyScope = { apiKeyId: cx.keyId, bucketId, key: idempotencyKey };
   const hash = requestHash(body.locale, operations);
   const spent = { ms: 0 };
-  const kept = await findIdempotent(timed(app.db, spent), scope, app.clock.now());
+  const kept = await findIdempotent(timed(core.db, spent), scope, core.clock.now());
   if (kept) return replay(kept, hash, started, spent.ms);
   throwIfInvalid(checkShapes(operations));
-  const types = await cachedTypesOfBucketName(app.db, app.lookups.contentTypes, workspace.id, bucket);
+  const types = await cachedTypesOfBucketName(core.db, core.lookups.contentTypes, workspace.id, bucket);
   const ctx = writeContext(cx);
 
   let workEnded = 0;
@@ -93,14 +93,14 @@ export async function batchEntries(
   try {
     // Its operations' writes join this unit, on the same timed runner.
     outcome = await transaction(
-      app,
+      core,
       async (tx) => {
         await lockIdempotencyKey(tx, scope);
         // A concurrent request with this key committed while this one waited: replay it.
-        const committed = await findIdempotent(tx, scope, app.clock.now());
+        const committed = await findIdempotent(tx, scope, core.clock.now());
         if (committed) return { replayed: committed };
         const data = await runBatch(tx, { ctx, bucketId, types, locale, operations });
-        await saveIdempotent(tx, scope, hash, 200, { data }, app.clock.now());
+        await saveIdempotent(tx, scope, hash, 200, { data }, core.clock.now());
         workEnded = performance.now();
         return { data };
       },

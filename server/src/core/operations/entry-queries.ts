@@ -14,13 +14,13 @@ import type { BodyOf, OperationContext } from './context';
 export const BATCH_QUERY_LIMITS = { rows: 500, resultBytes: 2 * 1024 * 1024 };
 
 async function queryContext(cx: OperationContext, bucket: string): Promise<QueryContext> {
-  const { app, workspace } = cx;
+  const { core, workspace } = cx;
   return {
-    db: app.db,
-    config: app.config,
+    db: core.db,
+    config: core.config,
     workspace: { id: workspace.id, name: workspace.name, locales: workspace.locales },
-    types: await cachedTypesOfBucketName(app.db, app.lookups.contentTypes, workspace.id, bucket),
-    now: app.clock.now(),
+    types: await cachedTypesOfBucketName(core.db, core.lookups.contentTypes, workspace.id, bucket),
+    now: core.clock.now(),
   };
 }
 
@@ -36,7 +36,8 @@ export async function queryEntries(cx: OperationContext, bucket: string, body: B
   const ctx = await queryContext(cx, bucket);
   const prepared = prepareQuery(body, ctx);
   if ('kind' in prepared) refuse(prepared);
-  return (await executeQuery(prepared, ctx, answerBudget(cx.app.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields'))).json;
+  return (await executeQuery(prepared, ctx, answerBudget(cx.core.config.deliveryAnswerBytes, 'limit', 'ask for fewer rows or fields')))
+    .json;
 }
 
 /** Member names must be unique as the request wrote them, JSON escapes decoded. */
@@ -64,7 +65,7 @@ export async function queryEntriesBatch(
   checkMemberNames(names);
   const ctx = await queryContext(cx, bucket);
   // A bucket with no content types may not exist at all: that is a 404 of its own.
-  if (!ctx.types.size && (await bucketIdByName(cx.app.db, ctx.workspace.id, bucket)) === undefined) throw new DomainError('not_found');
+  if (!ctx.types.size && (await bucketIdByName(cx.core.db, ctx.workspace.id, bucket)) === undefined) throw new DomainError('not_found');
   for (const [name, query] of members) {
     if (!ctx.types.has(query.type))
       throw new DomainError('not_found', undefined, { message: `The content type of the query ${name} was not found.` });

@@ -2,7 +2,7 @@
 // with `file.created`), read a file's details with fresh signed URLs, delete one. Reading the
 // request body into a staging file and detecting its type are the HTTP edge's (files/).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { File } from '../../generated/prisma/client';
 import { publishEvent } from '../../events/outbox';
 import { DomainError } from '../errors';
@@ -22,10 +22,15 @@ export interface CheckedUpload {
 }
 
 /** Moves the bytes into storage and records the file (with `file.created` unless it is a user's). */
-export async function storeFile(app: AppContext, workspaceId: number, upload: CheckedUpload, userId: number | null = null): Promise<File> {
-  await app.storage.putFile(upload.sha256, upload.tempPath, upload.size);
-  const now = app.clock.now();
-  return transaction(app, async (tx) => {
+export async function storeFile(
+  core: CoreContext,
+  workspaceId: number,
+  upload: CheckedUpload,
+  userId: number | null = null,
+): Promise<File> {
+  await core.storage.putFile(upload.sha256, upload.tempPath, upload.size);
+  const now = core.clock.now();
+  return transaction(core, async (tx) => {
     const [row] = await rows<FileRow>(
       tx,
       sql`INSERT INTO files (workspace_id, user_id, uuid, token, name, mime_type, size, content_hash, created_at, updated_at)
@@ -39,21 +44,21 @@ export async function storeFile(app: AppContext, workspaceId: number, upload: Ch
 }
 
 /** A file of the workspace's Files API (never a user-owned one), or `not_found`. */
-export async function requireWorkspaceFile(app: AppContext, workspaceId: number, id: number): Promise<File> {
-  const [file] = await workspaceFiles(app.db, workspaceId, [id]);
+export async function requireWorkspaceFile(core: CoreContext, workspaceId: number, id: number): Promise<File> {
+  const [file] = await workspaceFiles(core.db, workspaceId, [id]);
   if (!file) throw new DomainError('not_found');
   return file;
 }
 
 export async function uploadFile(cx: OperationContext, upload: CheckedUpload) {
-  const file = await storeFile(cx.app, cx.workspace.id, upload);
-  return { file, body: presentFile(cx.app.config, cx.workspace.name, file, cx.app.clock.now()) };
+  const file = await storeFile(cx.core, cx.workspace.id, upload);
+  return { file, body: presentFile(cx.core.config, cx.workspace.name, file, cx.core.clock.now()) };
 }
 
 /** A file's details, its signed URLs valid `expiresIn` seconds. */
 export async function getFile(cx: OperationContext, id: number, expiresIn?: number) {
-  const file = await requireWorkspaceFile(cx.app, cx.workspace.id, id);
-  return presentFile(cx.app.config, cx.workspace.name, file, cx.app.clock.now(), expiresIn);
+  const file = await requireWorkspaceFile(cx.core, cx.workspace.id, id);
+  return presentFile(cx.core.config, cx.workspace.name, file, cx.core.clock.now(), expiresIn);
 }
 
 /**
@@ -61,10 +66,10 @@ export async function getFile(cx: OperationContext, id: number, expiresIn?: numb
  * unit of work. Stored bytes stay until `files:prune-storage` finds them unused.
  */
 export async function deleteFile(cx: OperationContext, id: number): Promise<void> {
-  const file = await requireWorkspaceFile(cx.app, cx.workspace.id, id);
-  await transaction(cx.app, async (tx) => {
+  const file = await requireWorkspaceFile(cx.core, cx.workspace.id, id);
+  await transaction(cx.core, async (tx) => {
     const res = await tx.query('DELETE FROM files WHERE id = $1', [file.id]);
     if (res.rowCount === 0) throw new DomainError('not_found');
-    await afterFilesDeleted(tx, cx.app.clock.now(), file.workspaceId, [file]);
+    await afterFilesDeleted(tx, cx.core.clock.now(), file.workspaceId, [file]);
   });
 }

@@ -30,7 +30,7 @@ const COMPARE_LIMIT = 500;
 
 /** The caller's workspace, when Objects are on globally and for it (`not_found` otherwise). */
 function objectsWorkspace(cx: OperationContext) {
-  if (!cx.app.config.objectsEnabled || !cx.workspace.objectsEnabled) throw new DomainError('not_found');
+  if (!cx.core.config.objectsEnabled || !cx.workspace.objectsEnabled) throw new DomainError('not_found');
   return cx.workspace;
 }
 
@@ -54,15 +54,15 @@ const published = (workspaceId: number): Sight => ({ workspaceId, kinds: ['json'
 /** A live JSON entry of the workspace, or one in Trash within its retention (history reads). */
 async function requireObjectWithHistory(cx: OperationContext, id: number) {
   const workspace = objectsWorkspace(cx);
-  const sight: Sight = { workspaceId: workspace.id, kinds: ['json'], state: 'history', now: cx.app.clock.sqlNow() };
-  const [entry] = await findEntries(cx.app.db, sight, sql`e.id = ${id}`, { content: { kind: 'none' } });
+  const sight: Sight = { workspaceId: workspace.id, kinds: ['json'], state: 'history', now: cx.core.clock.sqlNow() };
+  const [entry] = await findEntries(cx.core.db, sight, sql`e.id = ${id}`, { content: { kind: 'none' } });
   if (!entry) throw new DomainError('not_found');
   return entry;
 }
 
 /** The envelope of an entry just written (base language), in the caller's unit of work when there is one. */
 async function readBack(cx: OperationContext, id: number): Promise<Exactly<S['ObjectEnvelope']>> {
-  const found = await readEnvelope(openRunner(cx.app), { workspaceId: cx.workspace.id, kinds: ['json'], state: 'live' }, id);
+  const found = await readEnvelope(openRunner(cx.core), { workspaceId: cx.workspace.id, kinds: ['json'], state: 'live' }, id);
   if (!found) throw new DomainError('not_found');
   return { body: found.envelope, exact: found.exact };
 }
@@ -80,7 +80,7 @@ export async function listObjects(cx: OperationContext, query: QueryOf<'listObje
   // the primary key past every other bucket's objects (400 ms for 2 objects after 300,000 others).
   const leading = place.bucketIds?.length ? 'e.bucket_id' : undefined;
   const { page, next, prev } = await idCursorPage(
-    (after, p) => findEntries(cx.app.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }),
+    (after, p) => findEntries(cx.core.db, sight, scope.and(where, after), { content: contentFor(view, locale), page: p }),
     query.cursor,
     perPage,
     leading,
@@ -91,7 +91,7 @@ export async function listObjects(cx: OperationContext, query: QueryOf<'listObje
 export async function getObject(cx: OperationContext, id: number, query: QueryOf<'getObject'>): Promise<Exactly<S['ObjectEnvelope']>> {
   const workspace = objectsWorkspace(cx);
   const locale = readLocale(query.locale, workspace.locales);
-  const [entry] = await findEntries(cx.app.db, published(workspace.id), sql`e.id = ${id}`, { content: contentFor('full', locale) });
+  const [entry] = await findEntries(cx.core.db, published(workspace.id), sql`e.id = ${id}`, { content: contentFor('full', locale) });
   if (!entry) throw new DomainError('not_found');
   return { body: presentObject(entry, { locale, view: 'full' }), exact: entry.exact };
 }
@@ -106,7 +106,7 @@ export async function queryObjects(cx: OperationContext, body: BodyOf<'queryObje
   const fields = parseFields(body.fields, errors);
   throwIfInvalid(errors);
   const plan = { filter, sort, fields, locale, offset: body.offset ?? 0, limit: body.limit ?? 20 };
-  const { records, hasMore } = await runQuery(cx.app.db, placeVisibility(workspace.id, body), plan);
+  const { records, hasMore } = await runQuery(cx.core.db, placeVisibility(workspace.id, body), plan);
   const projection = fields ? (stored: unknown) => project(stored, fields) : undefined;
   return {
     exact: records.some((r) => r.exact),
@@ -161,8 +161,8 @@ export async function listObjectTrash(cx: OperationContext, query: QueryOf<'list
   const after = query.cursor ? decodeCursor<[string, number]>(query.cursor, ['string', 'integer']) : undefined;
   const where = after ? sql`(e.deleted_at, e.id) < (${after[0]}::timestamptz, ${after[1]}::int)` : raw('true');
   const found = await findEntries(
-    cx.app.db,
-    { workspaceId: workspace.id, kinds: ['json'], state: 'trash', now: cx.app.clock.sqlNow() },
+    cx.core.db,
+    { workspaceId: workspace.id, kinds: ['json'], state: 'trash', now: cx.core.clock.sqlNow() },
     where,
     { content: { kind: 'none' }, page: { orderBy: raw('e.deleted_at DESC, e.id DESC'), limit: perPage + 1 } },
   );
@@ -175,7 +175,7 @@ export async function listObjectRevisions(cx: OperationContext, id: number, quer
   const entry = await requireObjectWithHistory(cx, id);
   const perPage = query.per_page ?? 25;
   const before = query.cursor ? decodeCursor<[number]>(query.cursor, ['integer'])[0] : undefined;
-  const found = await listRevisions(cx.app.db, entry.id, perPage + 1, before);
+  const found = await listRevisions(cx.core.db, entry.id, perPage + 1, before);
   const page = found.slice(0, perPage);
   const next = found.length > perPage ? encodeCursor([page[page.length - 1].id]) : null;
   return { data: page.map(presentRevision), next };
@@ -183,7 +183,7 @@ export async function listObjectRevisions(cx: OperationContext, id: number, quer
 
 export async function getObjectRevision(cx: OperationContext, id: number, revisionId: number) {
   const entry = await requireObjectWithHistory(cx, id);
-  const revision = await getRevision(cx.app.db, entry.id, revisionId);
+  const revision = await getRevision(cx.core.db, entry.id, revisionId);
   if (!revision) throw new DomainError('not_found');
   const { exact, snapshot, ...row } = revision;
   return { exact, body: { ...presentRevision(row), snapshot: snapshot as never } };
@@ -191,7 +191,7 @@ export async function getObjectRevision(cx: OperationContext, id: number, revisi
 
 export async function compareObjectRevisions(cx: OperationContext, id: number, query: QueryOf<'compareObjectRevisions'>) {
   const entry = await requireObjectWithHistory(cx, id);
-  const [from, to] = await Promise.all([getRevision(cx.app.db, entry.id, query.from), getRevision(cx.app.db, entry.id, query.to)]);
+  const [from, to] = await Promise.all([getRevision(cx.core.db, entry.id, query.from), getRevision(cx.core.db, entry.id, query.to)]);
   if (!from || !to) throw new DomainError('not_found');
   const { changes, truncated } = diff(from.snapshot, to.snapshot, COMPARE_LIMIT);
   return { exact: from.exact || to.exact, body: { from: from.id, to: to.id, changes, truncated } };

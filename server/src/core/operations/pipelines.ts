@@ -7,22 +7,22 @@ import type { PipelineStep } from '../pipeline-engine/step-types';
 import type { BodyOf, OperationContext } from './context';
 
 export async function executePipeline(cx: OperationContext, name: string, body: BodyOf<'executePipeline'> | undefined) {
-  const { app, workspace } = cx;
-  const pipeline = await app.db.prisma.pipeline.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name } } });
+  const { core, workspace } = cx;
+  const pipeline = await core.db.prisma.pipeline.findUnique({ where: { workspaceId_name: { workspaceId: workspace.id, name } } });
   if (!pipeline) throw new DomainError('not_found');
-  const { id, createdAt } = await createExecution(app, {
+  const { id, createdAt } = await createExecution(core, {
     workspaceId: workspace.id,
     pipelineName: pipeline.name,
     apiKeyId: cx.keyId,
     steps: pipeline.steps as PipelineStep[],
     input: body?.input ?? {},
   });
-  const statusUrl = `${app.config.baseUrl}/api/v1/${encodeURIComponent(workspace.name)}/pipelines/executions/${id}`;
+  const statusUrl = `${core.config.baseUrl}/api/v1/${encodeURIComponent(workspace.name)}/pipelines/executions/${id}`;
   return { id, pipeline: pipeline.name, status: 'queued' as const, status_url: statusUrl, created_at: formatTimestamp(createdAt) };
 }
 
 export async function getPipelineExecution(cx: OperationContext, id: string) {
-  const execution = await readExecution(cx.app.db, cx.workspace.id, id);
+  const execution = await readExecution(cx.core.db, cx.workspace.id, id);
   if (!execution) throw new DomainError('not_found');
   return execution;
 }

@@ -4,7 +4,7 @@
 // the lease and another took over) changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { components } from '@workspace-api/sdk/openapi';
-import type { AppContext } from '../../context';
+import type { CoreContext } from '../context';
 import type { SqlRunner } from '../../db/database';
 import { stringifyExact } from '../../lib/exact-json';
 import { isoTimestamp, raw, rows, sql } from '../sql';
@@ -24,35 +24,35 @@ export const EXECUTION_RETENTION_DAYS = 30;
 
 export type StepStatus = ExecutionView['steps'][number]['status'];
 
-const leaseUntil = (app: AppContext) => new Date(Date.now() + app.config.pipelines.leaseSeconds * 1000);
+const leaseUntil = (core: CoreContext) => new Date(Date.now() + core.config.pipelines.leaseSeconds * 1000);
 
 /**
  * Stores a queued execution with one pending row per step and queues its job, all in one
  * transaction: a committed execution always has a job, and a failed insert queues nothing.
  */
 export async function createExecution(
-  app: AppContext,
+  core: CoreContext,
   e: { workspaceId: number; pipelineName: string; apiKeyId: number; steps: PipelineStep[]; input: object },
 ) {
   const id = randomUUID();
   const lease = randomUUID();
-  const now = app.clock.now();
+  const now = core.clock.now();
   // The job is sent in the transaction: its queue exists first (jobs/queue.ts prepare).
-  await app.jobs.prepare(PIPELINE_JOB);
+  await core.jobs.prepare(PIPELINE_JOB);
   // A write of the API (executePipeline): a unit of work, retried as a whole (the IDs are the same on a retry).
-  await transaction(app, async (tx) => {
+  await transaction(core, async (tx) => {
     await rows(
       tx,
       sql`INSERT INTO pipeline_executions (id, workspace_id, pipeline_name, api_key_id, steps, status, input, lease, locked_until, created_at)
           VALUES (${id}::uuid, ${e.workspaceId}::int, ${e.pipelineName}::text, ${e.apiKeyId}::int, ${JSON.stringify(e.steps)}::jsonb, 'queued',
-                  ${JSON.stringify(e.input)}::jsonb, ${lease}::uuid, ${leaseUntil(app).toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+                  ${JSON.stringify(e.input)}::jsonb, ${lease}::uuid, ${leaseUntil(core).toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
     );
     await rows(
       tx,
       sql`INSERT INTO pipeline_step_runs (execution_id, position, step_id, status)
           SELECT ${id}::uuid, p - 1, s, 'pending' FROM unnest(${e.steps.map((s) => s.id)}::text[]) WITH ORDINALITY AS t(s, p)`,
     );
-    await app.jobs.send<ExecutionJob>(PIPELINE_JOB, { executionId: id, lease }, { db: tx, retryLimit: 0 });
+    await core.jobs.send<ExecutionJob>(PIPELINE_JOB, { executionId: id, lease }, { db: tx, retryLimit: 0 });
   });
   return { id, createdAt: now };
 }
@@ -90,13 +90,13 @@ export interface Claimed {
  * its lease ended (the process running it died or gave it back). Undefined when it is finished
  * or another process holds it.
  */
-export async function claimExecution(app: AppContext, executionId: string, jobLease: string): Promise<Claimed | undefined> {
+export async function claimExecution(core: CoreContext, executionId: string, jobLease: string): Promise<Claimed | undefined> {
   const lease = randomUUID();
   const [claimed] = await rows<Claimed>(
-    app.db,
+    core.db,
     sql`UPDATE pipeline_executions
-           SET status = 'running', lease = ${lease}::uuid, locked_until = ${leaseUntil(app).toISOString()}::timestamptz, attempts = attempts + 1,
-               started_at = COALESCE(started_at, ${app.clock.now().toISOString()}::timestamptz)
+           SET status = 'running', lease = ${lease}::uuid, locked_until = ${leaseUntil(core).toISOString()}::timestamptz, attempts = attempts + 1,
+               started_at = COALESCE(started_at, ${core.clock.now().toISOString()}::timestamptz)
          WHERE id = ${executionId}::uuid AND status IN ('queued', 'running')
            AND (lease = ${jobLease}::uuid OR locked_until IS NULL OR locked_until < ${new Date().toISOString()}::timestamptz)
      RETURNING id, workspace_id, api_key_id, steps, input, attempts, lease`,
@@ -105,10 +105,10 @@ export async function claimExecution(app: AppContext, executionId: string, jobLe
 }
 
 /** Executions whose lease ended get a fresh one each, for a job that takes them up. */
-export async function reserveAbandoned(app: AppContext, limit = 20): Promise<ExecutionJob[]> {
+export async function reserveAbandoned(core: CoreContext, limit = 20): Promise<ExecutionJob[]> {
   return rows<ExecutionJob>(
-    app.db,
-    sql`UPDATE pipeline_executions SET lease = gen_random_uuid(), locked_until = ${leaseUntil(app).toISOString()}::timestamptz
+    core.db,
+    sql`UPDATE pipeline_executions SET lease = gen_random_uuid(), locked_until = ${leaseUntil(core).toISOString()}::timestamptz
          WHERE id IN (SELECT id FROM pipeline_executions
                        WHERE status IN ('queued', 'running') AND (locked_until IS NULL OR locked_until < ${new Date().toISOString()}::timestamptz)
                        ORDER BY created_at LIMIT ${limit}::int FOR UPDATE SKIP LOCKED)
@@ -122,20 +122,20 @@ class LeaseLost extends Error {}
 /** Writes of one claimed execution, each conditioned on its lease (false: the lease is lost). */
 export class ExecutionState {
   constructor(
-    private readonly app: AppContext,
+    private readonly core: CoreContext,
     readonly id: string,
     readonly lease: string,
   ) {}
 
   private mine = () => sql`id = ${this.id}::uuid AND lease = ${this.lease}::uuid`;
-  private now = () => this.app.clock.now().toISOString();
+  private now = () => this.core.clock.now().toISOString();
 
   async renew(): Promise<boolean> {
     return (
       (
         await rows(
-          this.app.db,
-          sql`UPDATE pipeline_executions SET locked_until = ${leaseUntil(this.app).toISOString()}::timestamptz WHERE ${this.mine()} RETURNING 1`,
+          this.core.db,
+          sql`UPDATE pipeline_executions SET locked_until = ${leaseUntil(this.core).toISOString()}::timestamptz WHERE ${this.mine()} RETURNING 1`,
         )
       ).length > 0
     );
@@ -147,7 +147,7 @@ export class ExecutionState {
    */
   async earlierAttempts(): Promise<{ outputs: Map<number, unknown>; committed: Map<number, unknown> }> {
     const found = await rows<{ position: number; status: StepStatus; output: unknown; committed: unknown }>(
-      this.app.db,
+      this.core.db,
       sql`SELECT position, status, output, committed FROM pipeline_step_runs
            WHERE execution_id = ${this.id}::uuid AND (status = 'succeeded' OR committed IS NOT NULL)`,
     );
@@ -173,7 +173,7 @@ export class ExecutionState {
 
   startStep(position: number): Promise<boolean> {
     return this.stepUpdate(
-      this.app.db,
+      this.core.db,
       position,
       sql`status = 'running', started_at = ${this.now()}::timestamptz, finished_at = NULL, error = NULL`,
     );
@@ -182,10 +182,10 @@ export class ExecutionState {
   /** Stores the step's output, with its write (`commit`, which joins the unit) in the same transaction when it has one. */
   async succeedStep(position: number, output: unknown, commit?: () => Promise<void>): Promise<boolean> {
     const set = sql`status = 'succeeded', output = ${stringifyExact(output ?? null)}::jsonb, finished_at = ${this.now()}::timestamptz`;
-    if (!commit) return this.stepUpdate(this.app.db, position, set);
+    if (!commit) return this.stepUpdate(this.core.db, position, set);
     try {
       // A unit of work: the step's write (an email step's sendEmail) joins it, so both commit or neither.
-      return await transaction(this.app, async (tx) => {
+      return await transaction(this.core, async (tx) => {
         if (!(await this.stepUpdate(tx, position, set))) throw new LeaseLost();
         await commit();
         return true;
@@ -199,7 +199,7 @@ export class ExecutionState {
   /** The step failed: later steps are skipped and the execution fails, in one transaction. */
   async failStep(position: number, stepId: string, message: string): Promise<boolean> {
     // A bare transaction: the runner's own records publish no event, so transaction()'s kick would run a scheduler tick for nothing.
-    return this.app.db.transaction(async (tx) => {
+    return this.core.db.transaction(async (tx) => {
       if (
         !(await this.stepUpdate(tx, position, sql`status = 'failed', error = ${message}::text, finished_at = ${this.now()}::timestamptz`))
       )
@@ -215,7 +215,7 @@ export class ExecutionState {
   /** The execution fails as a whole (out of attempts): an interrupted step fails, the ones after it are skipped. */
   async giveUp(message: string): Promise<boolean> {
     // A bare transaction: see failStep.
-    return this.app.db.transaction(async (tx) => {
+    return this.core.db.transaction(async (tx) => {
       if (!(await this.finish(tx, 'failed', null, { step: null, message }))) return false;
       await rows(
         tx,
@@ -246,18 +246,18 @@ export class ExecutionState {
   /** Gives the execution back: any process may take it up `afterMs` from now. */
   async release(afterMs: number): Promise<void> {
     await rows(
-      this.app.db,
+      this.core.db,
       sql`UPDATE pipeline_executions SET locked_until = ${new Date(Date.now() + afterMs).toISOString()}::timestamptz WHERE ${this.mine()}`,
     );
   }
 }
 
 /** The `pipelines:prune` task: executions that ended over EXECUTION_RETENTION_DAYS ago go (their steps with them). */
-export async function pruneExecutions(app: AppContext): Promise<number> {
+export async function pruneExecutions(core: CoreContext): Promise<number> {
   const gone = await rows(
-    app.db,
+    core.db,
     sql`DELETE FROM pipeline_executions
-         WHERE status IN ('succeeded', 'failed') AND finished_at <= ${app.clock.now().toISOString()}::timestamptz - make_interval(days => ${EXECUTION_RETENTION_DAYS}::int)
+         WHERE status IN ('succeeded', 'failed') AND finished_at <= ${core.clock.now().toISOString()}::timestamptz - make_interval(days => ${EXECUTION_RETENTION_DAYS}::int)
          RETURNING 1`,
   );
   return gone.length;
