@@ -4,7 +4,7 @@
 //   2. SDK and server compiled to JavaScript (sdk/dist/, dist/)
 //   3. dist/pglite-seed.tar: a migrated, empty embedded database that a new DATA_DIR starts from
 //   4. the API reference page (dist/docs/index.html), Redoc with its scripts inlined so that it
-//      works with no network
+//      works with no network, and the guide (dist/docs/guide.html, scripts/docs-guide.mjs)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,3 +57,4 @@ if (html.includes('cdn.redoc.ly')) {
   process.exit(1);
 }
 writeFileSync(docs, html);
+step('guide', 'node', ['scripts/docs-guide.mjs']);

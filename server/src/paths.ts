@@ -12,8 +12,10 @@ function findRoot(start: string): string {
 
 export const projectRoot = findRoot(__dirname);
 export const migrationsDir = path.join(projectRoot, 'prisma', 'migrations');
-/** Generated artefacts that the server reads at run time (bundled spec, docs page). */
+/** Generated artefacts that the server reads at run time (bundled spec, reference and guide pages). */
 export const generatedDir = path.join(projectRoot, 'server', 'src', 'generated');
 export const docsHtmlPath = path.join(projectRoot, 'dist', 'docs', 'index.html');
+/** The guide page (scripts/docs-guide.mjs): the repository's Markdown docs as one page. */
+export const guideHtmlPath = path.join(projectRoot, 'dist', 'docs', 'guide.html');
 /** A migrated, empty embedded database (built by `npm run build`) that a new DATA_DIR starts from. */
 export const pgliteSeedPath = path.join(projectRoot, 'dist', 'pglite-seed.tar');

@@ -238,6 +238,27 @@ describeWithBrowser('the API reference at /docs in Chromium, offline', () => {
     }
   });
 
+  it('links to the guide, which renders every page and keeps its links within itself', async () => {
+    const guide = await context.newPage();
+    try {
+      await page.goto(`${s.url}/docs`);
+      await page.getByRole('link', { name: 'guide', exact: true }).first().click();
+      await page.waitForURL(`${s.url}/docs/guide`);
+      await guide.goto(`${s.url}/docs/guide#docs-architecture-modules--the-cores-context`);
+      const section = guide.locator('#docs-architecture-modules--the-cores-context');
+      await section.waitFor({ state: 'visible' });
+      // Scrolled to the heading the link named.
+      expect(await section.evaluate((h) => Math.abs(h.getBoundingClientRect().top) < 50)).toBe(true);
+      // A link between pages moves within the page; the sidebar goes back to the reference.
+      await guide.locator('nav a', { hasText: 'Operations' }).first().click();
+      expect(guide.url()).toBe(`${s.url}/docs/guide#docs-operations`);
+      await guide.locator('nav a.api').click();
+      await guide.waitForURL(`${s.url}/docs`);
+    } finally {
+      await guide.close();
+    }
+  });
+
   // Last, so that they cover everything the tests above did in the page.
   it('requests nothing outside the test server (no CDN, no telemetry)', () => {
     expect(external).toEqual([]);

@@ -47,15 +47,9 @@ function prose(text: string): string {
   return text.replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1[^\n]*$/gm, '');
 }
 
-/** GitHub's anchor of a heading. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/`/g, '')
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
+/** GitHub's anchor of a heading: the guide page's rule (scripts/docs-guide.mjs), loaded before the tests. */
+let slug: (heading: string) => string;
+beforeAll(async () => ({ slug } = await import('../../scripts/docs-guide.mjs')));
 
 function anchors(file: string): Set<string> {
   const text = prose(readFileSync(file, 'utf8'));

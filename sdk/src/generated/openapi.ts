@@ -68,6 +68,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs/guide": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rendered guide
+         * @description The project's guide beside this reference: the README, the documentation (configuration,
+         *     operations, the model as code, testing, one architecture page per mechanism, the decision
+         *     records), the contributing conventions and the SDK's README, rendered from the repository's
+         *     Markdown at build time into one self-contained page that needs no network. Links between pages
+         *     land within the page; a link to a source file keeps its text and names the path. No
+         *     credentials.
+         */
+        get: operations["getGuide"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/{workspace}/api-key": {
         parameters: {
             query?: never;
@@ -7100,6 +7125,26 @@ export interface operations {
         };
     };
     getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getGuide: {
         parameters: {
             query?: never;
             header?: never;

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { handlers } from '../http/handlers';
 import { RETRY_AFTER_SECONDS, notFound } from '../http/errors';
 import type { AppContext } from '../context';
-import { docsHtmlPath } from '../paths';
+import { docsHtmlPath, guideHtmlPath } from '../paths';
 import { loadDocument } from '../http/spec';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -33,8 +33,22 @@ async function dependencyChecks(app: AppContext) {
   return { database, storage, ...(redisState ? { redis: redisState } : {}) };
 }
 
-let docsHtml: string | undefined;
 const document = loadDocument();
+
+/** A page `npm run build` wrote, read once; 404 when the build has not written it. */
+function builtPage(file: string) {
+  let html: string | undefined;
+  return () => {
+    if (html === undefined) {
+      if (!existsSync(file)) throw notFound();
+      html = readFileSync(file, 'utf8');
+    }
+    return { status: 200 as const, body: html, headers: { 'Content-Type': 'text/html; charset=utf-8' } };
+  };
+}
+// Redocly build-docs with its scripts inlined, and the repository's Markdown (scripts/docs-guide.mjs): neither needs a network.
+const docsPage = builtPage(docsHtmlPath);
+const guidePage = builtPage(guideHtmlPath);
 
 export const metaHandlers = handlers({
   async getHealth(_req, app) {
@@ -49,11 +63,10 @@ export const metaHandlers = handlers({
   },
 
   async getDocs() {
-    // Built by `npm run build` (Redocly build-docs, scripts inlined: the page needs no network).
-    if (docsHtml === undefined) {
-      if (!existsSync(docsHtmlPath)) throw notFound();
-      docsHtml = readFileSync(docsHtmlPath, 'utf8');
-    }
-    return { status: 200, body: docsHtml, headers: { 'Content-Type': 'text/html; charset=utf-8' } };
+    return docsPage();
+  },
+
+  async getGuide() {
+    return guidePage();
   },
 });
