@@ -42,7 +42,8 @@ import type { KeyRow } from './http/auth';
 import { ContractValidators } from './core/content/contracts';
 import { fileHandlers } from './files/routes';
 import { imageHandlers } from './images/routes';
-import { applyUsage, loadUploadModules, pruneStorage } from './files/service';
+import { applyUsage, pruneStorage } from './files/service';
+import { uploadModules } from './files/upload-modules';
 import { USAGE_JOB } from './core/file-records';
 import { createStorage } from './storage/storage';
 import { apiKeyInfoHandlers } from './public/api-key';
@@ -247,7 +248,6 @@ export async function createAppContext(config: Config, log: Logger = createLogge
 export async function startServer(config: Config, log?: Logger): Promise<RunningServer> {
   const app = await createAppContext(config, log);
   const koa = await createKoa(app);
-  await loadUploadModules();
   let draining = false;
   // Requests whose handler still runs: one whose client went away has no socket that would hold
   // the server's close open, and must not find its database closed half-way.
@@ -301,7 +301,8 @@ export async function startServer(config: Config, log?: Logger): Promise<Running
       () => {
         background = withSchemaLock(app.db, () => app.jobs.start())
           .then(() => app.scheduler.start())
-          // Libraries loaded lazily, warmed now so that the first image does not wait for them.
+          // Libraries loaded lazily, warmed now so that the first upload or image does not wait for them.
+          .then(() => uploadModules())
           .then(() => import('sharp').then(() => undefined))
           .catch((err) => {
             app.log.error('job queue failed to start; retrying', { attempt, error: err instanceof Error ? err.stack : String(err) });

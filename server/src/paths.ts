@@ -18,4 +18,4 @@ export const docsHtmlPath = path.join(projectRoot, 'dist', 'docs', 'index.html')
 /** The guide page (scripts/docs-guide.mjs): the repository's Markdown docs as one page. */
 export const guideHtmlPath = path.join(projectRoot, 'dist', 'docs', 'guide.html');
 /** A migrated, empty embedded database (built by `npm run build`) that a new DATA_DIR starts from. */
-export const pgliteSeedPath = path.join(projectRoot, 'dist', 'pglite-seed.tar');
+export const pgliteSeedDir = path.join(projectRoot, 'dist', 'pglite-seed');

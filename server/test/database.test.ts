@@ -1,13 +1,15 @@
 // Statements a request shapes (a query's filter and sort) are kept prepared per connection, within
 // bounds (db/shaped-statements.ts): only once their shape repeats, none too long, at most so many
 // and so many bytes of text, the least recently used deallocated first.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { describeWithPostgres } from './support/env';
 import { openDatabase, type Database } from '../src/db/database';
 import { MAX_PREPARED_TEXT, MAX_SHAPED_STATEMENTS, SHAPED_TEXT_BYTES } from '../src/db/shaped-statements';
+import { DEFAULT_SHARED_BUFFERS_MB, loadConfig } from '../src/config';
+import { migrationsDir } from '../src/paths';
 
 describeWithPostgres('request-shaped prepared statements', () => {
   let test: TestDatabase;
@@ -139,5 +141,56 @@ describe('prepared statements on the embedded database', () => {
     expect((await ask(MAX_SHAPED_STATEMENTS + 19, 2)).rows).toEqual([{ v: MAX_SHAPED_STATEMENTS + 21 }]);
     // $1 of no inferable type: PREPARE refuses it.
     for (let i = 0; i < 2; i++) expect((await db.query<{ v: string }>(`SELECT $1 AS v`, ['x'], true)).rows).toEqual([{ v: 'x' }]);
+  });
+});
+
+// A new embedded database is a copy of the built seed (dist/pglite-seed/), made beside its place
+// and renamed in, so that a start cut off midway leaves nothing a later start takes for a database.
+describe('a new embedded database', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(path.join(tmpdir(), 'wsapi-seeded-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const migrated = async (db: Database) =>
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM "_prisma_migrations" WHERE finished_at IS NOT NULL')).rows[0].n;
+
+  it('starts from the seed with every migration, its buffer pool as configured', async () => {
+    const db = await openDatabase({ dataDir: dir, embeddedSharedBuffersMb: 24 });
+    try {
+      expect(await migrated(db)).toBe(readdirSync(migrationsDir).filter((d) => /^\d{14}_/.test(d)).length);
+      expect((await db.query<{ v: string }>("SELECT current_setting('shared_buffers') AS v")).rows[0].v).toBe('24MB');
+    } finally {
+      await db.close();
+    }
+    expect(readdirSync(dir)).toEqual(['pgdata']);
+    // The default, on the restart of the same database.
+    const again = await openDatabase({ dataDir: dir });
+    try {
+      expect((await again.query<{ v: string }>("SELECT current_setting('shared_buffers') AS v")).rows[0].v).toBe(
+        `${DEFAULT_SHARED_BUFFERS_MB}MB`,
+      );
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('replaces a copy a cut-off start left, and an empty pgdata directory', async () => {
+    mkdirSync(path.join(dir, 'pgdata'));
+    mkdirSync(path.join(dir, 'pgdata.seeding', 'base'), { recursive: true });
+    writeFileSync(path.join(dir, 'pgdata.seeding', 'PG_VERSION'), 'half a copy');
+    const db = await openDatabase({ dataDir: dir });
+    try {
+      expect(await migrated(db)).toBeGreaterThan(0);
+    } finally {
+      await db.close();
+    }
+    expect(readdirSync(dir)).toEqual(['pgdata']);
+  });
+
+  it('refuses an EMBEDDED_SHARED_BUFFERS_MB that is not a positive integer', () => {
+    for (const bad of ['0', '-1', '1.5', '32MB'])
+      expect(() => loadConfig({ EMBEDDED_SHARED_BUFFERS_MB: bad, DATA_DIR: dir })).toThrow(
+        `EMBEDDED_SHARED_BUFFERS_MB must be an integer >= 1, got "${bad}"`,
+      );
+    expect(loadConfig({ EMBEDDED_SHARED_BUFFERS_MB: '64', DATA_DIR: dir }).embeddedSharedBuffersMb).toBe(64);
   });
 });

@@ -1,5 +1,6 @@
 // What a staged upload really is: its type detected from content (file-type), and the installer
 // rule: `.exe`, `.dmg` and `.apk` must be what their extension says, whatever type was declared.
+import { uploadModules } from './upload-modules';
 import { open } from 'node:fs/promises';
 import { lookup } from 'mime-types';
 
@@ -30,7 +31,7 @@ async function hasKolyTrailer(file: string, size: number): Promise<boolean> {
 }
 
 export async function detect(file: string, size: number, name: string, declaredType: string | undefined): Promise<Detection> {
-  const { fileTypeFromFile } = await import('file-type');
+  const { fileTypeFromFile } = (await uploadModules()).fileType;
   const found = await fileTypeFromFile(file);
   const head = await readRange(file, 0, 4);
   const detected = found?.mime ?? (ZLIB_HEADER(head) ? 'application/zlib' : undefined);

@@ -1,6 +1,7 @@
 // JSON uploads `{"file": {"name", "type", "content"}}` with base64 content, parsed as a stream
 // (stream-json): the content is decoded chunk by chunk into a staging file, so a 150 MiB file is
 // never held in memory. More than 150 MiB decoded is a 422 on `file`.
+import { uploadModules } from './upload-modules';
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
@@ -123,7 +124,7 @@ export async function stageJsonUpload(req: IncomingMessage, dataDir: string): Pr
   };
 
   // stream-json is an ES module.
-  const { default: parserModule } = await import('stream-json/parser.js');
+  const { default: parserModule } = (await uploadModules()).jsonParser;
   const parser = parserModule.asStream({
     packKeys: true,
     streamKeys: false,

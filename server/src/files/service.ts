@@ -68,10 +68,3 @@ export async function pruneStorage(app: AppContext): Promise<number> {
   }
   return removed;
 }
-
-/**
- * Loads the ES modules of the upload path (type detection, the streaming JSON parser) ahead of
- * the first upload. About 90 ms once; loaded mid-request, concurrently with other lazy imports,
- * they failed now and then under jest's VM modules.
- */
-export const loadUploadModules = () => Promise.all([import('file-type'), import('stream-json/parser.js')]).then(() => undefined);
