@@ -69,8 +69,9 @@ const runJest = (pass, args, env = {}) => {
     env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId, ...env },
   }).status;
 };
-// A whole run keeps the fuzz test (CPU-heavy, two minutes) apart: it runs alone after the rest,
-// so that it does not starve the timing-sensitive tests of the other jest worker.
+// A whole run keeps the fuzz test (CPU-heavy) apart: it runs after the rest, so that it does not
+// starve the timing-sensitive tests of the other jest worker, as two files side by side (its
+// operations dealt between them, support/fuzz-suite.ts) so that it keeps both cores busy.
 const own = process.argv.slice(2);
 const pooler = mode === 'postgres' && existsSync('/usr/sbin/pgbouncer');
 if (mode === 'postgres' && !pooler) {
@@ -110,8 +111,8 @@ const poolerSlice = [
 const passes = own.length
   ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
   : [
-      ['', ['--testPathIgnorePatterns', 'fuzz\\.test\\.ts']],
-      ['-fuzz', ['server/test/fuzz.test.ts']],
+      ['', ['--testPathIgnorePatterns', 'fuzz-\\d\\.test\\.ts']],
+      ['-fuzz', ['server/test/fuzz-\\d\\.test\\.ts$']],
       ...(pooler ? [['-pooler', ['--maxWorkers=4', ...slice(poolerSlice)], poolerEnv]] : []),
       ...(mode === 'postgres' ? [['-embedded', slice(embeddedSlice), { WSAPI_TEST_MODE: 'pglite' }]] : []),
     ];

@@ -4,6 +4,8 @@
 import { startTestServer, type TestServer } from './support/server';
 import { client } from './support/http';
 import { setupWorkspace, uniqueName } from './support/fixtures';
+import fc from 'fast-check';
+import { deeperThan, textDeeperThan } from '../src/http/validation';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -43,6 +45,33 @@ describe('JSON nesting', () => {
       }
     }
     expect((await s.admin.get(path)).body).toEqual(before);
+  });
+
+  it('counts only structure: brackets, braces and escaped quotes inside strings are text', async () => {
+    const { workspace } = await setupWorkspace(s.admin);
+    const path = `/admin/v1/workspaces/${workspace.name}/contracts`;
+    // 31 levels of `not` plus strings full of what would be 100 more levels outside a string.
+    const tricky = '[[[{{{\\"[[[{{{'.repeat(20);
+    const schema = Array.from({ length: 30 }).reduce<object>((inner) => ({ not: inner, description: tricky }), { description: tricky });
+    const res = await s.admin.post(path, { name: 'deep-strings', schema });
+    expect(res.status).toBe(201);
+  });
+
+  it('checks the text of a body as it checks a body built in memory (textDeeperThan, deeperThan)', () => {
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', ':', ',') }),
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ unit: fc.constantFrom('[', '{', '"', '\\', 'k') }), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 8 }), (v, limit) => textDeeperThan(JSON.stringify(v), limit) === deeperThan(v, limit)),
+      { numRuns: 2_000, seed: 40 },
+    );
   });
 
   it('accepts 32 levels and refuses 33', async () => {

@@ -54,7 +54,7 @@ function jsonBody(op: OperationSpec): Middleware {
     })) as { parsed: unknown; raw: string };
     // An empty body (chunked, with no chunk) is no body, as without Content-Length.
     if (raw === '') return none();
-    assertDepth(parsed);
+    assertDepth(parsed, raw);
     ctx.state.body = parsed;
     ctx.state.rawBody = raw;
     // Documents stored as jsonb keep numbers a double cannot hold (lib/exact-json.ts): the
