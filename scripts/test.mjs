@@ -6,7 +6,7 @@
 //     browser or a PostgreSQL server are skipped, with the reason printed.
 //   - REQUIRE_POSTGRES=1 (set by .ci/run) fails instead of falling back.
 //   - TEST_EMBEDDED=1 runs the embedded mode even when PostgreSQL answers.
-//   - On PostgreSQL a whole run then has a pooler pass, beside the fuzz test: the multi-process tests and a slice of the
+//   - On PostgreSQL a whole run ends with a pooler pass: the multi-process tests and a slice of the
 //     entry suites, in 4 jest workers at once, every test server reaching its database through one
 //     PgBouncer in transaction mode (fewer server connections than the servers' pools) and LISTENing
 //     on it directly. Skipped without Debian's pgbouncer unless REQUIRE_POOLER=1.
@@ -16,7 +16,7 @@
 //     forever, where PostgreSQL would only read older data), and the largest model and the kept
 //     texts' bounds, which must hold on both databases.
 // Extra arguments go to jest (e.g. `npm test -- server/test/auth.test.ts`).
-import { spawn, execFileSync } from 'node:child_process';
+import { spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -61,32 +61,18 @@ execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 
 const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', path.join(root, 'node_modules/jest/bin/jest.js')];
 const resultsFile = (pass) => path.join(root, '.cache', `jest-results${pass}.json`);
 mkdirSync(path.join(root, '.cache'), { recursive: true });
-/**
- * Runs one jest pass; resolves with its exit status. `alone`: its output goes straight through;
- * a pass run beside another keeps its output until it ends, so that the log reads pass by pass.
- */
-const runJest = (pass, args, env, alone) => {
+const runJest = (pass, args, env = {}) => {
   rmSync(resultsFile(pass), { force: true });
-  const child = spawn(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile(pass)}`, ...args], {
-    stdio: alone ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+  return spawnSync(process.execPath, [...jestArgs, '--json', `--outputFile=${resultsFile(pass)}`, ...args], {
+    stdio: 'inherit',
     cwd: root,
     env: { ...process.env, WSAPI_TEST_MODE: mode, WSAPI_TEST_ADMIN_URL: adminUrl, WSAPI_TEST_RUN_ID: runId, ...env },
-  });
-  const output = [];
-  child.stdout?.on('data', (chunk) => output.push(chunk));
-  child.stderr?.on('data', (chunk) => output.push(chunk));
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
-      if (!alone) process.stdout.write(Buffer.concat([Buffer.from(`\n--- ${pass.slice(1)} pass ---\n`), ...output]));
-      resolve(status ?? 1);
-    }),
-  );
+  }).status;
 };
-// A whole run keeps the fuzz test apart from the main pass, so that it does not starve the
-// timing-sensitive tests of the other jest worker. It runs as two files side by side (its
-// operations dealt between them, support/fuzz-suite.ts) and beside the pooler pass: both mostly
-// wait (on PostgreSQL, on the pooler's 10 server connections), so together they keep the two
-// cores busy where one after the other each left them half idle (fuzz 243 s, pooler 246 s).
+// A whole run keeps the fuzz test (CPU-heavy) apart: it runs after the rest, so that it does not
+// starve the timing-sensitive tests of the other jest worker, as two files side by side (its
+// operations dealt between them, support/fuzz-suite.ts) so that it keeps both cores busy. (Run
+// beside the pooler pass it starved both: fuzz 454 s instead of 243, and timeouts in each.)
 const own = process.argv.slice(2);
 const pooler = mode === 'postgres' && existsSync('/usr/sbin/pgbouncer');
 if (mode === 'postgres' && !pooler) {
@@ -125,32 +111,22 @@ const poolerSlice = [
   'content-type-changes',
   'model-as-code',
 ];
-// Steps run one after the other; the passes of a step run side by side.
-const steps = own.length
-  ? [[['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]]
+const passes = own.length
+  ? [['', own, process.env.TEST_POOLER === '1' ? poolerEnv : {}]]
   : [
-      [['', ['--testPathIgnorePatterns', 'fuzz-\\d\\.test\\.ts']]],
-      [
-        ['-fuzz', ['server/test/fuzz-\\d\\.test\\.ts$']],
-        ...(pooler ? [['-pooler', ['--maxWorkers=4', ...slice(poolerSlice)], poolerEnv]] : []),
-      ],
-      ...(mode === 'postgres' ? [[['-embedded', slice(embeddedSlice), { WSAPI_TEST_MODE: 'pglite' }]]] : []),
+      ['', ['--testPathIgnorePatterns', 'fuzz-\\d\\.test\\.ts']],
+      ['-fuzz', ['server/test/fuzz-\\d\\.test\\.ts$']],
+      ...(pooler ? [['-pooler', ['--maxWorkers=4', ...slice(poolerSlice)], poolerEnv]] : []),
+      ...(mode === 'postgres' ? [['-embedded', slice(embeddedSlice), { WSAPI_TEST_MODE: 'pglite' }]] : []),
     ];
-const passes = steps.flat();
 // Wall time of each pass, reported with the closing line.
 const seconds = [];
-const statuses = [];
-for (const step of steps) {
-  const ran = await Promise.all(
-    step.map(async ([pass, args, env = {}]) => {
-      const started = Date.now();
-      const status = await runJest(pass, args, env, step.length === 1);
-      seconds.push(`${pass === '' ? 'main' : pass.slice(1)} ${Math.round((Date.now() - started) / 1000)} s`);
-      return status;
-    }),
-  );
-  statuses.push(...ran);
-}
+const statuses = passes.map(([pass, args, env]) => {
+  const started = Date.now();
+  const status = runJest(pass, args, env);
+  seconds.push(`${pass === '' ? 'main' : pass.slice(1)} ${Math.round((Date.now() - started) / 1000)} s`);
+  return status;
+});
 const result = { status: statuses.every((x) => x === 0) ? 0 : (statuses.find((x) => x !== 0) ?? 1) };
 
 if (mode === 'postgres') {
