@@ -2,11 +2,11 @@
 // `npm run build` (also run by `npm install` through `prepare`): everything `npm start` needs.
 //   1. the Prisma client (generated, not checked in)
 //   2. SDK and server compiled to JavaScript (sdk/dist/, dist/)
-//   3. dist/pglite-seed.tar: a migrated, empty embedded database that a new DATA_DIR starts from
+//   3. dist/pglite-seed/: a migrated, empty embedded database that a new DATA_DIR copies
 //   4. the API reference page (dist/docs/index.html), Redoc with its scripts inlined so that it
 //      works with no network, and the guide (dist/docs/guide.html, scripts/docs-guide.mjs)
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -28,6 +28,8 @@ step('Prisma client', 'prisma', ['generate']);
 step('sdk', 'tsc', ['-p', 'sdk/tsconfig.json']);
 step('server', 'tsc', ['-p', 'tsconfig.build.json']);
 step('embedded database seed', 'node', ['dist/server/src/db/seed-cli.js']);
+// Builds before the seed was a directory left it as a tar; nothing reads that any more.
+rmSync(path.join(root, 'dist/pglite-seed.tar'), { force: true });
 mkdirSync(path.join(root, 'dist/docs'), { recursive: true });
 step('API reference', 'redocly', [
   'build-docs',
