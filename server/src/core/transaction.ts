@@ -27,7 +27,7 @@ function joinable(core: CoreContext): SqlRunner | undefined {
 export const openRunner = (core: CoreContext): SqlRunner => joinable(core) ?? core.db;
 
 /**
- * Runs `work` in the open unit of `app`'s database, or in a new one. `runner` wraps a new unit's
+ * Runs `work` in the open unit of `core`'s database, or in a new one. `runner` wraps a new unit's
  * transaction for its work and every unit that joins it (a batch counts its database time).
  */
 export async function transaction<T>(

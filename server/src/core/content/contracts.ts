@@ -1,6 +1,6 @@
 // Contracts of JSON entries: which contract governs an entry (its selection, or Automatic), and
 // validation of every saved language against it. Validators are compiled once per contract
-// version (id and updated_at) and kept in a bounded per-app cache.
+// version (id and updated_at) and kept in a bounded per-process cache.
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { contractAjv } from '../contract-schema';
 import { sql, type Sql } from '../sql';

@@ -72,7 +72,7 @@ export type Step =
   | { kind: 'pipeline.delete'; id: number; name: string }
   | { kind: 'pipeline.save'; input: PipelineInput; replacing?: number };
 
-/** Checks a pipeline's steps (definition.ts, which needs the app's configuration): errors keyed `steps.<n>…`. */
+/** Checks a pipeline's steps (definition.ts, which needs the configuration): errors keyed `steps.<n>…`. */
 export type PipelineCheck = (steps: PipelineInput['steps']) => FieldErrors;
 
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
