@@ -29,11 +29,19 @@ export function slug(heading) {
 /** The id of a page's section: its path without `.md`, `/` as `-`. */
 const pageId = (page) => page.replace(/\.md$/, '').replace(/[^A-Za-z0-9]+/g, '-');
 
+/** A page's Markdown, read once for the link walk, its title and its rendering. */
+const texts = new Map();
+const textOf = (root, page) => {
+  const file = path.join(root, page);
+  if (!texts.has(file)) texts.set(file, readFileSync(file, 'utf8'));
+  return texts.get(file);
+};
+
 const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The Markdown links of a page (not those inside code), as repository paths with their anchors. */
 function linksOf(root, page) {
-  const text = readFileSync(path.join(root, page), 'utf8').replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1[^\n]*$/gm, '');
+  const text = textOf(root, page).replace(/^ *(```|~~~)[^\n]*\n[\s\S]*?^ *\1[^\n]*$/gm, '');
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((href) => !EXTERNAL.test(href) && !href.startsWith('#'));
 }
 
@@ -85,10 +93,10 @@ function renderPage(root, page, pages) {
       },
     },
   });
-  return `<section id="${id}" data-page="${escapeHtml(page)}">\n${marked.parse(readFileSync(path.join(root, page), 'utf8'))}</section>`;
+  return `<section id="${id}" data-page="${escapeHtml(page)}">\n${marked.parse(textOf(root, page))}</section>`;
 }
 
-const titleOf = (root, page) => /^# +(.+)$/m.exec(readFileSync(path.join(root, page), 'utf8'))?.[1].replace(/`/g, '') ?? page;
+const titleOf = (root, page) => /^# +(.+)$/m.exec(textOf(root, page))?.[1].replace(/`/g, '') ?? page;
 
 const STYLE = `
 body { margin: 0; font: 16px/1.55 system-ui, sans-serif; color: #1d2330; display: flex; }

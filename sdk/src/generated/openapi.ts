@@ -57,7 +57,7 @@ export interface paths {
         };
         /**
          * Rendered API reference
-         * @description This document rendered by Redoc, as one self-contained page that needs no network. No credentials.
+         * @description This document rendered by Redoc, as one self-contained page that needs no network. No credentials. `404` when the build has not written the page.
          */
         get: operations["getDocs"];
         put?: never;
@@ -82,7 +82,7 @@ export interface paths {
          *     records), the contributing conventions and the SDK's README, rendered from the repository's
          *     Markdown at build time into one self-contained page that needs no network. Links between pages
          *     land within the page; a link to a source file keeps its text and names the path. No
-         *     credentials.
+         *     credentials. `404` when the build has not written the page.
          */
         get: operations["getGuide"];
         put?: never;
@@ -2973,6 +2973,18 @@ export interface components {
             };
         };
         /**
+         * @description Error body of every non-validation error (`400`, `403`, `404`, `409`, `413`, `415`, `429`, `500`).
+         * @example {
+         *       "message": "Not Found"
+         *     }
+         */
+        Error: {
+            /** @description Human-readable reason. `403` uses `Forbidden`, `This API key is not permitted to perform this action` or `Workspace suspended`; `404` uses `Not Found`. */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * @description Workspace name, its address in every URL.
          * @example acme
          */
@@ -3030,18 +3042,6 @@ export interface components {
             abilities: components["schemas"]["Ability"][];
             origins: string[];
             user: components["schemas"]["User"];
-        };
-        /**
-         * @description Error body of every non-validation error (`400`, `403`, `404`, `409`, `413`, `415`, `429`, `500`).
-         * @example {
-         *       "message": "Not Found"
-         *     }
-         */
-        Error: {
-            /** @description Human-readable reason. `403` uses `Forbidden`, `This API key is not permitted to perform this action` or `Workspace suspended`; `404` uses `Not Found`. */
-            message: string;
-        } & {
-            [key: string]: unknown;
         };
         /** @description Exactly one file, in the part named `file` (at most 250 MiB). Let the client set the boundary. */
         FileUploadMultipart: {
@@ -6783,21 +6783,6 @@ export interface components {
         };
     };
     responses: {
-        /** @description Forbidden: missing, invalid or foreign credentials (`Forbidden`), an origin mismatch (`Forbidden`), a missing ability or creator permission (`This API key is not permitted to perform this action`), or a suspended workspace (`Workspace suspended`). */
-        Forbidden: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "message": "Forbidden"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Not Found. */
         NotFound: {
             headers: {
@@ -6808,6 +6793,21 @@ export interface components {
                 /**
                  * @example {
                  *       "message": "Not Found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Forbidden: missing, invalid or foreign credentials (`Forbidden`), an origin mismatch (`Forbidden`), a missing ability or creator permission (`This API key is not permitted to perform this action`), or a suspended workspace (`Workspace suspended`). */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Forbidden"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -7142,6 +7142,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            404: components["responses"]["NotFound"];
         };
     };
     getGuide: {
@@ -7162,6 +7163,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            404: components["responses"]["NotFound"];
         };
     };
     getCurrentApiKey: {
